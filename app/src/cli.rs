@@ -1,0 +1,234 @@
+//! Command-line interface: `serve`, `migrate`, `openapi`, `demo` and `admin ...`.
+
+/// Writes a line to stdout; a closed pipe (`tessera openapi | head`) is not an error.
+macro_rules! outln {
+    ($($arg:tt)*) => { out(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use tessera::admin::{self, TokenRequest};
+use tessera::config::Overrides;
+use tessera::db::DatabaseConnection;
+use tessera::domain::permissions::{Permission, PermissionSet};
+use tessera::{App, Config};
+
+/// Tessera: an event-ticketing back end with pretix's JSON API.
+#[derive(Parser, Debug)]
+#[command(name = "tessera", version)]
+pub struct Cli {
+    /// TOML configuration file (also `TESSERA_CONFIG`).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Args, Debug, Default)]
+struct DbArgs {
+    /// Database URL, `sqlite://...` or `postgres://...` (also `TESSERA_DATABASE_URL`).
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the HTTP service (migrates the database first).
+    Serve {
+        /// Address to listen on (default 127.0.0.1:8000; also `TESSERA_BIND`).
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+        /// Directory for the SQLite database (default ./data; also `TESSERA_DATA_DIR`).
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+    },
+    /// Bring the database schema up to date.
+    Migrate {
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Print the OpenAPI document (JSON).
+    Openapi,
+    /// Seed demo data if missing, print a token and example requests, then serve.
+    Demo {
+        /// Address to listen on.
+        #[arg(long, value_name = "ADDR")]
+        bind: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Operator tasks.
+    Admin {
+        #[command(subcommand)]
+        task: AdminTask,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AdminTask {
+    /// Create an organizer.
+    CreateOrganizer {
+        /// Short name used in URLs.
+        #[arg(long)]
+        slug: String,
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Create an API token for a team (the team is created when missing); prints the token
+    /// alone on the last line.
+    CreateToken {
+        /// Organizer slug.
+        #[arg(long)]
+        organizer: String,
+        /// Team name.
+        #[arg(long, default_value = "api")]
+        team: String,
+        /// Give the team every permission.
+        #[arg(long, conflicts_with = "permission")]
+        all_permissions: bool,
+        /// Give the team this permission (repeatable), e.g. can_manage_gift_cards.
+        #[arg(long, value_name = "PERM")]
+        permission: Vec<String>,
+        /// Limit the team to this event (repeatable); without it the team has all events.
+        #[arg(long, value_name = "SLUG")]
+        event: Vec<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Let an organizer accept the gift cards of an issuer.
+    AcceptGiftcards {
+        /// The accepting organizer's slug.
+        #[arg(long)]
+        organizer: String,
+        /// The issuing organizer's slug.
+        #[arg(long)]
+        issuer: String,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+}
+
+/// Parses the command line; on a usage error prints one line and gives the exit code.
+pub fn parse() -> Result<Cli, ExitCode> {
+    Cli::try_parse().map_err(|err| {
+        if matches!(err.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        let rendered = err.render().to_string();
+        eprintln!("{}", rendered.lines().next().unwrap_or("error: invalid arguments"));
+        ExitCode::from(2)
+    })
+}
+
+fn load_config(file: Option<PathBuf>, bind: Option<String>, db: DbArgs, data_dir: Option<PathBuf>) -> Result<Config, String> {
+    let overrides = Overrides { config_file: file, bind, database_url: db.database_url, data_dir };
+    Config::load(overrides).map_err(|e| e.to_string())
+}
+
+async fn connect(config: &Config) -> Result<DatabaseConnection, String> {
+    let db = tessera::db::connect(&config.effective_database_url(), config.db_max_connections)
+        .await
+        .map_err(|e| format!("database: {e}"))?;
+    tessera::db::migrate(&db).await.map_err(|e| format!("database: {e}"))?;
+    Ok(db)
+}
+
+fn permissions(all: bool, names: &[String]) -> Result<Option<PermissionSet>, String> {
+    if all {
+        return Ok(Some(PermissionSet::all()));
+    }
+    if names.is_empty() {
+        return Ok(None);
+    }
+    names
+        .iter()
+        .map(|n| {
+            Permission::from_name(n).ok_or_else(|| {
+                let valid: Vec<&str> = Permission::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown permission {n:?}; valid: {}", valid.join(", "))
+            })
+        })
+        .collect::<Result<PermissionSet, String>>()
+        .map(Some)
+}
+
+/// Runs a command; `plugins` adds the binary's compiled-in plugins to an app.
+pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
+    match cli.command {
+        Command::Serve { bind, db, data_dir } => {
+            let config = load_config(cli.config, bind, db, data_dir)?;
+            tessera::logging::init(config.log_format);
+            let server = plugins(App::new(config)).build().await.map_err(|e| e.to_string())?;
+            server.run().await.map_err(|e| e.to_string())
+        }
+        Command::Migrate { db } => {
+            let config = load_config(cli.config, None, db, None)?;
+            connect(&config).await?;
+            outln!("database is up to date");
+            Ok(())
+        }
+        Command::Openapi => {
+            out(&tessera::openapi_json());
+            Ok(())
+        }
+        Command::Demo { bind, db } => {
+            let config = load_config(cli.config, bind, db, None)?;
+            tessera::logging::init(config.log_format);
+            let server = plugins(App::new(config)).build().await.map_err(|e| e.to_string())?;
+            let token = admin::seed_demo(&server.state().db).await.map_err(|e| e.to_string())?;
+            print_demo(&server.state().public_url, &token);
+            server.run().await.map_err(|e| e.to_string())
+        }
+        Command::Admin { task } => run_admin(cli.config, task).await,
+    }
+}
+
+async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String> {
+    match task {
+        AdminTask::CreateOrganizer { slug, name, db } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            let org = admin::create_organizer(&db, &slug, &name).await.map_err(|e| e.to_string())?;
+            outln!("created organizer {} (id {})", org.slug, org.id);
+        }
+        AdminTask::CreateToken { organizer, team, all_permissions, permission, event, db } => {
+            let permissions = permissions(all_permissions, &permission)?;
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            let request = TokenRequest { organizer, team, permissions, events: event };
+            let token = admin::create_token(&db, &request).await.map_err(|e| e.to_string())?;
+            outln!("{token}");
+        }
+        AdminTask::AcceptGiftcards { organizer, issuer, db } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            admin::accept_giftcards(&db, &organizer, &issuer).await.map_err(|e| e.to_string())?;
+            outln!("{organizer} now accepts gift cards issued by {issuer}");
+        }
+    }
+    Ok(())
+}
+
+fn out(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
+
+fn print_demo(base: &str, token: &str) {
+    let org = admin::DEMO_ORGANIZER;
+    let auth = format!("-H 'Authorization: Token {token}'");
+    let json = "-H 'Content-Type: application/json'";
+    outln!("Demo data is ready. Your API token (shown once):\n\n  {token}\n");
+    outln!("Try:\n");
+    outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/");
+    outln!("  curl {auth} {json} -d '{{\"value\": \"25.00\", \"currency\": \"EUR\"}}' {base}/api/v1/organizers/{org}/giftcards/");
+    outln!("  curl {auth} {json} -d '{{\"value\": \"-5.00\", \"text\": \"coffee\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/");
+    outln!("  curl {auth} {json} -d '{{\"value\": \"-999.00\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/   # 409");
+    outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/1/transactions/");
+    outln!("\nInteractive API documentation: {base}/docs/\n");
+}

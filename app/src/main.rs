@@ -1,0 +1,27 @@
+//! The `tessera` binary: the framework assembled with its compiled-in plugins, and the CLI.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use tessera::App;
+
+/// The plugins this binary is built with, in one place.
+fn with_plugins(app: App) -> App {
+    app
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let command = match cli::parse() {
+        Ok(command) => command,
+        Err(code) => return code,
+    };
+    match cli::run(command, with_plugins).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Operator tasks behind `tessera admin ...` and `tessera demo`, callable from tests too.
+
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+};
+
+use crate::db::entities::{giftcard, giftcard_acceptance, organizer, team};
+use crate::domain::giftcards::{self, NewCard};
+use crate::domain::permissions::PermissionSet;
+use crate::domain::{slug, teams};
+
+/// An operator task that could not be done; the message is fit for one line of output.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// The input was wrong.
+    #[error("{0}")]
+    Invalid(String),
+    /// The database failed.
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
+}
+
+fn invalid(message: impl Into<String>) -> AdminError {
+    AdminError::Invalid(message.into())
+}
+
+async fn organizer_by_slug(db: &DatabaseConnection, slug: &str) -> Result<organizer::Model, AdminError> {
+    organizer::Entity::find()
+        .filter(organizer::Column::Slug.eq(slug))
+        .one(db)
+        .await?
+        .ok_or_else(|| invalid(format!("no organizer with slug {slug:?}")))
+}
+
+/// Creates an organizer.
+pub async fn create_organizer(db: &DatabaseConnection, slug: &str, name: &str) -> Result<organizer::Model, AdminError> {
+    if !slug::is_valid(slug) {
+        return Err(invalid(format!(
+            "invalid slug {slug:?}: use letters, digits, '-' and '.', starting with a letter or digit"
+        )));
+    }
+    if name.trim().is_empty() {
+        return Err(invalid("the name must not be empty"));
+    }
+    if organizer::Entity::find().filter(organizer::Column::Slug.eq(slug)).one(db).await?.is_some() {
+        return Err(invalid(format!("an organizer with slug {slug:?} already exists")));
+    }
+    Ok(organizer::ActiveModel {
+        slug: Set(slug.to_owned()),
+        name: Set(name.to_owned()),
+        created: Set(Utc::now()),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?)
+}
+
+/// What a new token's team may do.
+#[derive(Debug, Clone, Default)]
+pub struct TokenRequest {
+    /// Organizer slug.
+    pub organizer: String,
+    /// Team name; created when missing.
+    pub team: String,
+    /// Permissions of the team; `None` keeps an existing team's (a new one gets none).
+    pub permissions: Option<PermissionSet>,
+    /// Event slugs; empty means all events.
+    pub events: Vec<String>,
+}
+
+/// Creates a token for a team of an organizer, creating the team when it does not exist.
+/// An existing team gets the permissions and events asked for, when any are given.
+/// Returns the token, which is stored only as a hash.
+pub async fn create_token(db: &DatabaseConnection, req: &TokenRequest) -> Result<String, AdminError> {
+    let org = organizer_by_slug(db, &req.organizer).await?;
+    let event_ids = teams::resolve_event_slugs(db, org.id, &req.events)
+        .await?
+        .map_err(|missing| invalid(format!("no event with slug {:?} at {}", missing.join(", "), org.slug)))?;
+    let existing = team::Entity::find()
+        .filter(team::Column::OrganizerId.eq(org.id))
+        .filter(team::Column::Name.eq(req.team.as_str()))
+        .one(db)
+        .await?;
+    let team = match existing {
+        None => {
+            let perms = req.permissions.unwrap_or_default();
+            let t = teams::new_team(org.id, &req.team, event_ids.is_empty(), perms).insert(db).await?;
+            teams::set_event_ids(db, t.id, &event_ids).await?;
+            t
+        }
+        Some(t) if req.permissions.is_some() || !req.events.is_empty() => {
+            let mut row: team::ActiveModel = t.clone().into();
+            for p in crate::domain::permissions::Permission::ALL {
+                teams::set_permission(&mut row, p, req.permissions.unwrap_or_else(|| teams::permissions(&t)).has(p));
+            }
+            if !req.events.is_empty() {
+                row.all_events = Set(false);
+                teams::set_event_ids(db, t.id, &event_ids).await?;
+            }
+            row.update(db).await?
+        }
+        Some(t) => t,
+    };
+    let (_, token) = teams::create_token(db, team.id, "cli").await?;
+    Ok(token)
+}
+
+/// Lets `acceptor` accept the gift cards issued by `issuer`.
+pub async fn accept_giftcards(db: &DatabaseConnection, acceptor: &str, issuer: &str) -> Result<(), AdminError> {
+    let acceptor = organizer_by_slug(db, acceptor).await?;
+    let issuer = organizer_by_slug(db, issuer).await?;
+    if acceptor.id == issuer.id {
+        return Err(invalid("an organizer always accepts its own gift cards"));
+    }
+    let exists = giftcard_acceptance::Entity::find_by_id((issuer.id, acceptor.id)).one(db).await?.is_some();
+    if !exists {
+        giftcard_acceptance::ActiveModel { issuer_id: Set(issuer.id), acceptor_id: Set(acceptor.id) }
+            .insert(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// The demo organizer's slug.
+pub const DEMO_ORGANIZER: &str = "demo";
+/// The demo gift card's secret.
+pub const DEMO_GIFTCARD: &str = "DEMO-GIFTCARD";
+
+/// Seeds the demo data when missing (an organizer with a gift card) and returns a new token
+/// of its `demo` team, which has every permission.
+pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
+    let org = match organizer::Entity::find().filter(organizer::Column::Slug.eq(DEMO_ORGANIZER)).one(db).await? {
+        Some(o) => o,
+        None => create_organizer(db, DEMO_ORGANIZER, "Demo Organizer").await?,
+    };
+    let has_card = giftcard::Entity::find()
+        .filter(giftcard::Column::IssuerId.eq(org.id))
+        .filter(giftcard::Column::Secret.eq(DEMO_GIFTCARD))
+        .one(db)
+        .await?
+        .is_some();
+    if !has_card {
+        let card = NewCard {
+            secret: Some(DEMO_GIFTCARD.into()),
+            value_cents: 50_00,
+            currency: "EUR".into(),
+            testmode: true,
+            expires: None,
+            conditions: Some("Demo card".into()),
+        };
+        giftcards::create(db, org.id, card).await.map_err(|e| match e {
+            giftcards::CreateError::Db(e) => AdminError::Db(e),
+            giftcards::CreateError::SecretTaken => invalid("demo gift card secret taken"),
+        })?;
+    }
+    let request = TokenRequest {
+        organizer: DEMO_ORGANIZER.into(),
+        team: "demo".into(),
+        permissions: Some(PermissionSet::all()),
+        events: Vec::new(),
+    };
+    create_token(db, &request).await
+}

@@ -1,0 +1,398 @@
+//! Teams of an organizer and their API tokens: `/api/v1/organizers/{organizer}/teams/`.
+
+use chrono::{DateTime, Utc};
+use poem::Request;
+use poem::web::Data;
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set};
+
+use super::Tag;
+use crate::db::begin_write;
+use crate::db::entities::{team, team_token};
+use crate::domain::permissions::{Permission, PermissionSet};
+use crate::domain::teams;
+use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
+use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
+use crate::state::AppState;
+
+macro_rules! permission_objects {
+    ($($field:ident => $perm:ident),+ $(,)?) => {
+        /// The permission flags of a team.
+        #[derive(Object, Default)]
+        pub struct TeamPermissions {
+            $(
+                #[doc = concat!("`", stringify!($field), "`")]
+                #[oai(default)]
+                pub $field: bool,
+            )+
+        }
+
+        /// Permission flags to change; absent ones stay as they are.
+        #[derive(Object, Default)]
+        pub struct TeamPermissionsPatch {
+            $(
+                #[doc = concat!("`", stringify!($field), "`")]
+                pub $field: Option<bool>,
+            )+
+        }
+
+        impl TeamPermissions {
+            fn from_set(set: PermissionSet) -> Self {
+                Self { $($field: set.has(Permission::$perm)),+ }
+            }
+
+            fn to_set(&self) -> PermissionSet {
+                [$((Permission::$perm, self.$field)),+].into_iter().filter(|(_, on)| *on).map(|(p, _)| p).collect()
+            }
+        }
+
+        impl TeamPermissionsPatch {
+            fn changes(&self) -> Vec<(Permission, bool)> {
+                [$((Permission::$perm, self.$field)),+].into_iter().filter_map(|(p, v)| v.map(|v| (p, v))).collect()
+            }
+        }
+    };
+}
+
+permission_objects! {
+    can_create_events => CreateEvents,
+    can_change_teams => ChangeTeams,
+    can_change_organizer_settings => ChangeOrganizerSettings,
+    can_manage_gift_cards => ManageGiftCards,
+    can_change_event_settings => ChangeEventSettings,
+    can_change_items => ChangeItems,
+    can_view_orders => ViewOrders,
+    can_change_orders => ChangeOrders,
+    can_checkin_orders => CheckinOrders,
+    can_view_vouchers => ViewVouchers,
+    can_change_vouchers => ChangeVouchers,
+}
+
+/// A team.
+#[derive(Object)]
+#[oai(rename = "Team")]
+pub struct TeamOut {
+    /// Internal ID.
+    pub id: i64,
+    /// Team name.
+    pub name: String,
+    /// Whether the team has access to all events.
+    pub all_events: bool,
+    /// Slugs of the events the team has access to, when not `all_events`.
+    pub limit_events: Vec<String>,
+    /// Permission flags.
+    #[oai(flatten)]
+    pub permissions: TeamPermissions,
+}
+
+fn team_out(t: &team::Model, limit_events: Vec<String>) -> TeamOut {
+    TeamOut {
+        id: t.id,
+        name: t.name.clone(),
+        all_events: t.all_events,
+        limit_events,
+        permissions: TeamPermissions::from_set(teams::permissions(t)),
+    }
+}
+
+/// A new team, or all fields of a team (PUT).
+#[derive(Object)]
+pub struct TeamCreate {
+    /// Team name.
+    #[oai(validator(min_length = 1, max_length = 190))]
+    pub name: String,
+    /// Access to all events.
+    #[oai(default)]
+    pub all_events: bool,
+    /// Slugs of the events the team has access to.
+    #[oai(default)]
+    pub limit_events: Vec<String>,
+    /// Permission flags.
+    #[oai(flatten)]
+    pub permissions: TeamPermissions,
+}
+
+/// A partial change of a team.
+#[derive(Object)]
+pub struct TeamPatch {
+    /// Team name.
+    #[oai(validator(min_length = 1, max_length = 190))]
+    pub name: Option<String>,
+    /// Access to all events.
+    pub all_events: Option<bool>,
+    /// Slugs of the events the team has access to.
+    pub limit_events: Option<Vec<String>>,
+    /// Permission flags.
+    #[oai(flatten)]
+    pub permissions: TeamPermissionsPatch,
+}
+
+/// An API token of a team. The token itself is only in the answer that created it.
+#[derive(Object)]
+#[oai(rename = "TeamAPIToken")]
+pub struct TokenOut {
+    /// Internal ID.
+    pub id: i64,
+    /// Name to recognise the token by.
+    pub name: String,
+    /// Inactive tokens are refused.
+    pub active: bool,
+    /// When it was created.
+    pub created: DateTime<Utc>,
+    /// The token; only present right after creation.
+    #[oai(skip_serializing_if_is_none)]
+    pub token: Option<String>,
+}
+
+fn token_out(t: team_token::Model, token: Option<String>) -> TokenOut {
+    TokenOut { id: t.id, name: t.name, active: t.active, created: t.created, token }
+}
+
+/// A new token.
+#[derive(Object)]
+pub struct TokenCreate {
+    /// Name to recognise the token by.
+    #[oai(validator(min_length = 1, max_length = 190))]
+    pub name: String,
+}
+
+/// Team operations.
+pub struct TeamsApi;
+
+async fn find_team(state: &AppState, organizer_id: i64, id: i64) -> Result<team::Model, ApiError> {
+    team::Entity::find_by_id(id)
+        .filter(team::Column::OrganizerId.eq(organizer_id))
+        .one(&state.db)
+        .await?
+        .ok_or_else(ApiError::forbidden)
+}
+
+async fn event_ids(state: &AppState, organizer_id: i64, slugs: &[String]) -> Result<Vec<i64>, ApiError> {
+    teams::resolve_event_slugs(&state.db, organizer_id, slugs).await?.map_err(|missing| {
+        ApiError::field("limit_events", format!("Object with slug={} does not exist.", missing.join(", ")))
+    })
+}
+
+async fn show_team(state: &AppState, t: &team::Model) -> Result<TeamOut, ApiError> {
+    let mut slugs = teams::event_slugs(&state.db, &[t.id]).await?;
+    Ok(team_out(t, slugs.remove(&t.id).unwrap_or_default()))
+}
+
+/// Inserts or updates a team and, when given, its event list, in one transaction.
+async fn save_team(state: &AppState, row: team::ActiveModel, events: Option<Vec<i64>>) -> Result<team::Model, ApiError> {
+    let txn = begin_write(&state.db).await?;
+    let saved = if row.id.is_set() { row.update(&txn).await? } else { row.insert(&txn).await? };
+    if let Some(events) = events {
+        teams::set_event_ids(&txn, saved.id, &events).await?;
+    }
+    txn.commit().await?;
+    Ok(saved)
+}
+
+#[OpenApi(tag = "Tag::Teams")]
+impl TeamsApi {
+    /// List teams
+    #[oai(path = "/api/v1/organizers/:organizer/teams", method = "get")]
+    async fn list_teams(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        page: Query<Option<String>>,
+        page_size: Query<Option<u64>>,
+    ) -> ListResult<Json<Page<TeamOut>>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let query = team::Entity::find().filter(team::Column::OrganizerId.eq(org.organizer.id));
+        let total = query.clone().count(&state.db).await?;
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
+        let rows = query
+            .order_by_asc(team::Column::Id)
+            .limit(window.limit)
+            .offset(window.offset)
+            .all(&state.db)
+            .await?;
+        let mut slugs = teams::event_slugs(&state.db, &rows.iter().map(|t| t.id).collect::<Vec<_>>()).await?;
+        let results = rows.iter().map(|t| team_out(t, slugs.remove(&t.id).unwrap_or_default())).collect();
+        Ok(Json(window.page(results)))
+    }
+
+    /// Show a team
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:id", method = "get")]
+    async fn get_team(&self, state: Data<&AppState>, auth: Auth, organizer: Path<String>, id: Path<i64>) -> ReadResult<Json<TeamOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let t = find_team(&state, org.organizer.id, *id).await?;
+        Ok(Json(show_team(&state, &t).await?))
+    }
+
+    /// Create a team
+    #[oai(path = "/api/v1/organizers/:organizer/teams", method = "post")]
+    async fn create_team(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        body: JsonBody<TeamCreate>,
+    ) -> WriteResult<Created<TeamOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let new = body.0;
+        let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
+        let row = teams::new_team(org.organizer.id, &new.name, new.all_events, new.permissions.to_set());
+        let saved = save_team(&state, row, Some(events)).await?;
+        Ok(Created::Created(Json(show_team(&state, &saved).await?)))
+    }
+
+    /// Replace a team
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:id", method = "put")]
+    async fn put_team(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+        body: JsonBody<TeamCreate>,
+    ) -> WriteResult<Json<TeamOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let existing = find_team(&state, org.organizer.id, *id).await?;
+        let new = body.0;
+        let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
+        let mut row = teams::new_team(org.organizer.id, &new.name, new.all_events, new.permissions.to_set());
+        row.id = Set(existing.id);
+        let saved = save_team(&state, row, Some(events)).await?;
+        Ok(Json(show_team(&state, &saved).await?))
+    }
+
+    /// Change a team
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:id", method = "patch")]
+    async fn patch_team(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+        body: JsonBody<TeamPatch>,
+    ) -> WriteResult<Json<TeamOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let existing = find_team(&state, org.organizer.id, *id).await?;
+        let patch = body.0;
+        let events = match &patch.limit_events {
+            Some(slugs) => Some(event_ids(&state, org.organizer.id, slugs).await?),
+            None => None,
+        };
+        let mut row: team::ActiveModel = existing.into();
+        if let Some(name) = patch.name {
+            row.name = Set(name);
+        }
+        if let Some(all) = patch.all_events {
+            row.all_events = Set(all);
+        }
+        for (p, on) in patch.permissions.changes() {
+            teams::set_permission(&mut row, p, on);
+        }
+        let saved = save_team(&state, row, events).await?;
+        Ok(Json(show_team(&state, &saved).await?))
+    }
+
+    /// Delete a team
+    ///
+    /// Its tokens stop working at once.
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:id", method = "delete")]
+    async fn delete_team(&self, state: Data<&AppState>, auth: Auth, organizer: Path<String>, id: Path<i64>) -> DeleteResult<NoContent> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let t = find_team(&state, org.organizer.id, *id).await?;
+        team::Entity::delete_by_id(t.id).exec(&state.db).await?;
+        Ok(NoContent::NoContent)
+    }
+
+    /// List a team's tokens
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens", method = "get")]
+    #[allow(clippy::too_many_arguments)]
+    async fn list_team_tokens(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        team: Path<i64>,
+        page: Query<Option<String>>,
+        page_size: Query<Option<u64>>,
+    ) -> ListResult<Json<Page<TokenOut>>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let t = find_team(&state, org.organizer.id, *team).await?;
+        let query = team_token::Entity::find().filter(team_token::Column::TeamId.eq(t.id));
+        let total = query.clone().count(&state.db).await?;
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
+        let rows = query
+            .order_by_asc(team_token::Column::Name)
+            .order_by_asc(team_token::Column::Id)
+            .limit(window.limit)
+            .offset(window.offset)
+            .all(&state.db)
+            .await?;
+        Ok(Json(window.page(rows.into_iter().map(|t| token_out(t, None)).collect())))
+    }
+
+    /// Show a team's token
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens/:id", method = "get")]
+    async fn get_team_token(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        team: Path<i64>,
+        id: Path<i64>,
+    ) -> ReadResult<Json<TokenOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let t = find_team(&state, org.organizer.id, *team).await?;
+        let token = find_token(&state, t.id, *id).await?;
+        Ok(Json(token_out(token, None)))
+    }
+
+    /// Create a token for a team
+    ///
+    /// The answer is the only place the token is ever shown.
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens", method = "post")]
+    async fn create_team_token(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        team: Path<i64>,
+        body: JsonBody<TokenCreate>,
+    ) -> WriteResult<Created<TokenOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let t = find_team(&state, org.organizer.id, *team).await?;
+        let (row, token) = teams::create_token(&state.db, t.id, &body.0.name).await?;
+        Ok(Created::Created(Json(token_out(row, Some(token)))))
+    }
+
+    /// Deactivate a team's token
+    ///
+    /// The token stops working at once; the answer is the deactivated token.
+    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens/:id", method = "delete")]
+    async fn delete_team_token(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        team: Path<i64>,
+        id: Path<i64>,
+    ) -> DeleteResult<Json<TokenOut>> {
+        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let t = find_team(&state, org.organizer.id, *team).await?;
+        let token = find_token(&state, t.id, *id).await?;
+        let mut row: team_token::ActiveModel = token.into();
+        row.active = Set(false);
+        Ok(Json(token_out(row.update(&state.db).await?, None)))
+    }
+}
+
+async fn find_token(state: &AppState, team_id: i64, id: i64) -> Result<team_token::Model, ApiError> {
+    team_token::Entity::find_by_id(id)
+        .filter(team_token::Column::TeamId.eq(team_id))
+        .one(&state.db)
+        .await?
+        .ok_or_else(ApiError::forbidden)
+}

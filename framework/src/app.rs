@@ -1,0 +1,153 @@
+//! Assembling and running a server: [`App`] takes the configuration and the plugins,
+//! connects and migrates the database, and gives a [`Server`] to run or to test.
+
+use std::sync::Arc;
+
+use poem::endpoint::{BoxEndpoint, make_sync};
+use poem::middleware::{NormalizePath, TrailingSlash};
+use poem::web::Html;
+use poem::{EndpointExt, Route};
+use poem_openapi::OpenApiService;
+use sea_orm::{DatabaseConnection, DbErr};
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::http::middleware::{RateLimiter, shared_behaviour};
+use crate::http::routes::{RouteTable, add_trailing_slashes};
+use crate::plugin::{Plugin, PluginRegistry};
+use crate::state::AppState;
+
+/// Builds a Tessera server from a configuration and a list of plugins.
+pub struct App {
+    config: Config,
+    plugins: PluginRegistry,
+}
+
+/// Why a server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The database could not be opened or migrated.
+    #[error("database: {0}")]
+    Database(#[from] DbErr),
+    /// The address could not be bound, or serving failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl App {
+    /// A new app with this configuration and no plugins.
+    pub fn new(config: Config) -> Self {
+        Self { config, plugins: PluginRegistry::default() }
+    }
+
+    /// Adds a compiled-in plugin.
+    pub fn plugin(mut self, plugin: impl Plugin) -> Self {
+        self.plugins.register(Arc::new(plugin));
+        self
+    }
+
+    /// Connects to the configured database, migrates it, and gives the server.
+    pub async fn build(self) -> Result<Server, StartError> {
+        let db = crate::db::connect(&self.config.effective_database_url(), self.config.db_max_connections).await?;
+        crate::db::migrate(&db).await?;
+        Ok(self.with_database(db))
+    }
+
+    /// Gives the server on an already connected and migrated database.
+    pub fn with_database(self, db: DatabaseConnection) -> Server {
+        let public_url: Arc<str> = self.config.effective_public_url().into();
+        Server {
+            state: AppState {
+                db,
+                config: Arc::new(self.config),
+                public_url,
+                plugins: Arc::new(self.plugins),
+            },
+        }
+    }
+}
+
+/// A server ready to run.
+pub struct Server {
+    state: AppState,
+}
+
+fn service() -> OpenApiService<impl poem_openapi::OpenApi, ()> {
+    OpenApiService::new(crate::api::ticketing_api(), "Tessera", env!("CARGO_PKG_VERSION"))
+        .description("Event-ticketing back end. The `/api/v1/` interface follows pretix's REST API.")
+}
+
+/// The OpenAPI document of the API, as served and as written to `openapi/openapi.json`.
+pub fn openapi_document() -> Value {
+    let mut doc: Value = serde_json::from_str(&service().spec()).unwrap_or(Value::Null);
+    add_trailing_slashes(&mut doc);
+    doc
+}
+
+/// [`openapi_document`] as pretty-printed JSON with a final newline.
+pub fn openapi_json() -> String {
+    let mut text = serde_json::to_string_pretty(&openapi_document()).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+impl Server {
+    /// The shared state (database, configuration, plugins).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// The whole HTTP surface as one endpoint: the API under `/api/v1/`, the OpenAPI
+    /// document at `/api/v1/openapi.json` and the interactive UI at `/docs/`.
+    pub fn endpoint(&self) -> BoxEndpoint<'static> {
+        let service = service();
+        let document = openapi_json();
+        let routes = Arc::new(RouteTable::from_spec(&openapi_document()));
+        let limiter = self.state.config.rate_limit_per_minute.and_then(RateLimiter::new).map(Arc::new);
+        let ui = service.swagger_ui_html().replace(&service.spec(), &document);
+        let api = Route::new()
+            .nest("/api/v1/openapi.json", make_sync(move |_| {
+                poem::Response::builder().content_type("application/json").body(document.clone())
+            }))
+            .nest("/docs", make_sync(move |_| Html(ui.clone())))
+            .nest("/", service);
+        let state = self.state.clone();
+        api.with(NormalizePath::new(TrailingSlash::Trim))
+            .around(move |ep, req| shared_behaviour(ep, routes.clone(), limiter.clone(), req))
+            .data(state)
+            .boxed()
+    }
+
+    /// Serves until SIGINT or SIGTERM, then finishes the requests under way.
+    pub async fn run(self) -> Result<(), StartError> {
+        let bind = self.state.config.bind.clone();
+        let listener = poem::listener::TcpListener::bind(bind.clone());
+        tracing::info!(%bind, public_url = %self.state.public_url, "serving");
+        poem::Server::new(listener)
+            .run_with_graceful_shutdown(self.endpoint(), shutdown_signal(), Some(std::time::Duration::from_secs(30)))
+            .await?;
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

@@ -1,0 +1,218 @@
+//! Typed configuration. Sources, highest precedence first: command-line flags (given to
+//! [`Config::load`] as [`Overrides`]), environment variables `TESSERA_*`, an optional TOML
+//! file, and the defaults.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// How request and application logs are written.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The service configuration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address to listen on.
+    pub bind: String,
+    /// Database URL (`sqlite://...` or `postgres://...`); default: a SQLite file in `data_dir`.
+    pub database_url: Option<String>,
+    /// Directory for the SQLite database and other local state.
+    pub data_dir: PathBuf,
+    /// Public base URL used for absolute URLs in responses; default: `http://{bind}`.
+    pub public_url: Option<String>,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// Requests per minute allowed per credential; `None` or 0 turns rate limiting off.
+    pub rate_limit_per_minute: Option<u32>,
+    /// Size of the database connection pool.
+    pub db_max_connections: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8000".into(),
+            database_url: None,
+            data_dir: PathBuf::from("data"),
+            public_url: None,
+            log_format: LogFormat::Text,
+            rate_limit_per_minute: None,
+            db_max_connections: 16,
+        }
+    }
+}
+
+/// Values given on the command line; each one set wins over every other source.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--config FILE`.
+    pub config_file: Option<PathBuf>,
+    /// `--bind ADDR`.
+    pub bind: Option<String>,
+    /// `--database-url URL`.
+    pub database_url: Option<String>,
+    /// `--data-dir DIR`.
+    pub data_dir: Option<PathBuf>,
+}
+
+/// A configuration that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The TOML file could not be read or parsed.
+    #[error("config file {path}: {message}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// An environment variable has a value of the wrong type.
+    #[error("environment variable {name}: {message}")]
+    Env {
+        /// The variable.
+        name: &'static str,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl Config {
+    /// Reads the configuration from the process environment, the TOML file named by
+    /// `overrides.config_file` or `TESSERA_CONFIG`, and the overrides.
+    pub fn load(overrides: Overrides) -> Result<Self, ConfigError> {
+        Self::load_from(overrides, |name| std::env::var(name).ok())
+    }
+
+    /// Like [`Config::load`], with the environment given as a lookup function.
+    pub fn load_from(
+        overrides: Overrides,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let file = overrides
+            .config_file
+            .clone()
+            .or_else(|| env("TESSERA_CONFIG").map(PathBuf::from));
+        let mut config = match file {
+            Some(path) => Self::from_file(&path)?,
+            None => Self::default(),
+        };
+        if let Some(v) = env("TESSERA_BIND") {
+            config.bind = v;
+        }
+        if let Some(v) = env("TESSERA_DATABASE_URL") {
+            config.database_url = Some(v);
+        }
+        if let Some(v) = env("TESSERA_DATA_DIR") {
+            config.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = env("TESSERA_PUBLIC_URL") {
+            config.public_url = Some(v);
+        }
+        if let Some(v) = env("TESSERA_LOG_FORMAT") {
+            config.log_format = match v.as_str() {
+                "text" => LogFormat::Text,
+                "json" => LogFormat::Json,
+                _ => {
+                    return Err(ConfigError::Env {
+                        name: "TESSERA_LOG_FORMAT",
+                        message: "expected `text` or `json`".into(),
+                    });
+                }
+            };
+        }
+        if let Some(v) = env("TESSERA_RATE_LIMIT_PER_MINUTE") {
+            config.rate_limit_per_minute = Some(v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_RATE_LIMIT_PER_MINUTE",
+                message: "expected a whole number".into(),
+            })?);
+        }
+        if let Some(v) = env("TESSERA_DB_MAX_CONNECTIONS") {
+            config.db_max_connections = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_DB_MAX_CONNECTIONS",
+                message: "expected a whole number".into(),
+            })?;
+        }
+        if let Some(v) = overrides.bind {
+            config.bind = v;
+        }
+        if let Some(v) = overrides.database_url {
+            config.database_url = Some(v);
+        }
+        if let Some(v) = overrides.data_dir {
+            config.data_dir = v;
+        }
+        Ok(config)
+    }
+
+    fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let err = |message: String| ConfigError::File { path: path.to_owned(), message };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        toml::from_str(&text).map_err(|e| err(e.to_string()))
+    }
+
+    /// The database URL in effect: the configured one, or a SQLite file in the data directory.
+    pub fn effective_database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => format!(
+                "sqlite://{}?mode=rwc",
+                self.data_dir.join("tessera.sqlite3").display()
+            ),
+        }
+    }
+
+    /// The public base URL without a trailing slash.
+    pub fn effective_public_url(&self) -> String {
+        match &self.public_url {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://{}", self.bind),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_environment_which_wins_over_the_file() {
+        let dir = std::env::temp_dir().join(format!("tessera-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("tessera.toml");
+        std::fs::write(&file, "bind = \"0.0.0.0:1\"\npublic_url = \"https://file\"\nlog_format = \"json\"\n")
+            .expect("write");
+        let env = |name: &str| match name {
+            "TESSERA_PUBLIC_URL" => Some("https://env/".to_string()),
+            "TESSERA_BIND" => Some("0.0.0.0:2".to_string()),
+            _ => None,
+        };
+        let overrides = Overrides {
+            config_file: Some(file),
+            bind: Some("0.0.0.0:3".into()),
+            ..Default::default()
+        };
+        let config = Config::load_from(overrides, env).expect("config");
+        assert_eq!(config.bind, "0.0.0.0:3");
+        assert_eq!(config.effective_public_url(), "https://env");
+        assert_eq!(config.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn an_unknown_key_in_the_file_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("tessera-config-bad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("tessera.toml");
+        std::fs::write(&file, "bnd = \"x\"\n").expect("write");
+        let overrides = Overrides { config_file: Some(file), ..Default::default() };
+        assert!(Config::load_from(overrides, |_| None).is_err());
+    }
+}

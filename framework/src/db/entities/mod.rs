@@ -1,0 +1,10 @@
+//! sea-orm entities, one module per table.
+
+pub mod event;
+pub mod giftcard;
+pub mod giftcard_acceptance;
+pub mod giftcard_transaction;
+pub mod organizer;
+pub mod team;
+pub mod team_event;
+pub mod team_token;

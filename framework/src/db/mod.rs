@@ -1,0 +1,75 @@
+//! Storage: connecting to SQLite or PostgreSQL (chosen by the URL), migrations, entities.
+
+pub mod entities;
+
+pub use sea_orm::DatabaseConnection;
+
+use std::time::Duration;
+
+use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseTransaction, DbBackend,
+    DbErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+};
+use tessera_migrations::{Migrator, MigratorTrait};
+
+/// Opens a connection pool. SQLite files are created when missing and run in WAL mode with a
+/// busy timeout, so that the pool's connections can be used concurrently; PostgreSQL is used
+/// as the URL says.
+pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
+    if let Some(path) = sqlite_path(url) {
+        if let Some(parent) = std::path::Path::new(path).parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    DbErr::Custom(format!("cannot create {}: {e}", parent.display()))
+                })?;
+            }
+        }
+    }
+    let mut options = ConnectOptions::new(url);
+    options
+        .max_connections(max_connections.max(2))
+        .min_connections(1)
+        .acquire_timeout(Duration::from_secs(30))
+        .sqlx_logging(false)
+        .map_sqlx_sqlite_opts(|o| {
+            o.journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(30))
+                .foreign_keys(true)
+                .create_if_missing(true)
+        });
+    Database::connect(options).await
+}
+
+fn sqlite_path(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or(rest);
+    (!path.is_empty() && path != ":memory:").then_some(path)
+}
+
+/// Brings the schema up to date.
+pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
+    Migrator::up(db, None).await
+}
+
+/// Starts a transaction that will write. On SQLite it takes the write lock at once
+/// (`BEGIN IMMEDIATE`), so that two writers never deadlock upgrading read locks; on
+/// PostgreSQL it is an ordinary transaction and row locks do the rest.
+pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            db.begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+            .await
+        }
+        _ => db.begin().await,
+    }
+}
+
+/// True when a database error is a unique-constraint violation.
+pub fn is_unique_violation(err: &DbErr) -> bool {
+    matches!(err.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_)))
+}

@@ -1,0 +1,166 @@
+//! Teams and their tokens.
+
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
+
+use super::permissions::{Permission, PermissionSet};
+use super::tokens;
+use crate::db::entities::{team, team_event, team_token};
+
+/// The permissions a team row grants.
+pub fn permissions(t: &team::Model) -> PermissionSet {
+    let flags = [
+        t.can_create_events,
+        t.can_change_teams,
+        t.can_change_organizer_settings,
+        t.can_manage_gift_cards,
+        t.can_change_event_settings,
+        t.can_change_items,
+        t.can_view_orders,
+        t.can_change_orders,
+        t.can_checkin_orders,
+        t.can_view_vouchers,
+        t.can_change_vouchers,
+    ];
+    Permission::ALL.into_iter().zip(flags).filter(|(_, on)| *on).map(|(p, _)| p).collect()
+}
+
+/// Writes a permission flag onto a team being created or changed.
+pub fn set_permission(t: &mut team::ActiveModel, p: Permission, on: bool) {
+    let field = match p {
+        Permission::CreateEvents => &mut t.can_create_events,
+        Permission::ChangeTeams => &mut t.can_change_teams,
+        Permission::ChangeOrganizerSettings => &mut t.can_change_organizer_settings,
+        Permission::ManageGiftCards => &mut t.can_manage_gift_cards,
+        Permission::ChangeEventSettings => &mut t.can_change_event_settings,
+        Permission::ChangeItems => &mut t.can_change_items,
+        Permission::ViewOrders => &mut t.can_view_orders,
+        Permission::ChangeOrders => &mut t.can_change_orders,
+        Permission::CheckinOrders => &mut t.can_checkin_orders,
+        Permission::ViewVouchers => &mut t.can_view_vouchers,
+        Permission::ChangeVouchers => &mut t.can_change_vouchers,
+    };
+    *field = Set(on);
+}
+
+/// A new team row with the given permissions, not yet saved.
+pub fn new_team(organizer_id: i64, name: &str, all_events: bool, perms: PermissionSet) -> team::ActiveModel {
+    let mut t = team::ActiveModel {
+        organizer_id: Set(organizer_id),
+        name: Set(name.to_owned()),
+        all_events: Set(all_events),
+        ..Default::default()
+    };
+    for p in Permission::ALL {
+        set_permission(&mut t, p, perms.has(p));
+    }
+    t
+}
+
+/// The events of a team without `all_events`.
+pub async fn event_ids(db: &impl ConnectionTrait, team_id: i64) -> Result<Vec<i64>, sea_orm::DbErr> {
+    Ok(team_event::Entity::find()
+        .filter(team_event::Column::TeamId.eq(team_id))
+        .order_by_asc(team_event::Column::EventId)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|r| r.event_id)
+        .collect())
+}
+
+/// Replaces the event list of a team.
+pub async fn set_event_ids(db: &impl ConnectionTrait, team_id: i64, events: &[i64]) -> Result<(), sea_orm::DbErr> {
+    team_event::Entity::delete_many()
+        .filter(team_event::Column::TeamId.eq(team_id))
+        .exec(db)
+        .await?;
+    if !events.is_empty() {
+        team_event::Entity::insert_many(events.iter().map(|&event_id| team_event::ActiveModel {
+            team_id: Set(team_id),
+            event_id: Set(event_id),
+        }))
+        .exec(db)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Creates a token for a team; returns the row and the token itself, which is not stored.
+pub async fn create_token(
+    db: &impl ConnectionTrait,
+    team_id: i64,
+    name: &str,
+) -> Result<(team_token::Model, String), sea_orm::DbErr> {
+    let token = tokens::generate();
+    let row = team_token::ActiveModel {
+        team_id: Set(team_id),
+        name: Set(name.to_owned()),
+        token_hash: Set(tokens::hash(&token)),
+        active: Set(true),
+        created: Set(Utc::now()),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok((row, token))
+}
+
+/// The event slugs of each of the given teams, in one query.
+pub async fn event_slugs(
+    db: &impl ConnectionTrait,
+    team_ids: &[i64],
+) -> Result<std::collections::HashMap<i64, Vec<String>>, sea_orm::DbErr> {
+    use crate::db::entities::event;
+    use sea_orm::QuerySelect;
+    let mut out: std::collections::HashMap<i64, Vec<String>> = std::collections::HashMap::new();
+    if team_ids.is_empty() {
+        return Ok(out);
+    }
+    let links = team_event::Entity::find()
+        .filter(team_event::Column::TeamId.is_in(team_ids.iter().copied()))
+        .all(db)
+        .await?;
+    let events: std::collections::HashMap<i64, String> = event::Entity::find()
+        .filter(event::Column::Id.is_in(links.iter().map(|l| l.event_id)))
+        .select_only()
+        .column(event::Column::Id)
+        .column(event::Column::Slug)
+        .into_tuple::<(i64, String)>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    for link in links {
+        if let Some(slug) = events.get(&link.event_id) {
+            out.entry(link.team_id).or_default().push(slug.clone());
+        }
+    }
+    for slugs in out.values_mut() {
+        slugs.sort();
+    }
+    Ok(out)
+}
+
+/// The IDs of the organizer's events with these slugs; `Err` lists the slugs not found.
+pub async fn resolve_event_slugs(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    slugs: &[String],
+) -> Result<Result<Vec<i64>, Vec<String>>, sea_orm::DbErr> {
+    use crate::db::entities::event;
+    use sea_orm::QuerySelect;
+    let found: Vec<(i64, String)> = event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(organizer_id))
+        .filter(event::Column::Slug.is_in(slugs.iter().cloned()))
+        .select_only()
+        .column(event::Column::Id)
+        .column(event::Column::Slug)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let missing: Vec<String> = slugs.iter().filter(|s| !found.iter().any(|(_, f)| f == *s)).cloned().collect();
+    Ok(if missing.is_empty() { Ok(found.into_iter().map(|(id, _)| id).collect()) } else { Err(missing) })
+}

@@ -1,0 +1,40 @@
+//! API tokens: random, shown once, stored as a SHA-256 hash, compared in constant time.
+
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// A new random token of 64 lowercase letters and digits (about 330 bits).
+pub fn generate() -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(64)
+        .map(|b| (b as char).to_ascii_lowercase())
+        .collect()
+}
+
+/// The stored form of a token: hex SHA-256. Tokens carry enough entropy that a fast hash
+/// is safe; a slow password hash would cost every request dearly.
+pub fn hash(token: &str) -> String {
+    let digest = Sha256::digest(token.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `token` hashes to `stored`, compared in constant time.
+pub fn matches(stored: &str, token: &str) -> bool {
+    hash(token).as_bytes().ct_eq(stored.as_bytes()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_token_matches_its_hash_and_no_other() {
+        let token = super::generate();
+        assert_eq!(token.len(), 64);
+        assert!(token.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        let stored = super::hash(&token);
+        assert!(super::matches(&stored, &token));
+        assert!(!super::matches(&stored, &super::generate()));
+    }
+}

@@ -1,0 +1,250 @@
+//! Who is calling, and what they may see. Every kind of caller (team API tokens now; OAuth
+//! users and devices later) resolves to a [`Caller`] holding [`Grant`]s, and every organizer-
+//! and event-scoped check goes through the grants, whatever the caller's kind.
+
+use poem::http::header;
+use poem::{Request, RequestBody};
+use poem_openapi::registry::{MetaSecurityScheme, Registry};
+use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
+use sea_orm::{ConnectionTrait, FromQueryResult, Statement};
+
+use super::error::ApiError;
+use crate::domain::permissions::{Permission, PermissionSet};
+use crate::db::entities::team;
+use crate::domain::{teams, tokens};
+use crate::state::AppState;
+
+/// Credentials as sent in the `Authorization` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// `Token <token>`: a team API token.
+    Token(String),
+    /// `Bearer <token>`: an OAuth access token.
+    Bearer(String),
+    /// `Device <token>`: a device API token.
+    Device(String),
+}
+
+impl Credentials {
+    /// Parses an `Authorization` header value; `None` for an unknown scheme.
+    pub fn parse(header: &str) -> Option<Self> {
+        let (scheme, value) = header.trim().split_once(' ')?;
+        let value = value.trim().to_owned();
+        if value.is_empty() {
+            return None;
+        }
+        match scheme.to_ascii_lowercase().as_str() {
+            "token" => Some(Self::Token(value)),
+            "bearer" => Some(Self::Bearer(value)),
+            "device" => Some(Self::Device(value)),
+            _ => None,
+        }
+    }
+}
+
+/// An organizer as a caller sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrganizerRef {
+    /// Internal ID.
+    pub id: i64,
+    /// Slug.
+    pub slug: String,
+    /// Name.
+    pub name: String,
+}
+
+/// Which events of an organizer a grant covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventScope {
+    /// Every event, present and future.
+    All,
+    /// These event IDs.
+    Only(Vec<i64>),
+}
+
+impl EventScope {
+    /// Whether the scope covers the event.
+    pub fn covers(&self, event_id: i64) -> bool {
+        match self {
+            EventScope::All => true,
+            EventScope::Only(ids) => ids.contains(&event_id),
+        }
+    }
+}
+
+/// Permissions over one organizer, and the events they apply to.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    /// The organizer.
+    pub organizer: OrganizerRef,
+    /// What the caller may do.
+    pub permissions: PermissionSet,
+    /// Events covered by the event-level permissions.
+    pub events: EventScope,
+}
+
+/// What kind of caller this is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallerKind {
+    /// A team API token.
+    TeamToken {
+        /// The token row.
+        token_id: i64,
+        /// The team it acts for.
+        team_id: i64,
+    },
+}
+
+/// An authenticated caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Kind and identity.
+    pub kind: CallerKind,
+    /// What the caller may see and do.
+    pub grants: Vec<Grant>,
+}
+
+/// Access to one organizer, checked.
+#[derive(Debug, Clone)]
+pub struct OrganizerAccess {
+    /// The organizer.
+    pub organizer: OrganizerRef,
+    /// Organizer-level permissions of the caller there.
+    pub permissions: PermissionSet,
+}
+
+impl Caller {
+    /// The organizers the caller may see.
+    pub fn organizers(&self) -> Vec<&OrganizerRef> {
+        let mut seen: Vec<&OrganizerRef> = Vec::new();
+        for g in &self.grants {
+            if !seen.iter().any(|o| o.id == g.organizer.id) {
+                seen.push(&g.organizer);
+            }
+        }
+        seen
+    }
+
+    /// The organizer with this slug, when the caller may see it and, if `needs` is given,
+    /// holds that permission there; otherwise 403, whether or not the organizer exists.
+    pub fn organizer(&self, slug: &str, needs: Option<Permission>) -> Result<OrganizerAccess, ApiError> {
+        let grants: Vec<&Grant> = self.grants.iter().filter(|g| g.organizer.slug == slug).collect();
+        let first = grants.first().ok_or_else(ApiError::forbidden)?;
+        let permissions = grants.iter().fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions));
+        if needs.is_some_and(|p| !permissions.has(p)) {
+            return Err(ApiError::forbidden());
+        }
+        Ok(OrganizerAccess { organizer: first.organizer.clone(), permissions })
+    }
+
+    /// The caller's permissions for one event of an organizer.
+    pub fn event_permissions(&self, organizer_id: i64, event_id: i64) -> PermissionSet {
+        self.grants
+            .iter()
+            .filter(|g| g.organizer.id == organizer_id && g.events.covers(event_id))
+            .fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions))
+    }
+}
+
+/// The authenticated caller of an operation: add `auth: Auth` to an operation to require
+/// credentials. Missing or invalid credentials are answered with 401.
+#[derive(Debug, Clone)]
+pub struct Auth(pub Caller);
+
+/// Name of the token security scheme in the OpenAPI document.
+pub const TOKEN_SCHEME: &str = "TokenAuth";
+
+impl<'a> ApiExtractor<'a> for Auth {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::SecurityScheme];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut Registry) {
+        registry.create_security_scheme(
+            TOKEN_SCHEME,
+            MetaSecurityScheme {
+                ty: "apiKey",
+                description: Some("A team API token: `Authorization: Token <token>`."),
+                name: Some("Authorization"),
+                key_in: Some("header"),
+                scheme: None,
+                bearer_format: None,
+                flows: None,
+                openid_connect_url: None,
+            },
+        );
+    }
+
+    fn security_schemes() -> Vec<&'static str> {
+        vec![TOKEN_SCHEME]
+    }
+
+    async fn from_request(
+        req: &'a Request,
+        _body: &mut RequestBody,
+        _param_opts: ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        let state = req.data::<AppState>().ok_or_else(ApiError::internal)?;
+        let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+            return Err(ApiError::unauthorized("Authentication credentials were not provided.").into());
+        };
+        let creds = value.to_str().ok().and_then(Credentials::parse);
+        let caller = match creds {
+            Some(Credentials::Token(token)) => resolve_team_token(&state.db, &token).await?,
+            _ => None,
+        };
+        caller.map(Auth).ok_or_else(|| ApiError::unauthorized("Invalid token.").into())
+    }
+}
+
+/// Resolves a team API token to its caller; `None` for an unknown or inactive token.
+/// One query: the token, its team and the team's organizer, joined.
+pub async fn resolve_team_token(db: &impl ConnectionTrait, token: &str) -> Result<Option<Caller>, ApiError> {
+    let sql = "SELECT t.*, tt.id AS token_id, tt.token_hash, \
+               o.slug AS organizer_slug, o.name AS organizer_name \
+               FROM team_tokens tt JOIN teams t ON t.id = tt.team_id \
+               JOIN organizers o ON o.id = t.organizer_id \
+               WHERE tt.token_hash = $1 AND tt.active";
+    let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, [tokens::hash(token).into()]);
+    let Some(row) = db.query_one_raw(stmt).await? else {
+        return Ok(None);
+    };
+    let stored: String = row.try_get("", "token_hash")?;
+    if !tokens::matches(&stored, token) {
+        return Ok(None);
+    }
+    let team = team::Model::from_query_result(&row, "")?;
+    let events = if team.all_events {
+        EventScope::All
+    } else {
+        EventScope::Only(teams::event_ids(db, team.id).await?)
+    };
+    Ok(Some(Caller {
+        kind: CallerKind::TeamToken { token_id: row.try_get("", "token_id")?, team_id: team.id },
+        grants: vec![Grant {
+            organizer: OrganizerRef {
+                id: team.organizer_id,
+                slug: row.try_get("", "organizer_slug")?,
+                name: row.try_get("", "organizer_name")?,
+            },
+            permissions: teams::permissions(&team),
+            events,
+        }],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Credentials;
+
+    #[test]
+    fn authorization_headers_parse_by_scheme() {
+        assert_eq!(Credentials::parse("Token abc"), Some(Credentials::Token("abc".into())));
+        assert_eq!(Credentials::parse("token  abc "), Some(Credentials::Token("abc".into())));
+        assert_eq!(Credentials::parse("Bearer x"), Some(Credentials::Bearer("x".into())));
+        assert_eq!(Credentials::parse("Device y"), Some(Credentials::Device("y".into())));
+        assert_eq!(Credentials::parse("Basic zz"), None);
+        assert_eq!(Credentials::parse("Token"), None);
+        assert_eq!(Credentials::parse("Token "), None);
+    }
+}

@@ -1,0 +1,269 @@
+//! JSON request bodies checked against their OpenAPI schema, so that every invalid body is
+//! answered with field errors (`{"field": ["message"]}`) naming each offending field, the
+//! way clients of the spec expect, instead of poem-openapi's plain-text parse errors.
+
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use poem::http::StatusCode;
+use poem::{Request, RequestBody};
+use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef, Registry};
+use poem_openapi::types::{ParseFromJSON, Type};
+use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
+use serde_json::{Map, Value, json};
+
+use super::error::ApiError;
+use super::money::{Currency, Money};
+use crate::domain::currency;
+
+/// A JSON request body of type `T`, validated field by field against `T`'s schema.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+
+    fn request_meta() -> Option<MetaRequest> {
+        Some(MetaRequest {
+            description: None,
+            content: vec![MetaMediaType {
+                content_type: "application/json",
+                schema: T::schema_ref(),
+            }],
+            required: true,
+        })
+    }
+
+    async fn from_request(
+        request: &'a Request,
+        body: &mut RequestBody,
+        _param_opts: ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        if let Some(ct) = request.content_type() {
+            let json = ct.parse::<mime::Mime>().is_ok_and(|m| {
+                m.type_() == "application" && (m.subtype() == "json" || m.suffix().is_some_and(|s| s == "json"))
+            });
+            if !json {
+                return Err(ApiError::detail(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!("Unsupported media type \"{ct}\" in request."),
+                )
+                .into());
+            }
+        }
+        let bytes = body.take()?.into_bytes().await?;
+        Ok(Self(parse::<T>(&bytes)?))
+    }
+}
+
+/// Parses and validates a JSON body as `T`.
+pub fn parse<T: Type + ParseFromJSON + 'static>(bytes: &[u8]) -> Result<T, ApiError> {
+    let value: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_slice(bytes).map_err(|e| {
+            let message = format!("JSON parse error - {e}");
+            let looks_like_json = bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'['));
+            if looks_like_json {
+                // Broken JSON is invalid input like any other; a body that is not JSON at all is not.
+                ApiError::with_body(StatusCode::BAD_REQUEST, json!({ "non_field_errors": [message] }))
+            } else {
+                ApiError::bad_request(message)
+            }
+        })?
+    };
+    let schema = schema_of::<T>();
+    if !value.is_object() {
+        return Err(ApiError::with_body(
+            StatusCode::BAD_REQUEST,
+            json!({ "non_field_errors": ["Invalid data. Expected a dictionary."] }),
+        ));
+    }
+    if let Some(errors) = check(&schema.0, &schema.1, &value) {
+        return Err(ApiError::with_body(StatusCode::BAD_REQUEST, errors));
+    }
+    T::parse_from_json(Some(value)).map_err(|e| {
+        ApiError::with_body(StatusCode::BAD_REQUEST, json!({ "non_field_errors": [e.into_message()] }))
+    })
+}
+
+type Schema = Arc<(Registry, MetaSchemaRef)>;
+
+fn schema_of<T: Type + 'static>() -> Schema {
+    static CACHE: OnceLock<RwLock<HashMap<TypeId, Schema>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let id = TypeId::of::<T>();
+    if let Some(s) = cache.read().ok().and_then(|c| c.get(&id).cloned()) {
+        return s;
+    }
+    let mut registry = Registry::new();
+    T::register(&mut registry);
+    let schema = Arc::new((registry, T::schema_ref()));
+    if let Ok(mut c) = cache.write() {
+        c.insert(id, schema.clone());
+    }
+    schema
+}
+
+fn resolve<'a>(registry: &'a Registry, schema: &'a MetaSchemaRef) -> Option<&'a MetaSchema> {
+    match schema {
+        MetaSchemaRef::Inline(s) => Some(s),
+        MetaSchemaRef::Reference(name) => registry.schemas.get(name),
+    }
+}
+
+fn err(message: impl Into<String>) -> Option<Value> {
+    Some(json!([message.into()]))
+}
+
+/// Returns the errors of `value` against `schema`, shaped like the value: a list of messages
+/// for a scalar, an object of field errors for an object, a list of per-item errors for a list.
+fn check(registry: &Registry, schema: &MetaSchemaRef, value: &Value) -> Option<Value> {
+    let s = resolve(registry, schema)?;
+    if value.is_null() {
+        return if s.nullable { None } else { err("This field may not be null.") };
+    }
+    for sub in &s.all_of {
+        if let Some(e) = check(registry, sub, value) {
+            return Some(e);
+        }
+    }
+    let alternatives = if s.one_of.is_empty() { &s.any_of } else { &s.one_of };
+    if !alternatives.is_empty() && alternatives.iter().all(|a| check(registry, a, value).is_some()) {
+        return err("Invalid value.");
+    }
+    if !s.enum_items.is_empty() && !s.enum_items.contains(value) {
+        return err(format!("\"{}\" is not a valid choice.", plain(value)));
+    }
+    match s.ty {
+        "object" => check_object(registry, s, value),
+        "array" => check_array(registry, s, value),
+        "string" => check_string(s, value),
+        "integer" => check_integer(s, value),
+        "number" => (!value.is_number()).then(|| json!(["A valid number is required."])),
+        "boolean" => (!value.is_boolean()).then(|| json!(["Must be a valid boolean."])),
+        _ => None,
+    }
+}
+
+fn plain(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Value> {
+    let Value::Object(map) = value else {
+        return err("Invalid data. Expected a dictionary.");
+    };
+    let mut errors = Map::new();
+    for name in &s.required {
+        if !map.contains_key(*name) {
+            errors.insert((*name).to_owned(), json!(["This field is required."]));
+        }
+    }
+    for (key, v) in map {
+        let prop = s.properties.iter().find(|(name, _)| name == key).map(|(_, p)| p);
+        let schema = match (prop, &s.additional_properties) {
+            (Some(p), _) => p,
+            (None, Some(extra)) => extra.as_ref(),
+            // Fields the resource does not have, or read-only ones, are ignored as pretix does.
+            (None, None) => continue,
+        };
+        if let Some(e) = check(registry, schema, v) {
+            errors.insert(key.clone(), e);
+        }
+    }
+    (!errors.is_empty()).then_some(Value::Object(errors))
+}
+
+fn check_array(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Value> {
+    let Value::Array(list) = value else {
+        return err(format!("Expected a list of items but got type \"{}\".", type_name(value)));
+    };
+    let items = s.items.as_deref()?;
+    let errors: Vec<Option<Value>> = list.iter().map(|v| check(registry, items, v)).collect();
+    if errors.iter().all(Option::is_none) {
+        return None;
+    }
+    let scalar_items = resolve(registry, items).is_some_and(|i| i.ty != "object");
+    if scalar_items {
+        // A list of scalars reports the first bad item's messages, as DRF's ListField does.
+        return errors.into_iter().flatten().next();
+    }
+    Some(Value::Array(errors.into_iter().map(|e| e.unwrap_or_else(|| json!({}))).collect()))
+}
+
+fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
+    let Value::String(text) = value else {
+        if s.format == Some(Money::FORMAT) && value.is_number() {
+            return Money::parse(&value.to_string()).err().map(|m| json!([m]));
+        }
+        return err("Not a valid string.");
+    };
+    if let Some(max) = s.max_length {
+        if text.chars().count() > max {
+            return err(format!("Ensure this field has no more than {max} characters."));
+        }
+    }
+    if let Some(min) = s.min_length {
+        if text.chars().count() < min {
+            return if min == 1 {
+                err("This field may not be blank.")
+            } else {
+                err(format!("Ensure this field has at least {min} characters."))
+            };
+        }
+    }
+    match s.format {
+        Some("date-time") => text.parse::<chrono::DateTime<chrono::FixedOffset>>().is_err().then(|| {
+            json!(["Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."])
+        }),
+        Some("date") => text.parse::<chrono::NaiveDate>().is_err().then(|| {
+            json!(["Date has wrong format. Use one of these formats instead: YYYY-MM-DD."])
+        }),
+        Some(f) if f == Money::FORMAT => Money::parse(text).err().map(|m| json!([m])),
+        Some(f) if f == Currency::FORMAT => (!currency::is_valid(text))
+            .then(|| json!([format!("\"{text}\" is not a valid ISO 4217 currency code.")])),
+        _ => None,
+    }
+}
+
+fn check_integer(s: &MetaSchema, value: &Value) -> Option<Value> {
+    let Some(n) = value.as_i64() else {
+        return err("A valid integer is required.");
+    };
+    if s.format == Some("int32") && i32::try_from(n).is_err() {
+        return err("A valid integer is required.");
+    }
+    if let Some(min) = s.minimum {
+        if (n as f64) < min {
+            return err(format!("Ensure this value is greater than or equal to {min}."));
+        }
+    }
+    if let Some(max) = s.maximum {
+        if (n as f64) > max {
+            return err(format!("Ensure this value is less than or equal to {max}."));
+        }
+    }
+    None
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}

@@ -1,0 +1,113 @@
+//! What every request goes through: request logs, the `lang` scope, rate limits, and the
+//! shaping of every error into the spec's JSON forms.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Instant;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter as Governor};
+use poem::error::{MethodNotAllowedError, NotFoundError, ResponseError};
+use poem::http::{StatusCode, header};
+use poem::{Endpoint, IntoResponse, Request, Response};
+use poem_openapi::error::ParseParamError;
+
+use super::error::ApiError;
+use super::i18n;
+use super::routes::RouteTable;
+
+/// Per-credential request limits, counted in this process.
+pub struct RateLimiter(DefaultKeyedRateLimiter<String>);
+
+impl RateLimiter {
+    /// A limiter allowing `per_minute` requests per credential, or none when 0.
+    pub fn new(per_minute: u32) -> Option<Self> {
+        NonZeroU32::new(per_minute).map(|n| Self(Governor::keyed(Quota::per_minute(n))))
+    }
+
+    /// Ok, or the number of seconds to wait.
+    fn check(&self, key: &str) -> Result<(), u64> {
+        self.0.check_key(&key.to_owned()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
+}
+
+/// Wraps the API endpoint with the shared behaviour.
+pub async fn shared_behaviour<E: Endpoint>(
+    ep: Arc<E>,
+    routes: Arc<RouteTable>,
+    limiter: Option<Arc<RateLimiter>>,
+    req: Request,
+) -> poem::Result<Response> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let query = req.uri().query().unwrap_or_default().to_owned();
+    let lang = req
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find_map(|p| p.strip_prefix("lang=")))
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned);
+
+    let throttled = match (&limiter, req.headers().get(header::AUTHORIZATION)) {
+        (Some(limiter), Some(credential)) => limiter.check(credential.to_str().unwrap_or_default()).err(),
+        _ => None,
+    };
+    let resp = match throttled {
+        Some(wait) => ApiError::too_many_requests(wait).as_response(),
+        None => match i18n::with_lang(lang, ep.call(req)).await {
+            Ok(resp) => resp.into_response(),
+            Err(err) => shape_error(err, &routes, method.as_str(), &path, &query),
+        },
+    };
+    let status = resp.status().as_u16();
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, "request");
+    Ok(resp)
+}
+
+/// Turns any error of poem or poem-openapi into the spec's JSON shapes.
+fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str, query: &str) -> Response {
+    if let Some(api) = err.downcast_ref::<ApiError>() {
+        return api.as_response();
+    }
+    let route = routes.find(path);
+    if err.is::<MethodNotAllowedError>() {
+        let allow = route.map(|r| r.methods.join(", ")).unwrap_or_default();
+        return ApiError::method_not_allowed(method, &allow).as_response();
+    }
+    if err.is::<NotFoundError>() {
+        return ApiError::not_found("Not found.").as_response();
+    }
+    if let Some(param) = err.downcast_ref::<ParseParamError>() {
+        // A bad value in the query names its parameter; anything else is a path segment,
+        // which points at no object the caller may see.
+        let in_query = query.split('&').any(|p| p.split('=').next() == Some(param.name));
+        if !in_query {
+            return ApiError::forbidden().as_response();
+        }
+        return ApiError::field(&param.name, param_message(&param.reason)).as_response();
+    }
+    let status = err.status();
+    if status == StatusCode::INTERNAL_SERVER_ERROR {
+        tracing::error!(error = %err, %method, %path, "unhandled error");
+        return ApiError::internal().as_response();
+    }
+    ApiError::detail(status, err.to_string()).as_response()
+}
+
+/// A readable message for a query value of the wrong type.
+fn param_message(reason: &str) -> String {
+    if reason.contains("boolean") {
+        "Must be a valid boolean: `true` or `false`.".into()
+    } else if reason.contains("integer") {
+        "A valid integer is required.".into()
+    } else if reason.contains("enum") || reason.contains("variant") {
+        "Select a valid choice.".into()
+    } else {
+        reason.to_owned()
+    }
+}

@@ -1,0 +1,31 @@
+//! poem glue shared by every resource: errors, bodies, pagination, authentication, i18n,
+//! money, and the middleware that gives every endpoint the same behaviour.
+
+pub mod auth;
+pub mod body;
+pub mod error;
+pub mod i18n;
+pub mod middleware;
+pub mod money;
+pub mod pagination;
+pub mod responses;
+pub mod routes;
+
+pub use auth::{Auth, Caller};
+pub use body::JsonBody;
+pub use error::{ApiError, FieldErrors};
+pub use i18n::I18nString;
+pub use money::{Currency, Money};
+pub use pagination::{Page, PageRequest};
+pub use responses::{Created, NoContent};
+
+use poem_openapi::types::MaybeUndefined;
+
+/// A PATCH field as a change: `None` when absent, `Some(None)` when sent as `null`.
+pub fn patched<T>(field: MaybeUndefined<T>) -> Option<Option<T>> {
+    match field {
+        MaybeUndefined::Undefined => None,
+        MaybeUndefined::Null => Some(None),
+        MaybeUndefined::Value(v) => Some(Some(v)),
+    }
+}

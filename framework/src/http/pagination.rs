@@ -1,0 +1,162 @@
+//! The paginated list envelope `{count, next, previous, results}` with absolute URLs.
+
+use std::borrow::Cow;
+
+use poem::Request;
+use poem_openapi::registry::{MetaSchema, MetaSchemaRef, Registry};
+use poem_openapi::types::{ToJSON, Type};
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+
+/// Default and largest page size; `page_size` can only lower it.
+pub const PAGE_SIZE: u64 = 50;
+
+/// Which slice of a list to fetch, from the `page` and `page_size` query parameters.
+#[derive(Debug, Clone)]
+pub struct PageRequest {
+    page: Option<String>,
+    size: u64,
+    base: String,
+    path_and_query: String,
+}
+
+impl PageRequest {
+    /// Reads the page request. `base` is the public base URL without trailing slash.
+    pub fn new(req: &Request, base: &str, page: Option<String>, page_size: Option<u64>) -> Self {
+        let size = page_size.filter(|&s| s > 0).map_or(PAGE_SIZE, |s| s.min(PAGE_SIZE));
+        let path_and_query = req
+            .uri()
+            .path_and_query()
+            .map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
+        Self { page, size, base: base.to_owned(), path_and_query }
+    }
+
+    /// Resolves the page against the total count: `(limit, offset)`, or 404 for a page that
+    /// does not exist. Page 1 always exists, even for an empty list.
+    pub fn window(&self, count: u64) -> Result<Window, ApiError> {
+        let pages = count.div_ceil(self.size).max(1);
+        let number = match self.page.as_deref() {
+            None => 1,
+            Some("last") => pages,
+            Some(p) => p.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(invalid_page)?,
+        };
+        if number > pages {
+            return Err(invalid_page());
+        }
+        let url = |n: u64| self.url_for(n);
+        Ok(Window {
+            limit: self.size,
+            offset: (number - 1) * self.size,
+            count,
+            next: (number < pages).then(|| url(number + 1)),
+            previous: (number > 1).then(|| url(number - 1)),
+        })
+    }
+
+    fn url_for(&self, page: u64) -> String {
+        let (path, query) = self.path_and_query.split_once('?').unwrap_or((&self.path_and_query, ""));
+        let mut params: Vec<String> = query
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.starts_with("page=") && *p != "page")
+            .map(str::to_owned)
+            .collect();
+        if page > 1 {
+            params.push(format!("page={page}"));
+        }
+        if params.is_empty() {
+            format!("{}{path}", self.base)
+        } else {
+            format!("{}{path}?{}", self.base, params.join("&"))
+        }
+    }
+}
+
+fn invalid_page() -> ApiError {
+    ApiError::not_found("Invalid page.")
+}
+
+/// A resolved page: what to fetch, and the envelope's links.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Rows to fetch.
+    pub limit: u64,
+    /// Rows to skip.
+    pub offset: u64,
+    count: u64,
+    next: Option<String>,
+    previous: Option<String>,
+}
+
+impl Window {
+    /// Wraps the fetched rows in the envelope.
+    pub fn page<T>(self, results: Vec<T>) -> Page<T> {
+        Page { count: self.count, next: self.next, previous: self.previous, results }
+    }
+}
+
+/// The paginated list envelope.
+#[derive(Debug, Clone)]
+pub struct Page<T> {
+    /// Total number of objects.
+    pub count: u64,
+    /// Absolute URL of the next page.
+    pub next: Option<String>,
+    /// Absolute URL of the previous page.
+    pub previous: Option<String>,
+    /// The objects of this page.
+    pub results: Vec<T>,
+}
+
+impl<T: Type> Type for Page<T> {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Self;
+    type RawElementValueType = Self;
+
+    fn name() -> Cow<'static, str> {
+        format!("Paginated_{}", T::name()).into()
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        MetaSchemaRef::Reference(Self::name().into_owned())
+    }
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+        registry.create_schema::<Self, _>(Self::name().into_owned(), |_| {
+            let mut schema = MetaSchema::new("object");
+            let mut url = MetaSchema::new_with_format("string", "uri");
+            url.nullable = true;
+            let url = MetaSchemaRef::Inline(Box::new(url));
+            let mut results = MetaSchema::new("array");
+            results.items = Some(Box::new(T::schema_ref()));
+            schema.properties = vec![
+                ("count", u64::schema_ref()),
+                ("next", url.clone()),
+                ("previous", url),
+                ("results", MetaSchemaRef::Inline(Box::new(results))),
+            ];
+            schema.required = vec!["count", "next", "previous", "results"];
+            schema
+        });
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+
+    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        Box::new(std::iter::once(self))
+    }
+}
+
+impl<T: ToJSON> ToJSON for Page<T> {
+    fn to_json(&self) -> Option<Value> {
+        Some(json!({
+            "count": self.count,
+            "next": self.next,
+            "previous": self.previous,
+            "results": self.results.iter().map(|r| r.to_json().unwrap_or(Value::Null)).collect::<Vec<_>>(),
+        }))
+    }
+}

@@ -1,0 +1,21 @@
+//! What every handler can reach: the database, the configuration and the plugins.
+
+use std::sync::Arc;
+
+use sea_orm::DatabaseConnection;
+
+use crate::config::Config;
+use crate::plugin::PluginRegistry;
+
+/// Shared state of a running server, cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    /// The connection pool.
+    pub db: DatabaseConnection,
+    /// The configuration in effect.
+    pub config: Arc<Config>,
+    /// The public base URL, without trailing slash.
+    pub public_url: Arc<str>,
+    /// Registered plugins.
+    pub plugins: Arc<PluginRegistry>,
+}

@@ -1,0 +1,15 @@
+//! Database migrations of Tessera, for SQLite and PostgreSQL alike.
+
+pub use sea_orm_migration::prelude::*;
+
+mod m0001_foundation;
+
+/// Every migration of the schema, in order.
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m0001_foundation::Migration)]
+    }
+}
