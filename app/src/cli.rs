@@ -118,18 +118,37 @@ enum AdminTask {
 /// Parses the command line; on a usage error prints one line and gives the exit code.
 pub fn parse() -> Result<Cli, ExitCode> {
     Cli::try_parse().map_err(|err| {
-        if matches!(err.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) {
+        if matches!(
+            err.kind(),
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+        ) {
             let _ = err.print();
             return ExitCode::SUCCESS;
         }
         let rendered = err.render().to_string();
-        eprintln!("{}", rendered.lines().next().unwrap_or("error: invalid arguments"));
+        eprintln!(
+            "{}",
+            rendered
+                .lines()
+                .next()
+                .unwrap_or("error: invalid arguments")
+        );
         ExitCode::from(2)
     })
 }
 
-fn load_config(file: Option<PathBuf>, bind: Option<String>, db: DbArgs, data_dir: Option<PathBuf>) -> Result<Config, String> {
-    let overrides = Overrides { config_file: file, bind, database_url: db.database_url, data_dir };
+fn load_config(
+    file: Option<PathBuf>,
+    bind: Option<String>,
+    db: DbArgs,
+    data_dir: Option<PathBuf>,
+) -> Result<Config, String> {
+    let overrides = Overrides {
+        config_file: file,
+        bind,
+        database_url: db.database_url,
+        data_dir,
+    };
     Config::load(overrides).map_err(|e| e.to_string())
 }
 
@@ -137,7 +156,9 @@ async fn connect(config: &Config) -> Result<DatabaseConnection, String> {
     let db = tessera::db::connect(&config.effective_database_url(), config.db_max_connections)
         .await
         .map_err(|e| format!("database: {e}"))?;
-    tessera::db::migrate(&db).await.map_err(|e| format!("database: {e}"))?;
+    tessera::db::migrate(&db)
+        .await
+        .map_err(|e| format!("database: {e}"))?;
     Ok(db)
 }
 
@@ -166,7 +187,10 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
         Command::Serve { bind, db, data_dir } => {
             let config = load_config(cli.config, bind, db, data_dir)?;
             tessera::logging::init(config.log_format);
-            let server = plugins(App::new(config)).build().await.map_err(|e| e.to_string())?;
+            let server = plugins(App::new(config))
+                .build()
+                .await
+                .map_err(|e| e.to_string())?;
             server.run().await.map_err(|e| e.to_string())
         }
         Command::Migrate { db } => {
@@ -182,8 +206,13 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
         Command::Demo { bind, db } => {
             let config = load_config(cli.config, bind, db, None)?;
             tessera::logging::init(config.log_format);
-            let server = plugins(App::new(config)).build().await.map_err(|e| e.to_string())?;
-            let token = admin::seed_demo(&server.state().db).await.map_err(|e| e.to_string())?;
+            let server = plugins(App::new(config))
+                .build()
+                .await
+                .map_err(|e| e.to_string())?;
+            let token = admin::seed_demo(&server.state().db)
+                .await
+                .map_err(|e| e.to_string())?;
             print_demo(&server.state().public_url, &token);
             server.run().await.map_err(|e| e.to_string())
         }
@@ -195,19 +224,41 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String>
     match task {
         AdminTask::CreateOrganizer { slug, name, db } => {
             let db = connect(&load_config(file, None, db, None)?).await?;
-            let org = admin::create_organizer(&db, &slug, &name).await.map_err(|e| e.to_string())?;
+            let org = admin::create_organizer(&db, &slug, &name)
+                .await
+                .map_err(|e| e.to_string())?;
             outln!("created organizer {} (id {})", org.slug, org.id);
         }
-        AdminTask::CreateToken { organizer, team, all_permissions, permission, event, db } => {
+        AdminTask::CreateToken {
+            organizer,
+            team,
+            all_permissions,
+            permission,
+            event,
+            db,
+        } => {
             let permissions = permissions(all_permissions, &permission)?;
             let db = connect(&load_config(file, None, db, None)?).await?;
-            let request = TokenRequest { organizer, team, permissions, events: event };
-            let token = admin::create_token(&db, &request).await.map_err(|e| e.to_string())?;
+            let request = TokenRequest {
+                organizer,
+                team,
+                permissions,
+                events: event,
+            };
+            let token = admin::create_token(&db, &request)
+                .await
+                .map_err(|e| e.to_string())?;
             outln!("{token}");
         }
-        AdminTask::AcceptGiftcards { organizer, issuer, db } => {
+        AdminTask::AcceptGiftcards {
+            organizer,
+            issuer,
+            db,
+        } => {
             let db = connect(&load_config(file, None, db, None)?).await?;
-            admin::accept_giftcards(&db, &organizer, &issuer).await.map_err(|e| e.to_string())?;
+            admin::accept_giftcards(&db, &organizer, &issuer)
+                .await
+                .map_err(|e| e.to_string())?;
             outln!("{organizer} now accepts gift cards issued by {issuer}");
         }
     }
@@ -226,9 +277,15 @@ fn print_demo(base: &str, token: &str) {
     outln!("Demo data is ready. Your API token (shown once):\n\n  {token}\n");
     outln!("Try:\n");
     outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/");
-    outln!("  curl {auth} {json} -d '{{\"value\": \"25.00\", \"currency\": \"EUR\"}}' {base}/api/v1/organizers/{org}/giftcards/");
-    outln!("  curl {auth} {json} -d '{{\"value\": \"-5.00\", \"text\": \"coffee\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/");
-    outln!("  curl {auth} {json} -d '{{\"value\": \"-999.00\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/   # 409");
+    outln!(
+        "  curl {auth} {json} -d '{{\"value\": \"25.00\", \"currency\": \"EUR\"}}' {base}/api/v1/organizers/{org}/giftcards/"
+    );
+    outln!(
+        "  curl {auth} {json} -d '{{\"value\": \"-5.00\", \"text\": \"coffee\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/"
+    );
+    outln!(
+        "  curl {auth} {json} -d '{{\"value\": \"-999.00\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/   # 409"
+    );
     outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/1/transactions/");
     outln!("\nInteractive API documentation: {base}/docs/\n");
 }

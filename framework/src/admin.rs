@@ -25,7 +25,10 @@ fn invalid(message: impl Into<String>) -> AdminError {
     AdminError::Invalid(message.into())
 }
 
-async fn organizer_by_slug(db: &DatabaseConnection, slug: &str) -> Result<organizer::Model, AdminError> {
+async fn organizer_by_slug(
+    db: &DatabaseConnection,
+    slug: &str,
+) -> Result<organizer::Model, AdminError> {
     organizer::Entity::find()
         .filter(organizer::Column::Slug.eq(slug))
         .one(db)
@@ -34,7 +37,11 @@ async fn organizer_by_slug(db: &DatabaseConnection, slug: &str) -> Result<organi
 }
 
 /// Creates an organizer.
-pub async fn create_organizer(db: &DatabaseConnection, slug: &str, name: &str) -> Result<organizer::Model, AdminError> {
+pub async fn create_organizer(
+    db: &DatabaseConnection,
+    slug: &str,
+    name: &str,
+) -> Result<organizer::Model, AdminError> {
     if !slug::is_valid(slug) {
         return Err(invalid(format!(
             "invalid slug {slug:?}: use letters, digits, '-' and '.', starting with a letter or digit"
@@ -43,8 +50,15 @@ pub async fn create_organizer(db: &DatabaseConnection, slug: &str, name: &str) -
     if name.trim().is_empty() {
         return Err(invalid("the name must not be empty"));
     }
-    if organizer::Entity::find().filter(organizer::Column::Slug.eq(slug)).one(db).await?.is_some() {
-        return Err(invalid(format!("an organizer with slug {slug:?} already exists")));
+    if organizer::Entity::find()
+        .filter(organizer::Column::Slug.eq(slug))
+        .one(db)
+        .await?
+        .is_some()
+    {
+        return Err(invalid(format!(
+            "an organizer with slug {slug:?} already exists"
+        )));
     }
     Ok(organizer::ActiveModel {
         slug: Set(slug.to_owned()),
@@ -72,11 +86,20 @@ pub struct TokenRequest {
 /// Creates a token for a team of an organizer, creating the team when it does not exist.
 /// An existing team gets the permissions and events asked for, when any are given.
 /// Returns the token, which is stored only as a hash.
-pub async fn create_token(db: &DatabaseConnection, req: &TokenRequest) -> Result<String, AdminError> {
+pub async fn create_token(
+    db: &DatabaseConnection,
+    req: &TokenRequest,
+) -> Result<String, AdminError> {
     let org = organizer_by_slug(db, &req.organizer).await?;
     let event_ids = teams::resolve_event_slugs(db, org.id, &req.events)
         .await?
-        .map_err(|missing| invalid(format!("no event with slug {:?} at {}", missing.join(", "), org.slug)))?;
+        .map_err(|missing| {
+            invalid(format!(
+                "no event with slug {:?} at {}",
+                missing.join(", "),
+                org.slug
+            ))
+        })?;
     let existing = team::Entity::find()
         .filter(team::Column::OrganizerId.eq(org.id))
         .filter(team::Column::Name.eq(req.team.as_str()))
@@ -85,14 +108,22 @@ pub async fn create_token(db: &DatabaseConnection, req: &TokenRequest) -> Result
     let team = match existing {
         None => {
             let perms = req.permissions.unwrap_or_default();
-            let t = teams::new_team(org.id, &req.team, event_ids.is_empty(), perms).insert(db).await?;
+            let t = teams::new_team(org.id, &req.team, event_ids.is_empty(), perms)
+                .insert(db)
+                .await?;
             teams::set_event_ids(db, t.id, &event_ids).await?;
             t
         }
         Some(t) if req.permissions.is_some() || !req.events.is_empty() => {
             let mut row: team::ActiveModel = t.clone().into();
             for p in crate::domain::permissions::Permission::ALL {
-                teams::set_permission(&mut row, p, req.permissions.unwrap_or_else(|| teams::permissions(&t)).has(p));
+                teams::set_permission(
+                    &mut row,
+                    p,
+                    req.permissions
+                        .unwrap_or_else(|| teams::permissions(&t))
+                        .has(p),
+                );
             }
             if !req.events.is_empty() {
                 row.all_events = Set(false);
@@ -107,17 +138,27 @@ pub async fn create_token(db: &DatabaseConnection, req: &TokenRequest) -> Result
 }
 
 /// Lets `acceptor` accept the gift cards issued by `issuer`.
-pub async fn accept_giftcards(db: &DatabaseConnection, acceptor: &str, issuer: &str) -> Result<(), AdminError> {
+pub async fn accept_giftcards(
+    db: &DatabaseConnection,
+    acceptor: &str,
+    issuer: &str,
+) -> Result<(), AdminError> {
     let acceptor = organizer_by_slug(db, acceptor).await?;
     let issuer = organizer_by_slug(db, issuer).await?;
     if acceptor.id == issuer.id {
         return Err(invalid("an organizer always accepts its own gift cards"));
     }
-    let exists = giftcard_acceptance::Entity::find_by_id((issuer.id, acceptor.id)).one(db).await?.is_some();
+    let exists = giftcard_acceptance::Entity::find_by_id((issuer.id, acceptor.id))
+        .one(db)
+        .await?
+        .is_some();
     if !exists {
-        giftcard_acceptance::ActiveModel { issuer_id: Set(issuer.id), acceptor_id: Set(acceptor.id) }
-            .insert(db)
-            .await?;
+        giftcard_acceptance::ActiveModel {
+            issuer_id: Set(issuer.id),
+            acceptor_id: Set(acceptor.id),
+        }
+        .insert(db)
+        .await?;
     }
     Ok(())
 }
@@ -130,7 +171,11 @@ pub const DEMO_GIFTCARD: &str = "DEMO-GIFTCARD";
 /// Seeds the demo data when missing (an organizer with a gift card) and returns a new token
 /// of its `demo` team, which has every permission.
 pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
-    let org = match organizer::Entity::find().filter(organizer::Column::Slug.eq(DEMO_ORGANIZER)).one(db).await? {
+    let org = match organizer::Entity::find()
+        .filter(organizer::Column::Slug.eq(DEMO_ORGANIZER))
+        .one(db)
+        .await?
+    {
         Some(o) => o,
         None => create_organizer(db, DEMO_ORGANIZER, "Demo Organizer").await?,
     };
@@ -149,10 +194,12 @@ pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
             expires: None,
             conditions: Some("Demo card".into()),
         };
-        giftcards::create(db, org.id, card).await.map_err(|e| match e {
-            giftcards::CreateError::Db(e) => AdminError::Db(e),
-            giftcards::CreateError::SecretTaken => invalid("demo gift card secret taken"),
-        })?;
+        giftcards::create(db, org.id, card)
+            .await
+            .map_err(|e| match e {
+                giftcards::CreateError::Db(e) => AdminError::Db(e),
+                giftcards::CreateError::SecretTaken => invalid("demo gift card secret taken"),
+            })?;
     }
     let request = TokenRequest {
         organizer: DEMO_ORGANIZER.into(),

@@ -37,7 +37,10 @@ pub enum StartError {
 impl App {
     /// A new app with this configuration and no plugins.
     pub fn new(config: Config) -> Self {
-        Self { config, plugins: PluginRegistry::default() }
+        Self {
+            config,
+            plugins: PluginRegistry::default(),
+        }
     }
 
     /// Adds a compiled-in plugin.
@@ -48,7 +51,11 @@ impl App {
 
     /// Connects to the configured database, migrates it, and gives the server.
     pub async fn build(self) -> Result<Server, StartError> {
-        let db = crate::db::connect(&self.config.effective_database_url(), self.config.db_max_connections).await?;
+        let db = crate::db::connect(
+            &self.config.effective_database_url(),
+            self.config.db_max_connections,
+        )
+        .await?;
         crate::db::migrate(&db).await?;
         Ok(self.with_database(db))
     }
@@ -73,8 +80,12 @@ pub struct Server {
 }
 
 fn service() -> OpenApiService<impl poem_openapi::OpenApi, ()> {
-    OpenApiService::new(crate::api::ticketing_api(), "Tessera", env!("CARGO_PKG_VERSION"))
-        .description("Event-ticketing back end. The `/api/v1/` interface follows pretix's REST API.")
+    OpenApiService::new(
+        crate::api::ticketing_api(),
+        "Tessera",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .description("Event-ticketing back end. The `/api/v1/` interface follows pretix's REST API.")
 }
 
 /// The OpenAPI document of the API, as served and as written to `openapi/openapi.json`.
@@ -103,12 +114,24 @@ impl Server {
         let service = service();
         let document = openapi_json();
         let routes = Arc::new(RouteTable::from_spec(&openapi_document()));
-        let limiter = self.state.config.rate_limit_per_minute.and_then(RateLimiter::new).map(Arc::new);
-        let ui = service.swagger_ui_html().replace(&service.spec(), &document);
+        let limiter = self
+            .state
+            .config
+            .rate_limit_per_minute
+            .and_then(RateLimiter::new)
+            .map(Arc::new);
+        let ui = service
+            .swagger_ui_html()
+            .replace(&service.spec(), &document);
         let api = Route::new()
-            .nest("/api/v1/openapi.json", make_sync(move |_| {
-                poem::Response::builder().content_type("application/json").body(document.clone())
-            }))
+            .nest(
+                "/api/v1/openapi.json",
+                make_sync(move |_| {
+                    poem::Response::builder()
+                        .content_type("application/json")
+                        .body(document.clone())
+                }),
+            )
             .nest("/docs", make_sync(move |_| Html(ui.clone())))
             .nest("/", service);
         let state = self.state.clone();
@@ -124,7 +147,11 @@ impl Server {
         let listener = poem::listener::TcpListener::bind(bind.clone());
         tracing::info!(%bind, public_url = %self.state.public_url, "serving");
         poem::Server::new(listener)
-            .run_with_graceful_shutdown(self.endpoint(), shutdown_signal(), Some(std::time::Duration::from_secs(30)))
+            .run_with_graceful_shutdown(
+                self.endpoint(),
+                shutdown_signal(),
+                Some(std::time::Duration::from_secs(30)),
+            )
             .await?;
         tracing::info!("stopped");
         Ok(())

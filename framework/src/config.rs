@@ -154,7 +154,10 @@ impl Config {
     }
 
     fn from_file(path: &Path) -> Result<Self, ConfigError> {
-        let err = |message: String| ConfigError::File { path: path.to_owned(), message };
+        let err = |message: String| ConfigError::File {
+            path: path.to_owned(),
+            message,
+        };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         toml::from_str(&text).map_err(|e| err(e.to_string()))
     }
@@ -188,8 +191,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("tessera-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join("tessera.toml");
-        std::fs::write(&file, "bind = \"0.0.0.0:1\"\npublic_url = \"https://file\"\nlog_format = \"json\"\n")
-            .expect("write");
+        std::fs::write(
+            &file,
+            "bind = \"0.0.0.0:1\"\npublic_url = \"https://file\"\nlog_format = \"json\"\n",
+        )
+        .expect("write");
         let env = |name: &str| match name {
             "TESSERA_PUBLIC_URL" => Some("https://env/".to_string()),
             "TESSERA_BIND" => Some("0.0.0.0:2".to_string()),
@@ -212,7 +218,10 @@ mod tests {
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join("tessera.toml");
         std::fs::write(&file, "bnd = \"x\"\n").expect("write");
-        let overrides = Overrides { config_file: Some(file), ..Default::default() };
+        let overrides = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
         assert!(Config::load_from(overrides, |_| None).is_err());
     }
 }

@@ -21,7 +21,11 @@ pub const TEAM_PERMISSIONS: [&str; 11] = [
     "can_change_vouchers",
 ];
 
-fn fk(from_table: &'static str, from_col: &'static str, to: &'static str) -> ForeignKeyCreateStatement {
+fn fk(
+    from_table: &'static str,
+    from_col: &'static str,
+    to: &'static str,
+) -> ForeignKeyCreateStatement {
     ForeignKey::create()
         .from(from_table, from_col)
         .to(to, "id")
@@ -165,7 +169,11 @@ impl MigrationTrait for Migration {
                 .col(string_null("order_code"))
                 .col(text_null("text"))
                 .foreign_key(&mut fk("giftcard_transactions", "card_id", "giftcards"))
-                .foreign_key(&mut fk("giftcard_transactions", "acceptor_id", "organizers"))
+                .foreign_key(&mut fk(
+                    "giftcard_transactions",
+                    "acceptor_id",
+                    "organizers",
+                ))
                 .foreign_key(
                     ForeignKey::create()
                         .from("giftcard_transactions", "event_id")

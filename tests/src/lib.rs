@@ -1,1 +1,253 @@
+//! Test support: a fresh server on a fresh database per test, and small HTTP helpers.
+//!
+//! Tests run on SQLite by default and on PostgreSQL when `TESSERA_TEST_DATABASE_URL` is set:
+//! each test then gets its own schema in that database.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use poem::endpoint::BoxEndpoint;
+use poem::http::{HeaderMap, Method};
+use poem::{Body, Endpoint, Request};
+use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use serde_json::Value;
+use tempfile::TempDir;
+use tessera::admin::{self, TokenRequest};
+use tessera::domain::permissions::{Permission, PermissionSet};
+use tessera::{App, Config};
+
+/// A fresh, migrated database and the URL to reach it.
+pub struct TestDatabase {
+    /// URL other processes can use.
+    pub url: String,
+    /// The temporary directory of a SQLite database.
+    pub dir: Option<TempDir>,
+}
+
+fn unique_name() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    format!(
+        "t{}_{}_{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        nanos
+    )
+}
+
+/// Makes a fresh database: a new schema on the PostgreSQL named by
+/// `TESSERA_TEST_DATABASE_URL`, or else a new SQLite file.
+pub async fn fresh_database() -> TestDatabase {
+    match std::env::var("TESSERA_TEST_DATABASE_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    {
+        Some(base) => {
+            let schema = unique_name();
+            let admin = tessera::db::connect(&base, 2)
+                .await
+                .expect("connect to PostgreSQL");
+            admin
+                .execute_raw(Statement::from_string(
+                    admin.get_database_backend(),
+                    format!("CREATE SCHEMA {schema}"),
+                ))
+                .await
+                .expect("create schema");
+            admin.close().await.ok();
+            let sep = if base.contains('?') { '&' } else { '?' };
+            TestDatabase {
+                url: format!("{base}{sep}options=-c%20search_path%3D{schema}"),
+                dir: None,
+            }
+        }
+        None => {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let url = format!(
+                "sqlite://{}?mode=rwc",
+                dir.path().join("test.sqlite3").display()
+            );
+            TestDatabase {
+                url,
+                dir: Some(dir),
+            }
+        }
+    }
+}
+
+/// An answer: status, JSON body (or `Value::Null`, or the text as a string), headers.
+#[derive(Debug)]
+pub struct Reply {
+    /// HTTP status.
+    pub status: u16,
+    /// The body parsed as JSON; a non-JSON body as a string.
+    pub body: Value,
+    /// Response headers.
+    pub headers: HeaderMap,
+}
+
+impl Reply {
+    /// A header's value as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// A server on a fresh database, called in-process.
+pub struct TestApp {
+    /// The database.
+    pub db: DatabaseConnection,
+    endpoint: BoxEndpoint<'static>,
+    _database: TestDatabase,
+}
+
+impl TestApp {
+    /// A server with the default configuration.
+    pub async fn spawn() -> Self {
+        Self::spawn_with(|_| {}).await
+    }
+
+    /// A server with a configuration changed by `f`.
+    pub async fn spawn_with(f: impl FnOnce(&mut Config)) -> Self {
+        if std::env::var_os("TESSERA_TEST_LOG").is_some() {
+            tessera::logging::init(tessera::config::LogFormat::Text);
+        }
+        let database = fresh_database().await;
+        let mut config = Config {
+            database_url: Some(database.url.clone()),
+            public_url: Some("http://tessera.test".into()),
+            db_max_connections: 8,
+            ..Config::default()
+        };
+        f(&mut config);
+        let server = App::new(config).build().await.expect("server");
+        Self {
+            db: server.state().db.clone(),
+            endpoint: server.endpoint(),
+            _database: database,
+        }
+    }
+
+    /// Sends a request with raw headers and body.
+    pub async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path.parse().expect("uri"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = self.endpoint.get_response(req.body(Body::from(body))).await;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let bytes = resp.into_body().into_vec().await.expect("body");
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        Reply {
+            status,
+            body,
+            headers,
+        }
+    }
+
+    /// Sends a request with an optional token and JSON body.
+    pub async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
+        let auth = token.map(|t| format!("Token {t}"));
+        let mut headers: Vec<(&str, &str)> = Vec::new();
+        if let Some(a) = &auth {
+            headers.push(("Authorization", a));
+        }
+        let bytes = match body {
+            Some(b) => {
+                headers.push(("Content-Type", "application/json"));
+                b.to_string().into_bytes()
+            }
+            None => Vec::new(),
+        };
+        self.raw(method, path, &headers, bytes).await
+    }
+
+    /// GET with a token.
+    pub async fn get(&self, path: &str, token: &str) -> Reply {
+        self.call(Method::GET, path, Some(token), None).await
+    }
+
+    /// POST JSON with a token.
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.call(Method::POST, path, Some(token), Some(body)).await
+    }
+
+    /// PATCH JSON with a token.
+    pub async fn patch(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.call(Method::PATCH, path, Some(token), Some(body))
+            .await
+    }
+
+    /// PUT JSON with a token.
+    pub async fn put(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.call(Method::PUT, path, Some(token), Some(body)).await
+    }
+
+    /// DELETE with a token.
+    pub async fn delete(&self, path: &str, token: &str) -> Reply {
+        self.call(Method::DELETE, path, Some(token), None).await
+    }
+
+    /// Creates an organizer.
+    pub async fn organizer(&self, slug: &str) -> i64 {
+        admin::create_organizer(&self.db, slug, &format!("{slug} Ltd"))
+            .await
+            .expect("organizer")
+            .id
+    }
+
+    /// A token of a new team of `organizer` with exactly these permissions.
+    pub async fn token(&self, organizer: &str, permissions: &[&str]) -> String {
+        let set: PermissionSet = permissions
+            .iter()
+            .map(|p| Permission::from_name(p).expect("permission"))
+            .collect();
+        self.token_for(organizer, Some(set), &[]).await
+    }
+
+    /// A token of a new team with every permission.
+    pub async fn admin_token(&self, organizer: &str) -> String {
+        self.token_for(organizer, Some(PermissionSet::all()), &[])
+            .await
+    }
+
+    /// A token of a new team with these permissions, limited to these events when any.
+    pub async fn token_for(
+        &self,
+        organizer: &str,
+        permissions: Option<PermissionSet>,
+        events: &[&str],
+    ) -> String {
+        let request = TokenRequest {
+            organizer: organizer.into(),
+            team: unique_name(),
+            permissions: Some(permissions.unwrap_or_default()),
+            events: events.iter().map(|e| e.to_string()).collect(),
+        };
+        admin::create_token(&self.db, &request)
+            .await
+            .expect("token")
+    }
+}

@@ -10,7 +10,8 @@ use poem_openapi::{Enum, Object, OpenApi};
 
 use super::Tag;
 use crate::domain::giftcards::{
-    self, Card, CardChanges, CardFilter, CreateError, Entry, EntryOrder, NewCard, TransactError, Visibility,
+    self, Card, CardChanges, CardFilter, CreateError, Entry, EntryOrder, NewCard, TransactError,
+    Visibility,
 };
 use crate::domain::permissions::Permission;
 use crate::http::error::{ConflictResult, ListResult, ReadResult, WriteResult};
@@ -181,18 +182,26 @@ fn secret_is_valid(secret: &str) -> bool {
 
 fn not_negative(value: Money) -> Result<(), ApiError> {
     if value.0 < 0 {
-        return Err(ApiError::field("value", "Ensure this value is greater than or equal to 0.00."));
+        return Err(ApiError::field(
+            "value",
+            "Ensure this value is greater than or equal to 0.00.",
+        ));
     }
     Ok(())
 }
 
 fn visibility(organizer_id: i64, include_accepted: Option<bool>) -> Visibility {
-    Visibility { organizer_id, include_accepted: include_accepted.unwrap_or(false) }
+    Visibility {
+        organizer_id,
+        include_accepted: include_accepted.unwrap_or(false),
+    }
 }
 
 fn own_cards_only(include_accepted: Option<bool>) -> Result<(), ApiError> {
     if include_accepted.is_some() {
-        return Err(ApiError::forbidden_because("Accepted gift cards cannot be updated, use transact instead."));
+        return Err(ApiError::forbidden_because(
+            "Accepted gift cards cannot be updated, use transact instead.",
+        ));
     }
     Ok(())
 }
@@ -217,13 +226,20 @@ impl GiftCardsApi {
         testmode: Query<Option<bool>>,
         include_accepted: Query<Option<bool>>,
     ) -> ListResult<Json<Page<GiftCardOut>>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         let vis = visibility(org.organizer.id, include_accepted.0);
-        let filter = CardFilter { secret: secret.0, testmode: testmode.0 };
+        let filter = CardFilter {
+            secret: secret.0,
+            testmode: testmode.0,
+        };
         let total = giftcards::count(&state.db, vis, &filter).await?;
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
         let cards = giftcards::list(&state.db, vis, &filter, window.limit, window.offset).await?;
-        Ok(Json(window.page(cards.into_iter().map(Into::into).collect())))
+        Ok(Json(
+            window.page(cards.into_iter().map(Into::into).collect()),
+        ))
     }
 
     /// Show a gift card
@@ -236,8 +252,15 @@ impl GiftCardsApi {
         id: Path<i64>,
         include_accepted: Query<Option<bool>>,
     ) -> ReadResult<Json<GiftCardOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
-        let card = giftcards::find(&state.db, visibility(org.organizer.id, include_accepted.0), *id).await?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let card = giftcards::find(
+            &state.db,
+            visibility(org.organizer.id, include_accepted.0),
+            *id,
+        )
+        .await?;
         Ok(Json(card.ok_or_else(ApiError::forbidden)?.into()))
     }
 
@@ -253,7 +276,9 @@ impl GiftCardsApi {
         organizer: Path<String>,
         body: JsonBody<GiftCardCreate>,
     ) -> WriteResult<Created<GiftCardOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         let new = body.0;
         if new.secret.as_deref().is_some_and(|s| !secret_is_valid(s)) {
             return Err(ApiError::field("secret", "Use only letters, digits, \".\", \"-\" and \"_\", starting with a letter or digit.").into());
@@ -292,7 +317,9 @@ impl GiftCardsApi {
         include_accepted: Query<Option<bool>>,
         body: JsonBody<GiftCardPatch>,
     ) -> WriteResult<Json<GiftCardOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         own_cards_only(include_accepted.0)?;
         let patch = body.0;
         if let Some(v) = patch.value {
@@ -318,7 +345,9 @@ impl GiftCardsApi {
         include_accepted: Query<Option<bool>>,
         body: JsonBody<GiftCardPut>,
     ) -> WriteResult<Json<GiftCardOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         own_cards_only(include_accepted.0)?;
         let put = body.0;
         not_negative(put.value)?;
@@ -335,7 +364,10 @@ impl GiftCardsApi {
     ///
     /// Atomically adds the signed `value` to the card. A debit that would take the card
     /// below zero is answered with 409 and changes nothing.
-    #[oai(path = "/api/v1/organizers/:organizer/giftcards/:id/transact", method = "post")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/giftcards/:id/transact",
+        method = "post"
+    )]
     async fn transact_giftcard(
         &self,
         state: Data<&AppState>,
@@ -345,7 +377,9 @@ impl GiftCardsApi {
         include_accepted: Query<Option<bool>>,
         body: JsonBody<TransactRequest>,
     ) -> ConflictResult<Json<GiftCardOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         let vis = visibility(org.organizer.id, include_accepted.0);
         let TransactRequest { value, text } = body.0;
         match giftcards::transact(&state.db, vis, *id, value.0, text).await {
@@ -363,7 +397,10 @@ impl GiftCardsApi {
     /// List a gift card's transactions
     ///
     /// Newest first by default; `ordering` may be `datetime`, `-datetime`, `id` or `-id`.
-    #[oai(path = "/api/v1/organizers/:organizer/giftcards/:id/transactions", method = "get")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/giftcards/:id/transactions",
+        method = "get"
+    )]
     #[allow(clippy::too_many_arguments)]
     async fn list_giftcard_transactions(
         &self,
@@ -377,9 +414,13 @@ impl GiftCardsApi {
         ordering: Query<Option<TransactionOrdering>>,
         include_accepted: Query<Option<bool>>,
     ) -> ListResult<Json<Page<TransactionOut>>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ManageGiftCards))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         let vis = visibility(org.organizer.id, include_accepted.0);
-        let card = giftcards::find(&state.db, vis, *id).await?.ok_or_else(ApiError::forbidden)?;
+        let card = giftcards::find(&state.db, vis, *id)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
         let order = match ordering.0 {
             Some(TransactionOrdering::Datetime) => EntryOrder::OldestFirst,
             Some(TransactionOrdering::DatetimeDesc) | None => EntryOrder::NewestFirst,
@@ -388,7 +429,10 @@ impl GiftCardsApi {
         };
         let total = giftcards::count_entries(&state.db, card.id).await?;
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
-        let entries = giftcards::entries(&state.db, card.id, order, window.limit, window.offset).await?;
-        Ok(Json(window.page(entries.into_iter().map(Into::into).collect())))
+        let entries =
+            giftcards::entries(&state.db, card.id, order, window.limit, window.offset).await?;
+        Ok(Json(
+            window.page(entries.into_iter().map(Into::into).collect()),
+        ))
     }
 }

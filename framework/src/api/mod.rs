@@ -21,5 +21,9 @@ pub enum Tag {
 
 /// Every operation of the ticketing API (`/api/v1/`).
 pub fn ticketing_api() -> impl OpenApi {
-    (organizers::OrganizersApi, teams::TeamsApi, giftcards::GiftCardsApi)
+    (
+        organizers::OrganizersApi,
+        teams::TeamsApi,
+        giftcards::GiftCardsApi,
+    )
 }

@@ -26,7 +26,11 @@ pub struct OrganizerOut {
 
 impl From<&OrganizerRef> for OrganizerOut {
     fn from(o: &OrganizerRef) -> Self {
-        Self { id: o.id, name: o.name.clone(), slug: o.slug.clone() }
+        Self {
+            id: o.id,
+            name: o.name.clone(),
+            slug: o.slug.clone(),
+        }
     }
 }
 
@@ -49,7 +53,8 @@ impl OrganizersApi {
     ) -> ListResult<Json<Page<OrganizerOut>>> {
         let mut organizers = auth.0.organizers();
         organizers.sort_by(|a, b| a.slug.cmp(&b.slug));
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(organizers.len() as u64)?;
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .window(organizers.len() as u64)?;
         let results = organizers
             .into_iter()
             .skip(window.offset as usize)
@@ -61,7 +66,11 @@ impl OrganizersApi {
 
     /// Show an organizer
     #[oai(path = "/api/v1/organizers/:organizer", method = "get")]
-    async fn get_organizer(&self, auth: Auth, organizer: Path<String>) -> ReadResult<Json<OrganizerOut>> {
+    async fn get_organizer(
+        &self,
+        auth: Auth,
+        organizer: Path<String>,
+    ) -> ReadResult<Json<OrganizerOut>> {
         let access = auth.0.organizer(&organizer, None)?;
         Ok(Json(OrganizerOut::from(&access.organizer)))
     }

@@ -6,7 +6,10 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
 
 use super::Tag;
 use crate::db::begin_write;
@@ -147,7 +150,13 @@ pub struct TokenOut {
 }
 
 fn token_out(t: team_token::Model, token: Option<String>) -> TokenOut {
-    TokenOut { id: t.id, name: t.name, active: t.active, created: t.created, token }
+    TokenOut {
+        id: t.id,
+        name: t.name,
+        active: t.active,
+        created: t.created,
+        token,
+    }
 }
 
 /// A new token.
@@ -169,10 +178,19 @@ async fn find_team(state: &AppState, organizer_id: i64, id: i64) -> Result<team:
         .ok_or_else(ApiError::forbidden)
 }
 
-async fn event_ids(state: &AppState, organizer_id: i64, slugs: &[String]) -> Result<Vec<i64>, ApiError> {
-    teams::resolve_event_slugs(&state.db, organizer_id, slugs).await?.map_err(|missing| {
-        ApiError::field("limit_events", format!("Object with slug={} does not exist.", missing.join(", ")))
-    })
+async fn event_ids(
+    state: &AppState,
+    organizer_id: i64,
+    slugs: &[String],
+) -> Result<Vec<i64>, ApiError> {
+    teams::resolve_event_slugs(&state.db, organizer_id, slugs)
+        .await?
+        .map_err(|missing| {
+            ApiError::field(
+                "limit_events",
+                format!("Object with slug={} does not exist.", missing.join(", ")),
+            )
+        })
 }
 
 async fn show_team(state: &AppState, t: &team::Model) -> Result<TeamOut, ApiError> {
@@ -181,9 +199,17 @@ async fn show_team(state: &AppState, t: &team::Model) -> Result<TeamOut, ApiErro
 }
 
 /// Inserts or updates a team and, when given, its event list, in one transaction.
-async fn save_team(state: &AppState, row: team::ActiveModel, events: Option<Vec<i64>>) -> Result<team::Model, ApiError> {
+async fn save_team(
+    state: &AppState,
+    row: team::ActiveModel,
+    events: Option<Vec<i64>>,
+) -> Result<team::Model, ApiError> {
     let txn = begin_write(&state.db).await?;
-    let saved = if row.id.is_set() { row.update(&txn).await? } else { row.insert(&txn).await? };
+    let saved = if row.id.is_not_set() {
+        row.insert(&txn).await?
+    } else {
+        row.update(&txn).await?
+    };
     if let Some(events) = events {
         teams::set_event_ids(&txn, saved.id, &events).await?;
     }
@@ -204,7 +230,9 @@ impl TeamsApi {
         page: Query<Option<String>>,
         page_size: Query<Option<u64>>,
     ) -> ListResult<Json<Page<TeamOut>>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let query = team::Entity::find().filter(team::Column::OrganizerId.eq(org.organizer.id));
         let total = query.clone().count(&state.db).await?;
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
@@ -214,15 +242,27 @@ impl TeamsApi {
             .offset(window.offset)
             .all(&state.db)
             .await?;
-        let mut slugs = teams::event_slugs(&state.db, &rows.iter().map(|t| t.id).collect::<Vec<_>>()).await?;
-        let results = rows.iter().map(|t| team_out(t, slugs.remove(&t.id).unwrap_or_default())).collect();
+        let mut slugs =
+            teams::event_slugs(&state.db, &rows.iter().map(|t| t.id).collect::<Vec<_>>()).await?;
+        let results = rows
+            .iter()
+            .map(|t| team_out(t, slugs.remove(&t.id).unwrap_or_default()))
+            .collect();
         Ok(Json(window.page(results)))
     }
 
     /// Show a team
     #[oai(path = "/api/v1/organizers/:organizer/teams/:id", method = "get")]
-    async fn get_team(&self, state: Data<&AppState>, auth: Auth, organizer: Path<String>, id: Path<i64>) -> ReadResult<Json<TeamOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+    async fn get_team(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+    ) -> ReadResult<Json<TeamOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *id).await?;
         Ok(Json(show_team(&state, &t).await?))
     }
@@ -236,10 +276,17 @@ impl TeamsApi {
         organizer: Path<String>,
         body: JsonBody<TeamCreate>,
     ) -> WriteResult<Created<TeamOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let new = body.0;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
-        let row = teams::new_team(org.organizer.id, &new.name, new.all_events, new.permissions.to_set());
+        let row = teams::new_team(
+            org.organizer.id,
+            &new.name,
+            new.all_events,
+            new.permissions.to_set(),
+        );
         let saved = save_team(&state, row, Some(events)).await?;
         Ok(Created::Created(Json(show_team(&state, &saved).await?)))
     }
@@ -254,11 +301,18 @@ impl TeamsApi {
         id: Path<i64>,
         body: JsonBody<TeamCreate>,
     ) -> WriteResult<Json<TeamOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let existing = find_team(&state, org.organizer.id, *id).await?;
         let new = body.0;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
-        let mut row = teams::new_team(org.organizer.id, &new.name, new.all_events, new.permissions.to_set());
+        let mut row = teams::new_team(
+            org.organizer.id,
+            &new.name,
+            new.all_events,
+            new.permissions.to_set(),
+        );
         row.id = Set(existing.id);
         let saved = save_team(&state, row, Some(events)).await?;
         Ok(Json(show_team(&state, &saved).await?))
@@ -274,7 +328,9 @@ impl TeamsApi {
         id: Path<i64>,
         body: JsonBody<TeamPatch>,
     ) -> WriteResult<Json<TeamOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let existing = find_team(&state, org.organizer.id, *id).await?;
         let patch = body.0;
         let events = match &patch.limit_events {
@@ -299,15 +355,26 @@ impl TeamsApi {
     ///
     /// Its tokens stop working at once.
     #[oai(path = "/api/v1/organizers/:organizer/teams/:id", method = "delete")]
-    async fn delete_team(&self, state: Data<&AppState>, auth: Auth, organizer: Path<String>, id: Path<i64>) -> DeleteResult<NoContent> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+    async fn delete_team(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+    ) -> DeleteResult<NoContent> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *id).await?;
         team::Entity::delete_by_id(t.id).exec(&state.db).await?;
         Ok(NoContent::NoContent)
     }
 
     /// List a team's tokens
-    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens", method = "get")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/teams/:team/tokens",
+        method = "get"
+    )]
     #[allow(clippy::too_many_arguments)]
     async fn list_team_tokens(
         &self,
@@ -319,7 +386,9 @@ impl TeamsApi {
         page: Query<Option<String>>,
         page_size: Query<Option<u64>>,
     ) -> ListResult<Json<Page<TokenOut>>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
         let query = team_token::Entity::find().filter(team_token::Column::TeamId.eq(t.id));
         let total = query.clone().count(&state.db).await?;
@@ -331,11 +400,16 @@ impl TeamsApi {
             .offset(window.offset)
             .all(&state.db)
             .await?;
-        Ok(Json(window.page(rows.into_iter().map(|t| token_out(t, None)).collect())))
+        Ok(Json(window.page(
+            rows.into_iter().map(|t| token_out(t, None)).collect(),
+        )))
     }
 
     /// Show a team's token
-    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens/:id", method = "get")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/teams/:team/tokens/:id",
+        method = "get"
+    )]
     async fn get_team_token(
         &self,
         state: Data<&AppState>,
@@ -344,7 +418,9 @@ impl TeamsApi {
         team: Path<i64>,
         id: Path<i64>,
     ) -> ReadResult<Json<TokenOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
         let token = find_token(&state, t.id, *id).await?;
         Ok(Json(token_out(token, None)))
@@ -353,7 +429,10 @@ impl TeamsApi {
     /// Create a token for a team
     ///
     /// The answer is the only place the token is ever shown.
-    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens", method = "post")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/teams/:team/tokens",
+        method = "post"
+    )]
     async fn create_team_token(
         &self,
         state: Data<&AppState>,
@@ -362,7 +441,9 @@ impl TeamsApi {
         team: Path<i64>,
         body: JsonBody<TokenCreate>,
     ) -> WriteResult<Created<TokenOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
         let (row, token) = teams::create_token(&state.db, t.id, &body.0.name).await?;
         Ok(Created::Created(Json(token_out(row, Some(token)))))
@@ -371,7 +452,10 @@ impl TeamsApi {
     /// Deactivate a team's token
     ///
     /// The token stops working at once; the answer is the deactivated token.
-    #[oai(path = "/api/v1/organizers/:organizer/teams/:team/tokens/:id", method = "delete")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/teams/:team/tokens/:id",
+        method = "delete"
+    )]
     async fn delete_team_token(
         &self,
         state: Data<&AppState>,
@@ -380,7 +464,9 @@ impl TeamsApi {
         team: Path<i64>,
         id: Path<i64>,
     ) -> DeleteResult<Json<TokenOut>> {
-        let org = auth.0.organizer(&organizer, Some(Permission::ChangeTeams))?;
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
         let token = find_token(&state, t.id, *id).await?;
         let mut row: team_token::ActiveModel = token.into();
@@ -389,7 +475,11 @@ impl TeamsApi {
     }
 }
 
-async fn find_token(state: &AppState, team_id: i64, id: i64) -> Result<team_token::Model, ApiError> {
+async fn find_token(
+    state: &AppState,
+    team_id: i64,
+    id: i64,
+) -> Result<team_token::Model, ApiError> {
     team_token::Entity::find_by_id(id)
         .filter(team_token::Column::TeamId.eq(team_id))
         .one(&state.db)

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, Database, DatabaseTransaction, DbBackend,
-    DbErr, SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    ConnectOptions, Database, DatabaseTransaction, DbBackend, DbErr, SqliteTransactionMode,
+    TransactionOptions, TransactionTrait,
 };
 use tessera_migrations::{Migrator, MigratorTrait};
 
@@ -43,7 +43,9 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
 }
 
 fn sqlite_path(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or(rest);
     (!path.is_empty() && path != ":memory:").then_some(path)
 }
@@ -71,5 +73,8 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
 
 /// True when a database error is a unique-constraint violation.
 pub fn is_unique_violation(err: &DbErr) -> bool {
-    matches!(err.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_)))
+    matches!(
+        err.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
 }

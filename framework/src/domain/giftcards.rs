@@ -5,8 +5,8 @@
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use sea_orm::{
-    ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
-    FromQueryResult, Set, Statement, Value,
+    ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult, Set,
+    Statement, Value,
 };
 
 use crate::db::entities::{giftcard, giftcard_transaction};
@@ -86,11 +86,25 @@ fn list_where(vis: Visibility, filter: &CardFilter) -> (String, Vec<Value>) {
 }
 
 /// Counts the cards matching a filter.
-pub async fn count(db: &impl ConnectionTrait, vis: Visibility, filter: &CardFilter) -> Result<u64, DbErr> {
+pub async fn count(
+    db: &impl ConnectionTrait,
+    vis: Visibility,
+    filter: &CardFilter,
+) -> Result<u64, DbErr> {
     let (cond, values) = list_where(vis, filter);
     let sql = format!("SELECT COUNT(*) AS n FROM giftcards g {cond}");
-    let row = db.query_one_raw(Statement::from_sql_and_values(db.get_database_backend(), sql, values)).await?;
-    Ok(row.map(|r| r.try_get::<i64>("", "n")).transpose()?.unwrap_or(0).max(0) as u64)
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            sql,
+            values,
+        ))
+        .await?;
+    Ok(row
+        .map(|r| r.try_get::<i64>("", "n"))
+        .transpose()?
+        .unwrap_or(0)
+        .max(0) as u64)
 }
 
 /// One page of cards matching a filter, newest first.
@@ -106,22 +120,34 @@ pub async fn list(
         "SELECT {CARD_COLUMNS} FROM giftcards g JOIN organizers o ON o.id = g.issuer_id {cond} \
          ORDER BY g.issuance DESC, g.id DESC LIMIT {limit} OFFSET {offset}"
     );
-    Card::find_by_statement(Statement::from_sql_and_values(db.get_database_backend(), sql, values))
-        .all(db)
-        .await
+    Card::find_by_statement(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        values,
+    ))
+    .all(db)
+    .await
 }
 
 /// One card, when visible.
-pub async fn find(db: &impl ConnectionTrait, vis: Visibility, id: i64) -> Result<Option<Card>, DbErr> {
+pub async fn find(
+    db: &impl ConnectionTrait,
+    vis: Visibility,
+    id: i64,
+) -> Result<Option<Card>, DbErr> {
     let sql = format!(
         "SELECT {CARD_COLUMNS} FROM giftcards g JOIN organizers o ON o.id = g.issuer_id \
          WHERE g.id = $3 AND {}",
         Visibility::condition(1, 2)
     );
     let [org, inc] = vis.values();
-    Card::find_by_statement(Statement::from_sql_and_values(db.get_database_backend(), sql, [org, inc, id.into()]))
-        .one(db)
-        .await
+    Card::find_by_statement(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [org, inc, id.into()],
+    ))
+    .one(db)
+    .await
 }
 
 /// A new card.
@@ -152,7 +178,11 @@ pub enum CreateError {
 
 impl From<DbErr> for CreateError {
     fn from(e: DbErr) -> Self {
-        if is_unique_violation(&e) { CreateError::SecretTaken } else { CreateError::Db(e) }
+        if is_unique_violation(&e) {
+            CreateError::SecretTaken
+        } else {
+            CreateError::Db(e)
+        }
     }
 }
 
@@ -160,17 +190,37 @@ const SECRET_CHARSET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ3789";
 
 fn generate_secret() -> String {
     let mut rng = rand::rng();
-    (0..16).map(|_| SECRET_CHARSET[rng.random_range(0..SECRET_CHARSET.len())] as char).collect()
+    (0..16)
+        .map(|_| SECRET_CHARSET[rng.random_range(0..SECRET_CHARSET.len())] as char)
+        .collect()
 }
 
-async fn secret_in_use(db: &impl ConnectionTrait, organizer_id: i64, secret: &str) -> Result<bool, DbErr> {
-    let sql = format!("SELECT g.id FROM giftcards g WHERE g.secret = $3 AND {}", Visibility::condition(1, 2));
+async fn secret_in_use(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    secret: &str,
+) -> Result<bool, DbErr> {
+    let sql = format!(
+        "SELECT g.id FROM giftcards g WHERE g.secret = $3 AND {}",
+        Visibility::condition(1, 2)
+    );
     let values = [organizer_id.into(), true.into(), secret.into()];
-    Ok(db.query_one_raw(Statement::from_sql_and_values(db.get_database_backend(), sql, values)).await?.is_some())
+    Ok(db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            sql,
+            values,
+        ))
+        .await?
+        .is_some())
 }
 
 /// Issues a card; its initial value is booked as the first transaction.
-pub async fn create(db: &DatabaseConnection, organizer_id: i64, new: NewCard) -> Result<Card, CreateError> {
+pub async fn create(
+    db: &DatabaseConnection,
+    organizer_id: i64,
+    new: NewCard,
+) -> Result<Card, CreateError> {
     let txn = begin_write(db).await?;
     let secret = match new.secret {
         Some(s) => {
@@ -201,8 +251,13 @@ pub async fn create(db: &DatabaseConnection, organizer_id: i64, new: NewCard) ->
     .insert(&txn)
     .await?;
     book(&txn, card.id, organizer_id, new.value_cents, None, now).await?;
-    let vis = Visibility { organizer_id, include_accepted: false };
-    let shown = find(&txn, vis, card.id).await?.ok_or_else(|| DbErr::RecordNotFound("new card".into()))?;
+    let vis = Visibility {
+        organizer_id,
+        include_accepted: false,
+    };
+    let shown = find(&txn, vis, card.id)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound("new card".into()))?;
     txn.commit().await?;
     Ok(shown)
 }
@@ -265,16 +320,36 @@ pub async fn update(
         active.conditions = Set(conditions);
     }
     active.update(&txn).await?;
-    let shown = find(&txn, Visibility { organizer_id, include_accepted: false }, id).await?;
+    let shown = find(
+        &txn,
+        Visibility {
+            organizer_id,
+            include_accepted: false,
+        },
+        id,
+    )
+    .await?;
     txn.commit().await?;
     Ok(shown)
 }
 
 /// Reads one of the organizer's own cards and locks it until the transaction ends.
-async fn lock_own(db: &impl ConnectionTrait, organizer_id: i64, id: i64) -> Result<Option<giftcard::Model>, DbErr> {
-    let lock = if db.get_database_backend() == DbBackend::Postgres { " FOR UPDATE" } else { "" };
+async fn lock_own(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    id: i64,
+) -> Result<Option<giftcard::Model>, DbErr> {
+    let lock = if db.get_database_backend() == DbBackend::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
     let sql = format!("SELECT * FROM giftcards WHERE id = $1 AND issuer_id = $2{lock}");
-    let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, [id.into(), organizer_id.into()]);
+    let stmt = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [id.into(), organizer_id.into()],
+    );
     giftcard::Model::find_by_statement(stmt).one(db).await
 }
 
@@ -340,9 +415,26 @@ async fn transact_postgres(
         Visibility::condition(1, 2)
     );
     let [org, inc] = vis.values();
-    let values = [org, inc, value_cents.into(), id.into(), now.into(), text.into()];
-    let row = db.query_one_raw(Statement::from_sql_and_values(DbBackend::Postgres, sql, values)).await?;
-    Ok(row.map(|r| r.try_get::<i64>("", "n")).transpose()?.unwrap_or(0) == 1)
+    let values = [
+        org,
+        inc,
+        value_cents.into(),
+        id.into(),
+        now.into(),
+        text.into(),
+    ];
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            sql,
+            values,
+        ))
+        .await?;
+    Ok(row
+        .map(|r| r.try_get::<i64>("", "n"))
+        .transpose()?
+        .unwrap_or(0)
+        == 1)
 }
 
 /// SQLite: the same in an IMMEDIATE transaction, which holds the database's write lock.
@@ -358,7 +450,13 @@ async fn transact_in_transaction(
     let sql = format!("{GUARDED_UPDATE}{}", Visibility::condition(1, 2));
     let [org, inc] = vis.values();
     let values = [org, inc, value_cents.into(), id.into()];
-    let updated = txn.execute_raw(Statement::from_sql_and_values(txn.get_database_backend(), sql, values)).await?;
+    let updated = txn
+        .execute_raw(Statement::from_sql_and_values(
+            txn.get_database_backend(),
+            sql,
+            values,
+        ))
+        .await?;
     if updated.rows_affected() != 1 {
         return Ok(false);
     }
@@ -404,9 +502,17 @@ pub enum EntryOrder {
 pub async fn count_entries(db: &impl ConnectionTrait, card_id: i64) -> Result<u64, DbErr> {
     let sql = "SELECT COUNT(*) AS n FROM giftcard_transactions WHERE card_id = $1";
     let row = db
-        .query_one_raw(Statement::from_sql_and_values(db.get_database_backend(), sql, [card_id.into()]))
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            sql,
+            [card_id.into()],
+        ))
         .await?;
-    Ok(row.map(|r| r.try_get::<i64>("", "n")).transpose()?.unwrap_or(0).max(0) as u64)
+    Ok(row
+        .map(|r| r.try_get::<i64>("", "n"))
+        .transpose()?
+        .unwrap_or(0)
+        .max(0) as u64)
 }
 
 /// One page of a card's ledger.
@@ -429,7 +535,11 @@ pub async fn entries(
          LEFT JOIN events e ON e.id = t.event_id \
          WHERE t.card_id = $1 ORDER BY {order_by} LIMIT {limit} OFFSET {offset}"
     );
-    Entry::find_by_statement(Statement::from_sql_and_values(db.get_database_backend(), sql, [card_id.into()]))
-        .all(db)
-        .await
+    Entry::find_by_statement(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [card_id.into()],
+    ))
+    .all(db)
+    .await
 }

@@ -24,7 +24,12 @@ pub fn permissions(t: &team::Model) -> PermissionSet {
         t.can_view_vouchers,
         t.can_change_vouchers,
     ];
-    Permission::ALL.into_iter().zip(flags).filter(|(_, on)| *on).map(|(p, _)| p).collect()
+    Permission::ALL
+        .into_iter()
+        .zip(flags)
+        .filter(|(_, on)| *on)
+        .map(|(p, _)| p)
+        .collect()
 }
 
 /// Writes a permission flag onto a team being created or changed.
@@ -46,7 +51,12 @@ pub fn set_permission(t: &mut team::ActiveModel, p: Permission, on: bool) {
 }
 
 /// A new team row with the given permissions, not yet saved.
-pub fn new_team(organizer_id: i64, name: &str, all_events: bool, perms: PermissionSet) -> team::ActiveModel {
+pub fn new_team(
+    organizer_id: i64,
+    name: &str,
+    all_events: bool,
+    perms: PermissionSet,
+) -> team::ActiveModel {
     let mut t = team::ActiveModel {
         organizer_id: Set(organizer_id),
         name: Set(name.to_owned()),
@@ -60,7 +70,10 @@ pub fn new_team(organizer_id: i64, name: &str, all_events: bool, perms: Permissi
 }
 
 /// The events of a team without `all_events`.
-pub async fn event_ids(db: &impl ConnectionTrait, team_id: i64) -> Result<Vec<i64>, sea_orm::DbErr> {
+pub async fn event_ids(
+    db: &impl ConnectionTrait,
+    team_id: i64,
+) -> Result<Vec<i64>, sea_orm::DbErr> {
     Ok(team_event::Entity::find()
         .filter(team_event::Column::TeamId.eq(team_id))
         .order_by_asc(team_event::Column::EventId)
@@ -72,7 +85,11 @@ pub async fn event_ids(db: &impl ConnectionTrait, team_id: i64) -> Result<Vec<i6
 }
 
 /// Replaces the event list of a team.
-pub async fn set_event_ids(db: &impl ConnectionTrait, team_id: i64, events: &[i64]) -> Result<(), sea_orm::DbErr> {
+pub async fn set_event_ids(
+    db: &impl ConnectionTrait,
+    team_id: i64,
+    events: &[i64],
+) -> Result<(), sea_orm::DbErr> {
     team_event::Entity::delete_many()
         .filter(team_event::Column::TeamId.eq(team_id))
         .exec(db)
@@ -161,6 +178,14 @@ pub async fn resolve_event_slugs(
         .into_tuple()
         .all(db)
         .await?;
-    let missing: Vec<String> = slugs.iter().filter(|s| !found.iter().any(|(_, f)| f == *s)).cloned().collect();
-    Ok(if missing.is_empty() { Ok(found.into_iter().map(|(id, _)| id).collect()) } else { Err(missing) })
+    let missing: Vec<String> = slugs
+        .iter()
+        .filter(|s| !found.iter().any(|(_, f)| f == *s))
+        .cloned()
+        .collect();
+    Ok(if missing.is_empty() {
+        Ok(found.into_iter().map(|(id, _)| id).collect())
+    } else {
+        Err(missing)
+    })
 }

@@ -32,7 +32,11 @@ mod tests {
     fn a_token_matches_its_hash_and_no_other() {
         let token = super::generate();
         assert_eq!(token.len(), 64);
-        assert!(token.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()));
+        assert!(
+            token
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        );
         let stored = super::hash(&token);
         assert!(super::matches(&stored, &token));
         assert!(!super::matches(&stored, &super::generate()));

@@ -9,8 +9,8 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 use sea_orm::{ConnectionTrait, FromQueryResult, Statement};
 
 use super::error::ApiError;
-use crate::domain::permissions::{Permission, PermissionSet};
 use crate::db::entities::team;
+use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::{teams, tokens};
 use crate::state::AppState;
 
@@ -127,14 +127,27 @@ impl Caller {
 
     /// The organizer with this slug, when the caller may see it and, if `needs` is given,
     /// holds that permission there; otherwise 403, whether or not the organizer exists.
-    pub fn organizer(&self, slug: &str, needs: Option<Permission>) -> Result<OrganizerAccess, ApiError> {
-        let grants: Vec<&Grant> = self.grants.iter().filter(|g| g.organizer.slug == slug).collect();
+    pub fn organizer(
+        &self,
+        slug: &str,
+        needs: Option<Permission>,
+    ) -> Result<OrganizerAccess, ApiError> {
+        let grants: Vec<&Grant> = self
+            .grants
+            .iter()
+            .filter(|g| g.organizer.slug == slug)
+            .collect();
         let first = grants.first().ok_or_else(ApiError::forbidden)?;
-        let permissions = grants.iter().fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions));
+        let permissions = grants
+            .iter()
+            .fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions));
         if needs.is_some_and(|p| !permissions.has(p)) {
             return Err(ApiError::forbidden());
         }
-        Ok(OrganizerAccess { organizer: first.organizer.clone(), permissions })
+        Ok(OrganizerAccess {
+            organizer: first.organizer.clone(),
+            permissions,
+        })
     }
 
     /// The caller's permissions for one event of an organizer.
@@ -186,26 +199,37 @@ impl<'a> ApiExtractor<'a> for Auth {
     ) -> poem::Result<Self> {
         let state = req.data::<AppState>().ok_or_else(ApiError::internal)?;
         let Some(value) = req.headers().get(header::AUTHORIZATION) else {
-            return Err(ApiError::unauthorized("Authentication credentials were not provided.").into());
+            return Err(
+                ApiError::unauthorized("Authentication credentials were not provided.").into(),
+            );
         };
         let creds = value.to_str().ok().and_then(Credentials::parse);
         let caller = match creds {
             Some(Credentials::Token(token)) => resolve_team_token(&state.db, &token).await?,
             _ => None,
         };
-        caller.map(Auth).ok_or_else(|| ApiError::unauthorized("Invalid token.").into())
+        caller
+            .map(Auth)
+            .ok_or_else(|| ApiError::unauthorized("Invalid token.").into())
     }
 }
 
 /// Resolves a team API token to its caller; `None` for an unknown or inactive token.
 /// One query: the token, its team and the team's organizer, joined.
-pub async fn resolve_team_token(db: &impl ConnectionTrait, token: &str) -> Result<Option<Caller>, ApiError> {
+pub async fn resolve_team_token(
+    db: &impl ConnectionTrait,
+    token: &str,
+) -> Result<Option<Caller>, ApiError> {
     let sql = "SELECT t.*, tt.id AS token_id, tt.token_hash, \
                o.slug AS organizer_slug, o.name AS organizer_name \
                FROM team_tokens tt JOIN teams t ON t.id = tt.team_id \
                JOIN organizers o ON o.id = t.organizer_id \
                WHERE tt.token_hash = $1 AND tt.active";
-    let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, [tokens::hash(token).into()]);
+    let stmt = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [tokens::hash(token).into()],
+    );
     let Some(row) = db.query_one_raw(stmt).await? else {
         return Ok(None);
     };
@@ -220,7 +244,10 @@ pub async fn resolve_team_token(db: &impl ConnectionTrait, token: &str) -> Resul
         EventScope::Only(teams::event_ids(db, team.id).await?)
     };
     Ok(Some(Caller {
-        kind: CallerKind::TeamToken { token_id: row.try_get("", "token_id")?, team_id: team.id },
+        kind: CallerKind::TeamToken {
+            token_id: row.try_get("", "token_id")?,
+            team_id: team.id,
+        },
         grants: vec![Grant {
             organizer: OrganizerRef {
                 id: team.organizer_id,
@@ -239,10 +266,22 @@ mod tests {
 
     #[test]
     fn authorization_headers_parse_by_scheme() {
-        assert_eq!(Credentials::parse("Token abc"), Some(Credentials::Token("abc".into())));
-        assert_eq!(Credentials::parse("token  abc "), Some(Credentials::Token("abc".into())));
-        assert_eq!(Credentials::parse("Bearer x"), Some(Credentials::Bearer("x".into())));
-        assert_eq!(Credentials::parse("Device y"), Some(Credentials::Device("y".into())));
+        assert_eq!(
+            Credentials::parse("Token abc"),
+            Some(Credentials::Token("abc".into()))
+        );
+        assert_eq!(
+            Credentials::parse("token  abc "),
+            Some(Credentials::Token("abc".into()))
+        );
+        assert_eq!(
+            Credentials::parse("Bearer x"),
+            Some(Credentials::Bearer("x".into()))
+        );
+        assert_eq!(
+            Credentials::parse("Device y"),
+            Some(Credentials::Device("y".into()))
+        );
         assert_eq!(Credentials::parse("Basic zz"), None);
         assert_eq!(Credentials::parse("Token"), None);
         assert_eq!(Credentials::parse("Token "), None);

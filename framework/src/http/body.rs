@@ -48,7 +48,8 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
     ) -> poem::Result<Self> {
         if let Some(ct) = request.content_type() {
             let json = ct.parse::<mime::Mime>().is_ok_and(|m| {
-                m.type_() == "application" && (m.subtype() == "json" || m.suffix().is_some_and(|s| s == "json"))
+                m.type_() == "application"
+                    && (m.subtype() == "json" || m.suffix().is_some_and(|s| s == "json"))
             });
             if !json {
                 return Err(ApiError::detail(
@@ -70,10 +71,16 @@ pub fn parse<T: Type + ParseFromJSON + 'static>(bytes: &[u8]) -> Result<T, ApiEr
     } else {
         serde_json::from_slice(bytes).map_err(|e| {
             let message = format!("JSON parse error - {e}");
-            let looks_like_json = bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| matches!(b, b'{' | b'['));
+            let looks_like_json = bytes
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| matches!(b, b'{' | b'['));
             if looks_like_json {
                 // Broken JSON is invalid input like any other; a body that is not JSON at all is not.
-                ApiError::with_body(StatusCode::BAD_REQUEST, json!({ "non_field_errors": [message] }))
+                ApiError::with_body(
+                    StatusCode::BAD_REQUEST,
+                    json!({ "non_field_errors": [message] }),
+                )
             } else {
                 ApiError::bad_request(message)
             }
@@ -90,7 +97,10 @@ pub fn parse<T: Type + ParseFromJSON + 'static>(bytes: &[u8]) -> Result<T, ApiEr
         return Err(ApiError::with_body(StatusCode::BAD_REQUEST, errors));
     }
     T::parse_from_json(Some(value)).map_err(|e| {
-        ApiError::with_body(StatusCode::BAD_REQUEST, json!({ "non_field_errors": [e.into_message()] }))
+        ApiError::with_body(
+            StatusCode::BAD_REQUEST,
+            json!({ "non_field_errors": [e.into_message()] }),
+        )
     })
 }
 
@@ -128,15 +138,27 @@ fn err(message: impl Into<String>) -> Option<Value> {
 fn check(registry: &Registry, schema: &MetaSchemaRef, value: &Value) -> Option<Value> {
     let s = resolve(registry, schema)?;
     if value.is_null() {
-        return if s.nullable { None } else { err("This field may not be null.") };
+        return if s.nullable {
+            None
+        } else {
+            err("This field may not be null.")
+        };
     }
     for sub in &s.all_of {
         if let Some(e) = check(registry, sub, value) {
             return Some(e);
         }
     }
-    let alternatives = if s.one_of.is_empty() { &s.any_of } else { &s.one_of };
-    if !alternatives.is_empty() && alternatives.iter().all(|a| check(registry, a, value).is_some()) {
+    let alternatives = if s.one_of.is_empty() {
+        &s.any_of
+    } else {
+        &s.one_of
+    };
+    if !alternatives.is_empty()
+        && alternatives
+            .iter()
+            .all(|a| check(registry, a, value).is_some())
+    {
         return err("Invalid value.");
     }
     if !s.enum_items.is_empty() && !s.enum_items.contains(value) {
@@ -171,7 +193,11 @@ fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Va
         }
     }
     for (key, v) in map {
-        let prop = s.properties.iter().find(|(name, _)| name == key).map(|(_, p)| p);
+        let prop = s
+            .properties
+            .iter()
+            .find(|(name, _)| name == key)
+            .map(|(_, p)| p);
         let schema = match (prop, &s.additional_properties) {
             (Some(p), _) => p,
             (None, Some(extra)) => extra.as_ref(),
@@ -187,7 +213,10 @@ fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Va
 
 fn check_array(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Value> {
     let Value::Array(list) = value else {
-        return err(format!("Expected a list of items but got type \"{}\".", type_name(value)));
+        return err(format!(
+            "Expected a list of items but got type \"{}\".",
+            type_name(value)
+        ));
     };
     let items = s.items.as_deref()?;
     let errors: Vec<Option<Value>> = list.iter().map(|v| check(registry, items, v)).collect();
@@ -199,7 +228,12 @@ fn check_array(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Val
         // A list of scalars reports the first bad item's messages, as DRF's ListField does.
         return errors.into_iter().flatten().next();
     }
-    Some(Value::Array(errors.into_iter().map(|e| e.unwrap_or_else(|| json!({}))).collect()))
+    Some(Value::Array(
+        errors
+            .into_iter()
+            .map(|e| e.unwrap_or_else(|| json!({})))
+            .collect(),
+    ))
 }
 
 fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
@@ -211,7 +245,9 @@ fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
     };
     if let Some(max) = s.max_length {
         if text.chars().count() > max {
-            return err(format!("Ensure this field has no more than {max} characters."));
+            return err(format!(
+                "Ensure this field has no more than {max} characters."
+            ));
         }
     }
     if let Some(min) = s.min_length {
@@ -246,7 +282,9 @@ fn check_integer(s: &MetaSchema, value: &Value) -> Option<Value> {
     }
     if let Some(min) = s.minimum {
         if (n as f64) < min {
-            return err(format!("Ensure this value is greater than or equal to {min}."));
+            return err(format!(
+                "Ensure this value is greater than or equal to {min}."
+            ));
         }
     }
     if let Some(max) = s.maximum {

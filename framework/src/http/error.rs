@@ -28,7 +28,11 @@ impl std::error::Error for ApiError {}
 impl ApiError {
     /// A general error: `{"detail": message}`.
     pub fn detail(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, body: json!({ "detail": message.into() }), headers: Vec::new() }
+        Self {
+            status,
+            body: json!({ "detail": message.into() }),
+            headers: Vec::new(),
+        }
     }
 
     /// 400 with a general message.
@@ -48,7 +52,11 @@ impl ApiError {
 
     /// Any status with a body already in one of the two shapes.
     pub fn with_body(status: StatusCode, body: Value) -> Self {
-        Self { status, body, headers: Vec::new() }
+        Self {
+            status,
+            body,
+            headers: Vec::new(),
+        }
     }
 
     /// 401, with the `WWW-Authenticate` challenge.
@@ -58,7 +66,10 @@ impl ApiError {
 
     /// 403: the object does not exist, or the caller may not see or change it.
     pub fn forbidden() -> Self {
-        Self::detail(StatusCode::FORBIDDEN, "You do not have permission to perform this action.")
+        Self::detail(
+            StatusCode::FORBIDDEN,
+            "You do not have permission to perform this action.",
+        )
     }
 
     /// 403 with a specific reason.
@@ -73,8 +84,11 @@ impl ApiError {
 
     /// 405 naming the method, with the `Allow` header.
     pub fn method_not_allowed(method: &str, allow: &str) -> Self {
-        Self::detail(StatusCode::METHOD_NOT_ALLOWED, format!("Method \"{method}\" not allowed."))
-            .header(header::ALLOW, allow)
+        Self::detail(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("Method \"{method}\" not allowed."),
+        )
+        .header(header::ALLOW, allow)
     }
 
     /// 409 for one field.
@@ -93,7 +107,10 @@ impl ApiError {
 
     /// 500 without anything internal in it; the cause is logged where it happened.
     pub fn internal() -> Self {
-        Self::detail(StatusCode::INTERNAL_SERVER_ERROR, "A server error occurred.")
+        Self::detail(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "A server error occurred.",
+        )
     }
 
     /// Adds a header to the answer.
@@ -157,7 +174,10 @@ impl FieldErrors {
 
     /// Adds a message for a field, in place.
     pub fn push(&mut self, field: &str, message: impl Into<String>) {
-        let entry = self.0.entry(field.to_owned()).or_insert_with(|| Value::Array(Vec::new()));
+        let entry = self
+            .0
+            .entry(field.to_owned())
+            .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(list) = entry {
             list.push(Value::String(message.into()));
         }
@@ -165,7 +185,11 @@ impl FieldErrors {
 
     /// Ok when there are none, else the 400 error.
     pub fn into_result(self) -> Result<(), ApiError> {
-        if self.0.is_empty() { Ok(()) } else { Err(ApiError::fields(self)) }
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::fields(self))
+        }
     }
 }
 
@@ -220,7 +244,9 @@ where
 
 fn describe(status: u16) -> &'static str {
     match status {
-        400 => "Invalid input: `{\"field\": [\"message\"]}`, or `{\"detail\": \"...\"}` for a body that is not JSON",
+        400 => {
+            "Invalid input: `{\"field\": [\"message\"]}`, or `{\"detail\": \"...\"}` for a body that is not JSON"
+        }
         401 => "Missing or invalid credentials",
         403 => "The organizer, event or object does not exist, or the caller may not access it",
         404 => "Page out of range",
@@ -286,8 +312,9 @@ impl Type for FieldErrorsSchema {
             schema.description = Some(
                 "Field name to list of messages; `{\"detail\": \"...\"}` when no field is to blame",
             );
-            schema.additional_properties =
-                Some(Box::new(poem_openapi::registry::MetaSchemaRef::Inline(Box::new(list))));
+            schema.additional_properties = Some(Box::new(
+                poem_openapi::registry::MetaSchemaRef::Inline(Box::new(list)),
+            ));
             schema
         });
     }

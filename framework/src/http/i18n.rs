@@ -32,18 +32,33 @@ impl I18nString {
 
     /// The text in `lang`, else in English, else the first non-empty one.
     pub fn localize(&self, lang: &str) -> String {
-        let non_empty = |l: &str| self.0.iter().find(|(k, v)| k == l && !v.is_empty()).map(|(_, v)| v.clone());
+        let non_empty = |l: &str| {
+            self.0
+                .iter()
+                .find(|(k, v)| k == l && !v.is_empty())
+                .map(|(_, v)| v.clone())
+        };
         let base = lang.split(['-', '_']).next().unwrap_or(lang);
         non_empty(lang)
             .or_else(|| non_empty(base))
             .or_else(|| non_empty("en"))
-            .or_else(|| self.0.iter().find(|(_, v)| !v.is_empty()).map(|(_, v)| v.clone()))
+            .or_else(|| {
+                self.0
+                    .iter()
+                    .find(|(_, v)| !v.is_empty())
+                    .map(|(_, v)| v.clone())
+            })
             .unwrap_or_default()
     }
 
     /// The stored JSON form (always the object).
     pub fn to_stored(&self) -> Value {
-        Value::Object(self.0.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect())
+        Value::Object(
+            self.0
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
     }
 
     /// Reads the stored JSON form; anything else becomes empty.
@@ -89,7 +104,9 @@ impl Type for I18nString {
         Some(self)
     }
 
-    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
         Box::new(std::iter::once(self))
     }
 }
@@ -102,7 +119,9 @@ impl ParseFromJSON for I18nString {
                 for (k, v) in map {
                     match v {
                         Value::String(s) => out.push((k, s)),
-                        _ => return Err(ParseError::custom("Every language must map to a string.")),
+                        _ => {
+                            return Err(ParseError::custom("Every language must map to a string."));
+                        }
                     }
                 }
                 Ok(Self(out))
@@ -118,7 +137,10 @@ impl ToJSON for I18nString {
         Some(match current_lang() {
             Some(lang) => Value::String(self.localize(&lang)),
             None => Value::Object(
-                self.0.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect::<Map<_, _>>(),
+                self.0
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect::<Map<_, _>>(),
             ),
         })
     }
@@ -130,7 +152,11 @@ mod tests {
 
     #[test]
     fn localize_falls_back_to_english_then_to_any_non_empty_text() {
-        let s = I18nString(vec![("de".into(), "Karte".into()), ("en".into(), "Ticket".into()), ("fr".into(), String::new())]);
+        let s = I18nString(vec![
+            ("de".into(), "Karte".into()),
+            ("en".into(), "Ticket".into()),
+            ("fr".into(), String::new()),
+        ]);
         assert_eq!(s.localize("de"), "Karte");
         assert_eq!(s.localize("de-AT"), "Karte");
         assert_eq!(s.localize("fr"), "Ticket");

@@ -10,11 +10,16 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter as Governor};
 use poem::error::{MethodNotAllowedError, NotFoundError, ResponseError};
 use poem::http::{StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
-use poem_openapi::error::ParseParamError;
+use poem_openapi::error::{ParseParamError, ParsePathError};
 
 use super::error::ApiError;
 use super::i18n;
 use super::routes::RouteTable;
+
+/// The request URI as the client sent it, before the trailing slash was normalised away;
+/// links in answers are built from it.
+#[derive(Debug, Clone)]
+pub struct OriginalUri(pub poem::http::Uri);
 
 /// Per-credential request limits, counted in this process.
 pub struct RateLimiter(DefaultKeyedRateLimiter<String>);
@@ -39,12 +44,13 @@ pub async fn shared_behaviour<E: Endpoint>(
     ep: Arc<E>,
     routes: Arc<RouteTable>,
     limiter: Option<Arc<RateLimiter>>,
-    req: Request,
+    mut req: Request,
 ) -> poem::Result<Response> {
+    let original = OriginalUri(req.uri().clone());
+    req.extensions_mut().insert(original);
     let started = Instant::now();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
-    let query = req.uri().query().unwrap_or_default().to_owned();
     let lang = req
         .uri()
         .query()
@@ -53,14 +59,16 @@ pub async fn shared_behaviour<E: Endpoint>(
         .map(str::to_owned);
 
     let throttled = match (&limiter, req.headers().get(header::AUTHORIZATION)) {
-        (Some(limiter), Some(credential)) => limiter.check(credential.to_str().unwrap_or_default()).err(),
+        (Some(limiter), Some(credential)) => {
+            limiter.check(credential.to_str().unwrap_or_default()).err()
+        }
         _ => None,
     };
     let resp = match throttled {
         Some(wait) => ApiError::too_many_requests(wait).as_response(),
         None => match i18n::with_lang(lang, ep.call(req)).await {
             Ok(resp) => resp.into_response(),
-            Err(err) => shape_error(err, &routes, method.as_str(), &path, &query),
+            Err(err) => shape_error(err, &routes, method.as_str(), &path),
         },
     };
     let status = resp.status().as_u16();
@@ -70,7 +78,7 @@ pub async fn shared_behaviour<E: Endpoint>(
 }
 
 /// Turns any error of poem or poem-openapi into the spec's JSON shapes.
-fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str, query: &str) -> Response {
+fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str) -> Response {
     if let Some(api) = err.downcast_ref::<ApiError>() {
         return api.as_response();
     }
@@ -79,16 +87,14 @@ fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str, 
         let allow = route.map(|r| r.methods.join(", ")).unwrap_or_default();
         return ApiError::method_not_allowed(method, &allow).as_response();
     }
+    if err.is::<ParsePathError>() {
+        // A path segment that cannot be an ID points at no object the caller may see.
+        return ApiError::forbidden().as_response();
+    }
     if err.is::<NotFoundError>() {
         return ApiError::not_found("Not found.").as_response();
     }
     if let Some(param) = err.downcast_ref::<ParseParamError>() {
-        // A bad value in the query names its parameter; anything else is a path segment,
-        // which points at no object the caller may see.
-        let in_query = query.split('&').any(|p| p.split('=').next() == Some(param.name));
-        if !in_query {
-            return ApiError::forbidden().as_response();
-        }
         return ApiError::field(&param.name, param_message(&param.reason)).as_response();
     }
     let status = err.status();

@@ -42,7 +42,11 @@ impl Money {
         if whole.len() > 11 {
             return Err("Ensure that there are no more than 13 digits in total.".into());
         }
-        let whole: i64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| invalid())? };
+        let whole: i64 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| invalid())?
+        };
         let frac: i64 = format!("{frac:0<2}").parse().map_err(|_| invalid())?;
         let cents = whole * 100 + frac;
         debug_assert!(cents <= MAX_CENTS);
@@ -83,7 +87,9 @@ impl Type for Money {
         Some(self)
     }
 
-    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
         Box::new(std::iter::once(self))
     }
 }
@@ -132,7 +138,9 @@ impl Type for Currency {
         Some(self)
     }
 
-    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
         Box::new(std::iter::once(self))
     }
 }
@@ -141,7 +149,9 @@ impl ParseFromJSON for Currency {
     fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
         match value.unwrap_or_default() {
             Value::String(s) if crate::domain::currency::is_valid(&s) => Ok(Currency(s)),
-            Value::String(s) => Err(ParseError::custom(format!("\"{s}\" is not a valid ISO 4217 currency code."))),
+            Value::String(s) => Err(ParseError::custom(format!(
+                "\"{s}\" is not a valid ISO 4217 currency code."
+            ))),
             other => Err(ParseError::expected_type(other)),
         }
     }
@@ -175,7 +185,16 @@ mod tests {
 
     #[test]
     fn malformed_or_too_precise_amounts_are_refused() {
-        for input in ["", "-", "abc", "1.2.3", "1e5", "0.001", "123456789012.00", "1,00"] {
+        for input in [
+            "",
+            "-",
+            "abc",
+            "1.2.3",
+            "1e5",
+            "0.001",
+            "123456789012.00",
+            "1,00",
+        ] {
             assert!(Money::parse(input).is_err(), "{input}");
         }
     }

@@ -8,6 +8,7 @@ use poem_openapi::types::{ToJSON, Type};
 use serde_json::{Value, json};
 
 use super::error::ApiError;
+use super::middleware::OriginalUri;
 
 /// Default and largest page size; `page_size` can only lower it.
 pub const PAGE_SIZE: u64 = 50;
@@ -24,12 +25,22 @@ pub struct PageRequest {
 impl PageRequest {
     /// Reads the page request. `base` is the public base URL without trailing slash.
     pub fn new(req: &Request, base: &str, page: Option<String>, page_size: Option<u64>) -> Self {
-        let size = page_size.filter(|&s| s > 0).map_or(PAGE_SIZE, |s| s.min(PAGE_SIZE));
-        let path_and_query = req
-            .uri()
+        let size = page_size
+            .filter(|&s| s > 0)
+            .map_or(PAGE_SIZE, |s| s.min(PAGE_SIZE));
+        let uri = req
+            .extensions()
+            .get::<OriginalUri>()
+            .map_or(req.uri(), |o| &o.0);
+        let path_and_query = uri
             .path_and_query()
-            .map_or_else(|| req.uri().path().to_owned(), |pq| pq.as_str().to_owned());
-        Self { page, size, base: base.to_owned(), path_and_query }
+            .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
+        Self {
+            page,
+            size,
+            base: base.to_owned(),
+            path_and_query,
+        }
     }
 
     /// Resolves the page against the total count: `(limit, offset)`, or 404 for a page that
@@ -39,7 +50,11 @@ impl PageRequest {
         let number = match self.page.as_deref() {
             None => 1,
             Some("last") => pages,
-            Some(p) => p.parse::<u64>().ok().filter(|&n| n >= 1).ok_or_else(invalid_page)?,
+            Some(p) => p
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(invalid_page)?,
         };
         if number > pages {
             return Err(invalid_page());
@@ -55,10 +70,13 @@ impl PageRequest {
     }
 
     fn url_for(&self, page: u64) -> String {
-        let (path, query) = self.path_and_query.split_once('?').unwrap_or((&self.path_and_query, ""));
+        let (path, query) = self
+            .path_and_query
+            .split_once('?')
+            .unwrap_or((&self.path_and_query, ""));
         let mut params: Vec<String> = query
             .split('&')
-            .filter(|p| !p.is_empty() && !p.starts_with("page=") && *p != "page")
+            .filter(|p| !str::is_empty(p) && !p.starts_with("page=") && *p != "page")
             .map(str::to_owned)
             .collect();
         if page > 1 {
@@ -91,7 +109,12 @@ pub struct Window {
 impl Window {
     /// Wraps the fetched rows in the envelope.
     pub fn page<T>(self, results: Vec<T>) -> Page<T> {
-        Page { count: self.count, next: self.next, previous: self.previous, results }
+        Page {
+            count: self.count,
+            next: self.next,
+            previous: self.previous,
+            results,
+        }
     }
 }
 
@@ -145,7 +168,9 @@ impl<T: Type> Type for Page<T> {
         Some(self)
     }
 
-    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
         Box::new(std::iter::once(self))
     }
 }
@@ -158,5 +183,37 @@ impl<T: ToJSON> ToJSON for Page<T> {
             "previous": self.previous,
             "results": self.results.iter().map(|r| r.to_json().unwrap_or(Value::Null)).collect::<Vec<_>>(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(uri: &str, page: Option<&str>, size: Option<u64>, count: u64) -> Window {
+        let req = Request::builder().uri(uri.parse().expect("uri")).finish();
+        PageRequest::new(&req, "https://t.example", page.map(str::to_owned), size)
+            .window(count)
+            .expect("page")
+    }
+
+    #[test]
+    fn links_keep_the_other_query_parameters_and_replace_the_page() {
+        let w = page("/api/v1/x/", None, None, 120);
+        assert_eq!(
+            w.next.as_deref(),
+            Some("https://t.example/api/v1/x/?page=2")
+        );
+        let w = page("/api/v1/x/?page=2&secret=a", Some("2"), None, 120);
+        assert_eq!(
+            w.next.as_deref(),
+            Some("https://t.example/api/v1/x/?secret=a&page=3")
+        );
+        assert_eq!(
+            w.previous.as_deref(),
+            Some("https://t.example/api/v1/x/?secret=a")
+        );
+        let w = page("/api/v1/x/?page=last", Some("last"), Some(10), 25);
+        assert_eq!((w.offset, w.limit), (20, 10));
     }
 }

@@ -5,11 +5,19 @@
 use serde_json::Value;
 
 /// Path prefixes the spec writes without a trailing slash.
-const NO_TRAILING_SLASH: [&str; 5] = ["/api/v1/oauth/", "/api/v1/device/", "/api/v1/me", "/api/v1/upload", "/api/v1/openapi"];
+const NO_TRAILING_SLASH: [&str; 5] = [
+    "/api/v1/oauth/",
+    "/api/v1/device/",
+    "/api/v1/me",
+    "/api/v1/upload",
+    "/api/v1/openapi",
+];
 
 /// Adds the trailing slash the spec writes to every path of the document that takes one.
 pub fn add_trailing_slashes(spec: &mut Value) {
-    let Some(Value::Object(paths)) = spec.get_mut("paths") else { return };
+    let Some(Value::Object(paths)) = spec.get_mut("paths") else {
+        return;
+    };
     let old = std::mem::take(paths);
     for (path, item) in old {
         let keep = path.ends_with('/') || NO_TRAILING_SLASH.iter().any(|p| path.starts_with(p));
@@ -28,7 +36,11 @@ pub struct Route {
 impl Route {
     fn matches(&self, segments: &[&str]) -> bool {
         self.segments.len() == segments.len()
-            && self.segments.iter().zip(segments).all(|(t, s)| t.starts_with('{') || t == s)
+            && self
+                .segments
+                .iter()
+                .zip(segments)
+                .all(|(t, s)| t.starts_with('{') || t == s)
     }
 }
 
@@ -37,13 +49,18 @@ impl Route {
 pub struct RouteTable(Vec<Route>);
 
 fn split(path: &str) -> Vec<&str> {
-    path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect()
+    path.trim_matches('/')
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 impl RouteTable {
     /// Reads the table from an OpenAPI document.
     pub fn from_spec(spec: &Value) -> Self {
-        let Some(Value::Object(paths)) = spec.get("paths") else { return Self::default() };
+        let Some(Value::Object(paths)) = spec.get("paths") else {
+            return Self::default();
+        };
         Self(
             paths
                 .iter()
@@ -80,9 +97,17 @@ mod tests {
             "/api/v1/organizers/{organizer}/giftcards/{id}/transact": {"post": {}},
         }});
         let table = RouteTable::from_spec(&spec);
-        let r = table.find("/api/v1/organizers/o/giftcards/1/").expect("route");
+        let r = table
+            .find("/api/v1/organizers/o/giftcards/1/")
+            .expect("route");
         assert_eq!(r.methods, vec!["GET", "PATCH"]);
-        assert_eq!(table.find("/api/v1/organizers/o/giftcards/1/transact").expect("route").methods, vec!["POST"]);
+        assert_eq!(
+            table
+                .find("/api/v1/organizers/o/giftcards/1/transact")
+                .expect("route")
+                .methods,
+            vec!["POST"]
+        );
         assert!(table.find("/api/v1/nothing").is_none());
     }
 

@@ -1,0 +1,57 @@
+use tessera_tests::TestApp;
+
+#[test]
+fn the_committed_openapi_document_matches_the_code() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi/openapi.json");
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == tessera::openapi_json(),
+        "openapi/openapi.json is stale: run `cargo run -p tessera-app -- openapi > openapi/openapi.json`"
+    );
+}
+
+#[test]
+fn every_operation_has_a_summary_security_and_error_answers() {
+    let doc = tessera::openapi_document();
+    let paths = doc["paths"].as_object().expect("paths");
+    assert!(
+        paths.keys().all(|p| p.ends_with('/')),
+        "the spec's form has trailing slashes"
+    );
+    for (path, item) in paths {
+        for (method, op) in item.as_object().expect("operations") {
+            let name = format!("{method} {path}");
+            assert!(
+                op["summary"].as_str().is_some_and(|s| !s.is_empty()),
+                "{name}: summary"
+            );
+            assert!(
+                op["security"].as_array().is_some_and(|s| !s.is_empty()),
+                "{name}: security"
+            );
+            assert!(op["responses"].get("401").is_some(), "{name}: 401");
+            assert!(op["responses"].get("403").is_some(), "{name}: 403");
+        }
+    }
+    let transact = &doc["paths"]["/api/v1/organizers/{organizer}/giftcards/{id}/transact/"]["post"];
+    assert!(transact["responses"].get("409").is_some());
+}
+
+#[tokio::test]
+async fn the_running_server_serves_the_document_and_a_ui() {
+    let app = TestApp::spawn().await;
+    let r = app
+        .call(poem::http::Method::GET, "/api/v1/openapi.json", None, None)
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, tessera::openapi_document());
+    let r = app
+        .call(poem::http::Method::GET, "/docs/", None, None)
+        .await;
+    assert_eq!(r.status, 200);
+    assert!(
+        r.body
+            .as_str()
+            .is_some_and(|html| html.contains("SwaggerUIBundle"))
+    );
+}
