@@ -1,0 +1,200 @@
+//! The `tessera` binary: its commands, and several `tessera serve` processes on one database.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tessera_tests::{TestDatabase, fresh_database};
+
+fn tessera(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera")).args(args).output().expect("run tessera")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh database with an organizer `acme`, and a token of a team with every permission.
+fn organizer_with_token(db: &TestDatabase) -> String {
+    let created = tessera(&["admin", "create-organizer", "--slug", "acme", "--name", "Acme", "--database-url", &db.url]);
+    assert!(created.status.success(), "{}", stderr(&created));
+    let out = tessera(&["admin", "create-token", "--organizer", "acme", "--all-permissions", "--database-url", &db.url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).lines().last().expect("token line").to_owned()
+}
+
+#[tokio::test]
+async fn create_token_prints_the_token_alone_on_the_last_line() {
+    let db = fresh_database().await;
+    let token = organizer_with_token(&db);
+    assert_eq!(token.len(), 64);
+    assert!(token.chars().all(|c| c.is_ascii_alphanumeric()));
+}
+
+#[tokio::test]
+async fn admin_commands_honour_the_database_url_from_the_environment() {
+    let db = fresh_database().await;
+    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["admin", "create-organizer", "--slug", "envorg", "--name", "Env"])
+        .env("TESSERA_DATABASE_URL", &db.url)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = tessera(&["admin", "create-organizer", "--slug", "envorg", "--name", "Env", "--database-url", &db.url]);
+    assert!(!again.status.success(), "the organizer exists in that database");
+}
+
+#[tokio::test]
+async fn bad_arguments_give_one_line_and_a_failing_exit_code() {
+    let db = fresh_database().await;
+    organizer_with_token(&db);
+    let cases: [&[&str]; 5] = [
+        &["admin", "create-token"],
+        &["admin", "create-token", "--organizer", "acme", "--permission", "can_fly", "--database-url", &db.url],
+        &["admin", "create-token", "--organizer", "nobody", "--database-url", &db.url],
+        &["admin", "create-organizer", "--slug", "bad slug", "--name", "X", "--database-url", &db.url],
+        &["launch"],
+    ];
+    for args in cases {
+        let out = tessera(args);
+        assert!(!out.status.success(), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn openapi_prints_the_committed_document() {
+    let out = tessera(&["openapi"]);
+    assert!(out.status.success());
+    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi/openapi.json")).expect("file");
+    assert_eq!(stdout(&out), committed);
+}
+
+#[tokio::test]
+async fn migrate_brings_a_new_database_up_to_date() {
+    let db = fresh_database().await;
+    let out = tessera(&["migrate", "--database-url", &db.url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again = tessera(&["migrate", "--database-url", &db.url]);
+    assert!(again.status.success(), "migrating twice is harmless");
+}
+
+/// A running `tessera serve`, stopped when dropped.
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+async fn serve(db: &TestDatabase) -> Served {
+    let bind = format!("127.0.0.1:{}", free_port());
+    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(["serve", "--bind", &bind, "--database-url", &db.url])
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let served = Served { child, base: format!("http://{bind}") };
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if client.get(format!("{}/api/v1/organizers/", served.base)).send().await.is_ok() {
+            return served;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("tessera serve did not start");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_never_take_a_gift_card_below_zero() {
+    let db = fresh_database().await;
+    let token = organizer_with_token(&db);
+    let servers = [serve(&db).await, serve(&db).await];
+    let client = reqwest::Client::new();
+    let auth = format!("Token {token}");
+    let created: Value = client
+        .post(format!("{}/api/v1/organizers/acme/giftcards/", servers[0].base))
+        .header("Authorization", &auth)
+        .json(&json!({"value": "100.00", "currency": "EUR"}))
+        .send()
+        .await
+        .expect("create")
+        .json()
+        .await
+        .expect("json");
+    let id = created["id"].as_i64().expect("id");
+
+    let requests = (0..200).map(|i| {
+        let url = format!("{}/api/v1/organizers/acme/giftcards/{id}/transact/", servers[i % 2].base);
+        let (client, auth) = (client.clone(), auth.clone());
+        tokio::spawn(async move {
+            client.post(url).header("Authorization", auth).json(&json!({"value": "-1.00"})).send().await.expect("send").status().as_u16()
+        })
+    });
+    let statuses = futures::future::join_all(requests).await;
+    let ok = statuses.iter().filter(|s| matches!(s, Ok(200))).count();
+    let conflict = statuses.iter().filter(|s| matches!(s, Ok(409))).count();
+    assert_eq!((ok, conflict), (100, 100), "{statuses:?}");
+
+    let card: Value = client
+        .get(format!("{}/api/v1/organizers/acme/giftcards/{id}/", servers[1].base))
+        .header("Authorization", &auth)
+        .send()
+        .await
+        .expect("get")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(card["value"], "0.00");
+    let mut total = 0i64;
+    let mut entries = 0;
+    let mut next = Some(format!("{}/api/v1/organizers/acme/giftcards/{id}/transactions/", servers[0].base));
+    while let Some(url) = next {
+        let page: Value = client.get(url).header("Authorization", &auth).send().await.expect("list").json().await.expect("json");
+        for e in page["results"].as_array().expect("results") {
+            let v = e["value"].as_str().expect("value").replace('.', "");
+            total += v.parse::<i64>().expect("cents");
+            entries += 1;
+        }
+        next = page["next"].as_str().map(str::to_owned);
+    }
+    assert_eq!(entries, 101, "the initial value and 100 debits");
+    assert_eq!(total, 0, "the ledger sums to the value");
+}
+
+#[tokio::test]
+async fn serve_stops_cleanly_on_sigterm() {
+    let db = fresh_database().await;
+    organizer_with_token(&db);
+    let mut served = serve(&db).await;
+    let pid = served.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    let started = Instant::now();
+    loop {
+        if let Some(status) = served.child.try_wait().expect("wait") {
+            assert!(status.success(), "{status:?}");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "still running after SIGTERM");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
