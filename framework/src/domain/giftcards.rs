@@ -384,21 +384,21 @@ pub async fn transact(
         DbBackend::Postgres => transact_postgres(db, vis, id, value_cents, text, now).await?,
         _ => transact_in_transaction(db, vis, id, value_cents, text, now).await?,
     };
-    if !booked {
-        return Err(match find(db, vis, id).await? {
+    match booked {
+        Some(card) => Ok(card),
+        None => Err(match find(db, vis, id).await? {
             Some(_) => TransactError::InsufficientCredit,
             None => TransactError::NotFound,
-        });
+        }),
     }
-    find(db, vis, id).await?.ok_or(TransactError::NotFound)
 }
 
 const GUARDED_UPDATE: &str = "UPDATE giftcards AS g SET value_cents = g.value_cents + $3 \
                               WHERE g.id = $4 AND g.value_cents + $3 >= 0 AND ";
 
-/// PostgreSQL: one statement updates the card and appends to the ledger. The row lock taken
-/// by the UPDATE serialises concurrent bookings, and the guard is re-checked on the latest
-/// row version, so the balance never goes below zero.
+/// PostgreSQL: one statement updates the card, appends to the ledger and returns the card.
+/// The row lock taken by the UPDATE serialises concurrent bookings, and the guard is
+/// re-checked on the latest row version, so the balance never goes below zero.
 async fn transact_postgres(
     db: &DatabaseConnection,
     vis: Visibility,
@@ -406,35 +406,17 @@ async fn transact_postgres(
     value_cents: i64,
     text: Option<String>,
     now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
+) -> Result<Option<Card>, DbErr> {
     let sql = format!(
-        "WITH card AS ({GUARDED_UPDATE}{} RETURNING g.id), \
+        "WITH card AS ({GUARDED_UPDATE}{} RETURNING g.*), \
          booked AS (INSERT INTO giftcard_transactions (card_id, acceptor_id, datetime, value_cents, text) \
-                    SELECT id, $1, $5, $3, $6 FROM card RETURNING id) \
-         SELECT COUNT(*) AS n FROM booked",
+                    SELECT id, $1, $5, $3, $6 FROM card) \
+         SELECT {CARD_COLUMNS} FROM card g JOIN organizers o ON o.id = g.issuer_id",
         Visibility::condition(1, 2)
     );
     let [org, inc] = vis.values();
-    let values = [
-        org,
-        inc,
-        value_cents.into(),
-        id.into(),
-        now.into(),
-        text.into(),
-    ];
-    let row = db
-        .query_one_raw(Statement::from_sql_and_values(
-            DbBackend::Postgres,
-            sql,
-            values,
-        ))
-        .await?;
-    Ok(row
-        .map(|r| r.try_get::<i64>("", "n"))
-        .transpose()?
-        .unwrap_or(0)
-        == 1)
+    let values = [org, inc, value_cents.into(), id.into(), now.into(), text.into()];
+    Card::find_by_statement(Statement::from_sql_and_values(DbBackend::Postgres, sql, values)).one(db).await
 }
 
 /// SQLite: the same in an IMMEDIATE transaction, which holds the database's write lock.
@@ -445,24 +427,19 @@ async fn transact_in_transaction(
     value_cents: i64,
     text: Option<String>,
     now: DateTime<Utc>,
-) -> Result<bool, DbErr> {
+) -> Result<Option<Card>, DbErr> {
     let txn = begin_write(db).await?;
     let sql = format!("{GUARDED_UPDATE}{}", Visibility::condition(1, 2));
     let [org, inc] = vis.values();
     let values = [org, inc, value_cents.into(), id.into()];
-    let updated = txn
-        .execute_raw(Statement::from_sql_and_values(
-            txn.get_database_backend(),
-            sql,
-            values,
-        ))
-        .await?;
+    let updated = txn.execute_raw(Statement::from_sql_and_values(txn.get_database_backend(), sql, values)).await?;
     if updated.rows_affected() != 1 {
-        return Ok(false);
+        return Ok(None);
     }
     book(&txn, id, vis.organizer_id, value_cents, text, now).await?;
+    let card = find(&txn, vis, id).await?;
     txn.commit().await?;
-    Ok(true)
+    Ok(card)
 }
 
 /// A ledger entry as the API shows it.
