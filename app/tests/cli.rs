@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 use tessera_tests::{TestDatabase, fresh_database};
 
 fn tessera(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera")).args(args).output().expect("run tessera")
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .output()
+        .expect("run tessera")
 }
 
 fn stdout(o: &Output) -> String {
@@ -21,9 +24,26 @@ fn stderr(o: &Output) -> String {
 
 /// A fresh database with an organizer `acme`, and a token of a team with every permission.
 fn organizer_with_token(db: &TestDatabase) -> String {
-    let created = tessera(&["admin", "create-organizer", "--slug", "acme", "--name", "Acme", "--database-url", &db.url]);
+    let created = tessera(&[
+        "admin",
+        "create-organizer",
+        "--slug",
+        "acme",
+        "--name",
+        "Acme",
+        "--database-url",
+        &db.url,
+    ]);
     assert!(created.status.success(), "{}", stderr(&created));
-    let out = tessera(&["admin", "create-token", "--organizer", "acme", "--all-permissions", "--database-url", &db.url]);
+    let out = tessera(&[
+        "admin",
+        "create-token",
+        "--organizer",
+        "acme",
+        "--all-permissions",
+        "--database-url",
+        &db.url,
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out).lines().last().expect("token line").to_owned()
 }
@@ -40,13 +60,32 @@ async fn create_token_prints_the_token_alone_on_the_last_line() {
 async fn admin_commands_honour_the_database_url_from_the_environment() {
     let db = fresh_database().await;
     let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["admin", "create-organizer", "--slug", "envorg", "--name", "Env"])
+        .args([
+            "admin",
+            "create-organizer",
+            "--slug",
+            "envorg",
+            "--name",
+            "Env",
+        ])
         .env("TESSERA_DATABASE_URL", &db.url)
         .output()
         .expect("run");
     assert!(out.status.success(), "{}", stderr(&out));
-    let again = tessera(&["admin", "create-organizer", "--slug", "envorg", "--name", "Env", "--database-url", &db.url]);
-    assert!(!again.status.success(), "the organizer exists in that database");
+    let again = tessera(&[
+        "admin",
+        "create-organizer",
+        "--slug",
+        "envorg",
+        "--name",
+        "Env",
+        "--database-url",
+        &db.url,
+    ]);
+    assert!(
+        !again.status.success(),
+        "the organizer exists in that database"
+    );
 }
 
 #[tokio::test]
@@ -55,9 +94,34 @@ async fn bad_arguments_give_one_line_and_a_failing_exit_code() {
     organizer_with_token(&db);
     let cases: [&[&str]; 5] = [
         &["admin", "create-token"],
-        &["admin", "create-token", "--organizer", "acme", "--permission", "can_fly", "--database-url", &db.url],
-        &["admin", "create-token", "--organizer", "nobody", "--database-url", &db.url],
-        &["admin", "create-organizer", "--slug", "bad slug", "--name", "X", "--database-url", &db.url],
+        &[
+            "admin",
+            "create-token",
+            "--organizer",
+            "acme",
+            "--permission",
+            "can_fly",
+            "--database-url",
+            &db.url,
+        ],
+        &[
+            "admin",
+            "create-token",
+            "--organizer",
+            "nobody",
+            "--database-url",
+            &db.url,
+        ],
+        &[
+            "admin",
+            "create-organizer",
+            "--slug",
+            "bad slug",
+            "--name",
+            "X",
+            "--database-url",
+            &db.url,
+        ],
         &["launch"],
     ];
     for args in cases {
@@ -73,7 +137,11 @@ async fn bad_arguments_give_one_line_and_a_failing_exit_code() {
 async fn openapi_prints_the_committed_document() {
     let out = tessera(&["openapi"]);
     assert!(out.status.success());
-    let committed = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi/openapi.json")).expect("file");
+    let committed = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../openapi/openapi.json"
+    ))
+    .expect("file");
     assert_eq!(stdout(&out), committed);
 }
 
@@ -100,7 +168,11 @@ impl Drop for Served {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
 }
 
 async fn serve(db: &TestDatabase) -> Served {
@@ -112,11 +184,19 @@ async fn serve(db: &TestDatabase) -> Served {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn serve");
-    let served = Served { child, base: format!("http://{bind}") };
+    let served = Served {
+        child,
+        base: format!("http://{bind}"),
+    };
     let client = reqwest::Client::new();
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(30) {
-        if client.get(format!("{}/api/v1/organizers/", served.base)).send().await.is_ok() {
+        if client
+            .get(format!("{}/api/v1/organizers/", served.base))
+            .send()
+            .await
+            .is_ok()
+        {
             return served;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -132,7 +212,10 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     let client = reqwest::Client::new();
     let auth = format!("Token {token}");
     let created: Value = client
-        .post(format!("{}/api/v1/organizers/acme/giftcards/", servers[0].base))
+        .post(format!(
+            "{}/api/v1/organizers/acme/giftcards/",
+            servers[0].base
+        ))
         .header("Authorization", &auth)
         .json(&json!({"value": "100.00", "currency": "EUR"}))
         .send()
@@ -144,10 +227,21 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     let id = created["id"].as_i64().expect("id");
 
     let requests = (0..200).map(|i| {
-        let url = format!("{}/api/v1/organizers/acme/giftcards/{id}/transact/", servers[i % 2].base);
+        let url = format!(
+            "{}/api/v1/organizers/acme/giftcards/{id}/transact/",
+            servers[i % 2].base
+        );
         let (client, auth) = (client.clone(), auth.clone());
         tokio::spawn(async move {
-            client.post(url).header("Authorization", auth).json(&json!({"value": "-1.00"})).send().await.expect("send").status().as_u16()
+            client
+                .post(url)
+                .header("Authorization", auth)
+                .json(&json!({"value": "-1.00"}))
+                .send()
+                .await
+                .expect("send")
+                .status()
+                .as_u16()
         })
     });
     let statuses = futures::future::join_all(requests).await;
@@ -156,7 +250,10 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     assert_eq!((ok, conflict), (100, 100), "{statuses:?}");
 
     let card: Value = client
-        .get(format!("{}/api/v1/organizers/acme/giftcards/{id}/", servers[1].base))
+        .get(format!(
+            "{}/api/v1/organizers/acme/giftcards/{id}/",
+            servers[1].base
+        ))
         .header("Authorization", &auth)
         .send()
         .await
@@ -167,9 +264,20 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     assert_eq!(card["value"], "0.00");
     let mut total = 0i64;
     let mut entries = 0;
-    let mut next = Some(format!("{}/api/v1/organizers/acme/giftcards/{id}/transactions/", servers[0].base));
+    let mut next = Some(format!(
+        "{}/api/v1/organizers/acme/giftcards/{id}/transactions/",
+        servers[0].base
+    ));
     while let Some(url) = next {
-        let page: Value = client.get(url).header("Authorization", &auth).send().await.expect("list").json().await.expect("json");
+        let page: Value = client
+            .get(url)
+            .header("Authorization", &auth)
+            .send()
+            .await
+            .expect("list")
+            .json()
+            .await
+            .expect("json");
         for e in page["results"].as_array().expect("results") {
             let v = e["value"].as_str().expect("value").replace('.', "");
             total += v.parse::<i64>().expect("cents");
@@ -187,14 +295,23 @@ async fn serve_stops_cleanly_on_sigterm() {
     organizer_with_token(&db);
     let mut served = serve(&db).await;
     let pid = served.child.id().to_string();
-    assert!(Command::new("kill").args(["-TERM", &pid]).status().expect("kill").success());
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill")
+            .success()
+    );
     let started = Instant::now();
     loop {
         if let Some(status) = served.child.try_wait().expect("wait") {
             assert!(status.success(), "{status:?}");
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "still running after SIGTERM");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "still running after SIGTERM"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

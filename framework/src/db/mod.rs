@@ -17,14 +17,12 @@ use tessera_migrations::{Migrator, MigratorTrait};
 /// busy timeout, so that the pool's connections can be used concurrently; PostgreSQL is used
 /// as the URL says.
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
-    if let Some(path) = sqlite_path(url) {
-        if let Some(parent) = std::path::Path::new(path).parent() {
-            if !parent.as_os_str().is_empty() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    DbErr::Custom(format!("cannot create {}: {e}", parent.display()))
-                })?;
-            }
-        }
+    if let Some(path) = sqlite_path(url)
+        && let Some(parent) = std::path::Path::new(path).parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| DbErr::Custom(format!("cannot create {}: {e}", parent.display())))?;
     }
     let mut options = ConnectOptions::new(url);
     options

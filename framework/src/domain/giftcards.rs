@@ -415,8 +415,21 @@ async fn transact_postgres(
         Visibility::condition(1, 2)
     );
     let [org, inc] = vis.values();
-    let values = [org, inc, value_cents.into(), id.into(), now.into(), text.into()];
-    Card::find_by_statement(Statement::from_sql_and_values(DbBackend::Postgres, sql, values)).one(db).await
+    let values = [
+        org,
+        inc,
+        value_cents.into(),
+        id.into(),
+        now.into(),
+        text.into(),
+    ];
+    Card::find_by_statement(Statement::from_sql_and_values(
+        DbBackend::Postgres,
+        sql,
+        values,
+    ))
+    .one(db)
+    .await
 }
 
 /// SQLite: the same in an IMMEDIATE transaction, which holds the database's write lock.
@@ -432,7 +445,13 @@ async fn transact_in_transaction(
     let sql = format!("{GUARDED_UPDATE}{}", Visibility::condition(1, 2));
     let [org, inc] = vis.values();
     let values = [org, inc, value_cents.into(), id.into()];
-    let updated = txn.execute_raw(Statement::from_sql_and_values(txn.get_database_backend(), sql, values)).await?;
+    let updated = txn
+        .execute_raw(Statement::from_sql_and_values(
+            txn.get_database_backend(),
+            sql,
+            values,
+        ))
+        .await?;
     if updated.rows_affected() != 1 {
         return Ok(None);
     }

@@ -243,21 +243,22 @@ fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
         }
         return err("Not a valid string.");
     };
-    if let Some(max) = s.max_length {
-        if text.chars().count() > max {
-            return err(format!(
-                "Ensure this field has no more than {max} characters."
-            ));
-        }
+    let length = text.chars().count();
+    if let Some(max) = s.max_length
+        && length > max
+    {
+        return err(format!(
+            "Ensure this field has no more than {max} characters."
+        ));
     }
-    if let Some(min) = s.min_length {
-        if text.chars().count() < min {
-            return if min == 1 {
-                err("This field may not be blank.")
-            } else {
-                err(format!("Ensure this field has at least {min} characters."))
-            };
-        }
+    if let Some(min) = s.min_length
+        && length < min
+    {
+        return if min == 1 {
+            err("This field may not be blank.")
+        } else {
+            err(format!("Ensure this field has at least {min} characters."))
+        };
     }
     match s.format {
         Some("date-time") => text.parse::<chrono::DateTime<chrono::FixedOffset>>().is_err().then(|| {
@@ -280,17 +281,17 @@ fn check_integer(s: &MetaSchema, value: &Value) -> Option<Value> {
     if s.format == Some("int32") && i32::try_from(n).is_err() {
         return err("A valid integer is required.");
     }
-    if let Some(min) = s.minimum {
-        if (n as f64) < min {
-            return err(format!(
-                "Ensure this value is greater than or equal to {min}."
-            ));
-        }
+    if let Some(min) = s.minimum
+        && (n as f64) < min
+    {
+        return err(format!(
+            "Ensure this value is greater than or equal to {min}."
+        ));
     }
-    if let Some(max) = s.maximum {
-        if (n as f64) > max {
-            return err(format!("Ensure this value is less than or equal to {max}."));
-        }
+    if let Some(max) = s.maximum
+        && (n as f64) > max
+    {
+        return err(format!("Ensure this value is less than or equal to {max}."));
     }
     None
 }

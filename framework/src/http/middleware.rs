@@ -95,7 +95,7 @@ fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str) 
         return ApiError::not_found("Not found.").as_response();
     }
     if let Some(param) = err.downcast_ref::<ParseParamError>() {
-        return ApiError::field(&param.name, param_message(&param.reason)).as_response();
+        return ApiError::field(param.name, param_message(&param.reason)).as_response();
     }
     let status = err.status();
     if status == StatusCode::INTERNAL_SERVER_ERROR {
