@@ -6,10 +6,10 @@ use poem::http::header;
 use poem::{Request, RequestBody};
 use poem_openapi::registry::{MetaSecurityScheme, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
-use sea_orm::{ConnectionTrait, FromQueryResult, Statement};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
 
 use super::error::ApiError;
-use crate::db::entities::team;
+use crate::db::entities::{event, team};
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::{teams, tokens};
 use crate::state::AppState;
@@ -113,6 +113,17 @@ pub struct OrganizerAccess {
     pub permissions: PermissionSet,
 }
 
+/// Access to one event, checked.
+#[derive(Debug, Clone)]
+pub struct EventAccess {
+    /// The event's organizer.
+    pub organizer: OrganizerRef,
+    /// The event.
+    pub event: event::Model,
+    /// The caller's permissions for this event.
+    pub permissions: PermissionSet,
+}
+
 impl Caller {
     /// The organizers the caller may see.
     pub fn organizers(&self) -> Vec<&OrganizerRef> {
@@ -146,6 +157,38 @@ impl Caller {
         }
         Ok(OrganizerAccess {
             organizer: first.organizer.clone(),
+            permissions,
+        })
+    }
+
+    /// The event with this slug of the organizer with that slug, when the caller may see
+    /// both and, if `needs` is given, holds that permission for the event; otherwise 403,
+    /// whether or not they exist.
+    pub async fn event(
+        &self,
+        db: &impl ConnectionTrait,
+        organizer: &str,
+        event: &str,
+        needs: Option<Permission>,
+    ) -> Result<EventAccess, ApiError> {
+        let org = self.organizer(organizer, None)?;
+        let found = event::Entity::find()
+            .filter(event::Column::OrganizerId.eq(org.organizer.id))
+            .filter(event::Column::Slug.eq(event))
+            .one(db)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
+        let covered = self
+            .grants
+            .iter()
+            .any(|g| g.organizer.id == org.organizer.id && g.events.covers(found.id));
+        let permissions = self.event_permissions(org.organizer.id, found.id);
+        if !covered || needs.is_some_and(|p| !permissions.has(p)) {
+            return Err(ApiError::forbidden());
+        }
+        Ok(EventAccess {
+            organizer: org.organizer,
+            event: found,
             permissions,
         })
     }
