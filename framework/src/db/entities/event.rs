@@ -11,7 +11,7 @@ pub struct Model {
     pub id: i64,
     /// The organizer the event belongs to.
     pub organizer_id: i64,
-    /// Short name used in URLs, unique per organizer.
+    /// Short name used in URLs, unique per organizer, fixed after creation.
     pub slug: String,
     /// Multi-language name.
     pub name: Json,
@@ -19,6 +19,46 @@ pub struct Model {
     pub currency: String,
     /// Start of the event.
     pub date_from: DateTimeUtc,
+    /// Whether the shop is publicly available.
+    pub live: bool,
+    /// Whether the shop is in test mode.
+    pub testmode: bool,
+    /// End of the event.
+    pub date_to: Option<DateTimeUtc>,
+    /// Admission time.
+    pub date_admission: Option<DateTimeUtc>,
+    /// Whether the event shows in the organizer's public list.
+    pub is_public: bool,
+    /// When the shop opens.
+    pub presale_start: Option<DateTimeUtc>,
+    /// When the shop closes.
+    pub presale_end: Option<DateTimeUtc>,
+    /// Multi-language location.
+    pub location: Option<Json>,
+    /// Latitude.
+    pub geo_lat: Option<f64>,
+    /// Longitude.
+    pub geo_lon: Option<f64>,
+    /// Whether the event is a series of dates; fixed after creation.
+    pub has_subevents: bool,
+    /// Names of the enabled plugins (JSON list of strings).
+    pub plugins: Json,
+    /// The seating plan, when reserved seating is used.
+    pub seating_plan_id: Option<i64>,
+    /// Seating plan category to item ID (JSON object).
+    pub seat_category_mapping: Json,
+    /// Time zone name.
+    pub timezone: String,
+    /// Item meta properties and their defaults (JSON object).
+    pub item_meta_properties: Json,
+    /// Values of organizer meta properties (JSON object).
+    pub meta_data: Json,
+    /// Sales channels (JSON list of strings).
+    pub sales_channels: Json,
+    /// Public key of the ticket signature scheme (base64).
+    pub public_key: String,
+    /// Private key of the ticket signature scheme (base64); never shown.
+    pub private_key: String,
 }
 
 /// Relations (none declared; queries join explicitly).
