@@ -68,6 +68,7 @@ impl App {
                 db,
                 config: Arc::new(self.config),
                 public_url,
+                settings: Arc::new(self.plugins.settings()),
                 plugins: Arc::new(self.plugins),
             },
         }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use sea_orm::DatabaseConnection;
 
 use crate::config::Config;
+use crate::domain::settings::SettingsRegistry;
 use crate::plugin::PluginRegistry;
 
 /// Shared state of a running server, cheap to clone.
@@ -18,4 +19,6 @@ pub struct AppState {
     pub public_url: Arc<str>,
     /// Registered plugins.
     pub plugins: Arc<PluginRegistry>,
+    /// Every declared setting, the core's and the plugins'.
+    pub settings: Arc<SettingsRegistry>,
 }

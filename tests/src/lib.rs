@@ -218,6 +218,32 @@ impl TestApp {
             .id
     }
 
+    /// Creates an event of an organizer directly in the database (currency EUR, starting in
+    /// a year); returns its ID.
+    pub async fn event(&self, organizer: &str, slug: &str) -> i64 {
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
+        use tessera::db::entities::{event, organizer as org};
+        let organizer_id = org::Entity::find()
+            .filter(org::Column::Slug.eq(organizer))
+            .one(&self.db)
+            .await
+            .expect("query")
+            .expect("organizer")
+            .id;
+        let row = event::ActiveModel {
+            organizer_id: Set(organizer_id),
+            slug: Set(slug.into()),
+            name: Set(serde_json::json!({"en": slug})),
+            currency: Set("EUR".into()),
+            date_from: Set(chrono::Utc::now() + chrono::Duration::days(365)),
+            ..Default::default()
+        };
+        tessera::domain::events::insert(&self.db, row)
+            .await
+            .expect("event")
+            .id
+    }
+
     /// A token of a new team of `organizer` with exactly these permissions.
     pub async fn token(&self, organizer: &str, permissions: &[&str]) -> String {
         let set: PermissionSet = permissions

@@ -1,8 +1,11 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
+pub mod events;
 pub mod giftcards;
 pub mod organizers;
+pub mod properties;
+pub mod settings;
 pub mod teams;
 
 use poem_openapi::{OpenApi, Tags};
@@ -17,6 +20,8 @@ pub enum Tag {
     /// Gift cards and their transactions.
     #[oai(rename = "Gift cards")]
     GiftCards,
+    /// Events, their clones and settings.
+    Events,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -25,5 +30,8 @@ pub fn ticketing_api() -> impl OpenApi {
         organizers::OrganizersApi,
         teams::TeamsApi,
         giftcards::GiftCardsApi,
+        events::EventsApi,
+        settings::SettingsApi,
+        properties::PropertiesApi,
     )
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::domain::settings::{SettingDef, SettingsRegistry};
+
 /// A plugin of the host app.
 pub trait Plugin: Send + Sync + 'static {
     /// Name as it appears in an event's `plugins` list.
@@ -11,6 +13,10 @@ pub trait Plugin: Send + Sync + 'static {
     fn version(&self) -> &'static str;
     /// One-line description.
     fn description(&self) -> &'static str;
+    /// Settings the plugin declares; they appear in the settings API and inherit like core ones.
+    fn settings(&self) -> Vec<SettingDef> {
+        Vec::new()
+    }
 }
 
 /// The plugins a host app was built with.
@@ -29,6 +35,20 @@ impl PluginRegistry {
     /// The plugin of that name.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Plugin>> {
         self.plugins.iter().find(|p| p.name() == name)
+    }
+
+    /// Whether a plugin of that name is registered.
+    pub fn is_registered(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The core settings and those every plugin declares.
+    pub fn settings(&self) -> SettingsRegistry {
+        let mut registry = SettingsRegistry::default();
+        for def in self.plugins.iter().flat_map(|p| p.settings()) {
+            registry.declare(def);
+        }
+        registry
     }
 
     /// Every registered plugin.

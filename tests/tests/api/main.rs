@@ -2,9 +2,12 @@
 
 mod auth;
 mod errors;
+mod events;
 mod giftcards;
 mod giftcards_accepted;
 mod openapi;
 mod organizers;
 mod pagination;
+mod properties;
+mod settings;
 mod teams;

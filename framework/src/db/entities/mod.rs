@@ -8,6 +8,7 @@ pub mod item;
 pub mod meta_property;
 pub mod order;
 pub mod organizer;
+pub mod quota;
 pub mod setting;
 pub mod team;
 pub mod team_event;

@@ -1,0 +1,674 @@
+//! Events of an organizer: `/api/v1/organizers/{organizer}/events/`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use poem::Request;
+use poem::web::Data;
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::types::MaybeUndefined;
+use poem_openapi::{Enum, Object, OpenApi};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
+use serde_json::{Value, json};
+
+use super::Tag;
+use crate::db::begin_write;
+use crate::db::entities::event;
+use crate::domain::events::{self, EventFilter, string_list, string_map};
+use crate::domain::meta;
+use crate::domain::permissions::Permission;
+use crate::domain::signing;
+use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
+use crate::http::{
+    ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, Page, PageRequest, patched,
+};
+use crate::state::AppState;
+
+/// An event.
+#[derive(Object)]
+#[oai(rename = "Event")]
+pub struct EventOut {
+    /// Full name.
+    pub name: I18nString,
+    /// Short form used in URLs; fixed after creation.
+    pub slug: String,
+    /// Whether the shop is publicly available.
+    pub live: bool,
+    /// Whether the shop is in test mode.
+    pub testmode: bool,
+    /// Currency of the event.
+    pub currency: String,
+    /// Start.
+    pub date_from: DateTime<Utc>,
+    /// End.
+    #[oai(nullable)]
+    pub date_to: Option<DateTime<Utc>>,
+    /// Admission.
+    #[oai(nullable)]
+    pub date_admission: Option<DateTime<Utc>>,
+    /// Whether it shows in the organizer's public list.
+    pub is_public: bool,
+    /// When the shop opens.
+    #[oai(nullable)]
+    pub presale_start: Option<DateTime<Utc>>,
+    /// When the shop closes.
+    #[oai(nullable)]
+    pub presale_end: Option<DateTime<Utc>>,
+    /// Location.
+    #[oai(nullable)]
+    pub location: Option<I18nString>,
+    /// Latitude.
+    #[oai(nullable)]
+    pub geo_lat: Option<f64>,
+    /// Longitude.
+    #[oai(nullable)]
+    pub geo_lon: Option<f64>,
+    /// Whether the event is a series of dates; fixed after creation.
+    pub has_subevents: bool,
+    /// Values of the organizer's meta data properties (defaults included).
+    pub meta_data: BTreeMap<String, String>,
+    /// Names of the enabled plugins.
+    pub plugins: Vec<String>,
+    /// Seating plan ID, when reserved seating is used.
+    #[oai(nullable)]
+    pub seating_plan: Option<i64>,
+    /// Seating plan category to item ID.
+    pub seat_category_mapping: BTreeMap<String, Option<i64>>,
+    /// Time zone name.
+    pub timezone: String,
+    /// Item meta data properties and their defaults.
+    pub item_meta_properties: BTreeMap<String, String>,
+    /// Public keys for ticket signatures, by scheme; only in the detail view.
+    #[oai(skip_serializing_if_is_none)]
+    pub valid_keys: Option<BTreeMap<String, Vec<String>>>,
+    /// Channels the event is sold on.
+    pub sales_channels: Vec<String>,
+}
+
+fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> EventOut {
+    EventOut {
+        name: I18nString::from_stored(&e.name),
+        slug: e.slug.clone(),
+        live: e.live,
+        testmode: e.testmode,
+        currency: e.currency.clone(),
+        date_from: e.date_from,
+        date_to: e.date_to,
+        date_admission: e.date_admission,
+        is_public: e.is_public,
+        presale_start: e.presale_start,
+        presale_end: e.presale_end,
+        location: e.location.as_ref().map(I18nString::from_stored),
+        geo_lat: e.geo_lat,
+        geo_lon: e.geo_lon,
+        has_subevents: e.has_subevents,
+        meta_data: events::effective_meta(e, properties),
+        plugins: string_list(&e.plugins),
+        seating_plan: e.seating_plan_id,
+        seat_category_mapping: e
+            .seat_category_mapping
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
+            .unwrap_or_default(),
+        timezone: e.timezone.clone(),
+        item_meta_properties: string_map(&e.item_meta_properties),
+        valid_keys: detail
+            .then(|| BTreeMap::from([(signing::SCHEME.to_owned(), vec![e.public_key.clone()])])),
+        sales_channels: string_list(&e.sales_channels),
+    }
+}
+
+/// A new event (POST), or the event to make from a clone. Fields left out get their
+/// defaults, or on a clone the source event's values.
+#[derive(Object)]
+pub struct EventCreate {
+    /// Full name.
+    pub name: I18nString,
+    /// Short form used in URLs.
+    #[oai(validator(min_length = 1, max_length = 50))]
+    pub slug: String,
+    /// ISO 4217 currency code.
+    pub currency: Currency,
+    /// Start.
+    pub date_from: DateTime<Utc>,
+    /// Must be false: events cannot be created live.
+    #[oai(default)]
+    pub live: bool,
+    /// Test mode (default false).
+    pub testmode: Option<bool>,
+    /// End.
+    #[oai(nullable)]
+    pub date_to: Option<DateTime<Utc>>,
+    /// Admission.
+    #[oai(nullable)]
+    pub date_admission: Option<DateTime<Utc>>,
+    /// Shows in the public list (default true).
+    pub is_public: Option<bool>,
+    /// When the shop opens.
+    #[oai(nullable)]
+    pub presale_start: Option<DateTime<Utc>>,
+    /// When the shop closes.
+    #[oai(nullable)]
+    pub presale_end: Option<DateTime<Utc>>,
+    /// Location.
+    #[oai(nullable)]
+    pub location: Option<I18nString>,
+    /// Latitude.
+    #[oai(nullable)]
+    pub geo_lat: Option<f64>,
+    /// Longitude.
+    #[oai(nullable)]
+    pub geo_lon: Option<f64>,
+    /// Event series (default false); fixed after creation.
+    pub has_subevents: Option<bool>,
+    /// Meta data values.
+    pub meta_data: Option<BTreeMap<String, String>>,
+    /// Plugins to enable.
+    pub plugins: Option<Vec<String>>,
+    /// Seating plan ID.
+    #[oai(nullable)]
+    pub seating_plan: Option<i64>,
+    /// Seating plan category to item ID.
+    pub seat_category_mapping: Option<BTreeMap<String, Option<i64>>>,
+    /// Time zone name (default UTC).
+    pub timezone: Option<String>,
+    /// Item meta data properties and defaults.
+    pub item_meta_properties: Option<BTreeMap<String, String>>,
+    /// Sales channels (default `["web"]`).
+    pub sales_channels: Option<Vec<String>>,
+}
+
+/// A change of an event; absent fields stay as they are.
+#[derive(Object)]
+pub struct EventPatch {
+    /// Full name.
+    pub name: Option<I18nString>,
+    /// Cannot change; sending another value is 400.
+    pub slug: Option<String>,
+    /// Going live needs a quota and, for priced products, an enabled payment provider.
+    pub live: Option<bool>,
+    /// Test mode.
+    pub testmode: Option<bool>,
+    /// Currency.
+    pub currency: Option<Currency>,
+    /// Start.
+    pub date_from: Option<DateTime<Utc>>,
+    /// End.
+    #[oai(nullable)]
+    pub date_to: MaybeUndefined<DateTime<Utc>>,
+    /// Admission.
+    #[oai(nullable)]
+    pub date_admission: MaybeUndefined<DateTime<Utc>>,
+    /// Shows in the public list.
+    pub is_public: Option<bool>,
+    /// When the shop opens.
+    #[oai(nullable)]
+    pub presale_start: MaybeUndefined<DateTime<Utc>>,
+    /// When the shop closes.
+    #[oai(nullable)]
+    pub presale_end: MaybeUndefined<DateTime<Utc>>,
+    /// Location.
+    #[oai(nullable)]
+    pub location: MaybeUndefined<I18nString>,
+    /// Latitude.
+    #[oai(nullable)]
+    pub geo_lat: MaybeUndefined<f64>,
+    /// Longitude.
+    #[oai(nullable)]
+    pub geo_lon: MaybeUndefined<f64>,
+    /// Cannot change; sending another value is 400.
+    pub has_subevents: Option<bool>,
+    /// Meta data values (replaces all values).
+    pub meta_data: Option<BTreeMap<String, String>>,
+    /// Plugins to enable (replaces the list).
+    pub plugins: Option<Vec<String>>,
+    /// Seating plan ID.
+    #[oai(nullable)]
+    pub seating_plan: MaybeUndefined<i64>,
+    /// Seating plan category to item ID.
+    pub seat_category_mapping: Option<BTreeMap<String, Option<i64>>>,
+    /// Time zone name.
+    pub timezone: Option<String>,
+    /// Item meta data properties and defaults.
+    pub item_meta_properties: Option<BTreeMap<String, String>>,
+    /// Sales channels.
+    pub sales_channels: Option<Vec<String>>,
+}
+
+/// Order of the event list.
+#[derive(Enum, Clone, Copy, PartialEq, Eq)]
+pub enum EventOrdering {
+    /// By start.
+    #[oai(rename = "date_from")]
+    DateFrom,
+    /// By start, latest first.
+    #[oai(rename = "-date_from")]
+    DateFromDesc,
+    /// By slug (default).
+    #[oai(rename = "slug")]
+    Slug,
+    /// By slug, descending.
+    #[oai(rename = "-slug")]
+    SlugDesc,
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn mapping_json(m: &BTreeMap<String, Option<i64>>) -> Value {
+    Value::Object(
+        m.iter()
+            .map(|(k, v)| (k.clone(), v.map_or(Value::Null, Value::from)))
+            .collect(),
+    )
+}
+
+/// The row a create or clone would store, before validation. `source` gives the values of
+/// fields left out on a clone.
+fn new_row(organizer_id: i64, body: EventCreate, source: Option<&event::Model>) -> event::Model {
+    let pick = |sent: Option<bool>, copied: Option<bool>, default: bool| {
+        sent.or(copied).unwrap_or(default)
+    };
+    event::Model {
+        id: 0,
+        organizer_id,
+        slug: body.slug,
+        name: body.name.to_stored(),
+        currency: body.currency.0,
+        date_from: body.date_from,
+        live: body.live,
+        testmode: pick(body.testmode, source.map(|s| s.testmode), false),
+        date_to: body.date_to,
+        date_admission: body.date_admission,
+        is_public: pick(body.is_public, source.map(|s| s.is_public), true),
+        presale_start: body.presale_start,
+        presale_end: body.presale_end,
+        location: body.location.map(|l| l.to_stored()),
+        geo_lat: body.geo_lat,
+        geo_lon: body.geo_lon,
+        has_subevents: pick(body.has_subevents, source.map(|s| s.has_subevents), false),
+        plugins: body
+            .plugins
+            .map(|p| to_json(&p))
+            .or_else(|| source.map(|s| s.plugins.clone()))
+            .unwrap_or(json!([])),
+        seating_plan_id: body
+            .seating_plan
+            .or_else(|| source.and_then(|s| s.seating_plan_id)),
+        seat_category_mapping: body
+            .seat_category_mapping
+            .map(|m| mapping_json(&m))
+            .or_else(|| source.map(|s| s.seat_category_mapping.clone()))
+            .unwrap_or(json!({})),
+        timezone: body
+            .timezone
+            .or_else(|| source.map(|s| s.timezone.clone()))
+            .unwrap_or_else(|| "UTC".into()),
+        item_meta_properties: body
+            .item_meta_properties
+            .map(|m| to_json(&m))
+            .or_else(|| source.map(|s| s.item_meta_properties.clone()))
+            .unwrap_or(json!({})),
+        meta_data: body
+            .meta_data
+            .map(|m| to_json(&m))
+            .or_else(|| source.map(|s| s.meta_data.clone()))
+            .unwrap_or(json!({})),
+        sales_channels: body
+            .sales_channels
+            .map(|c| to_json(&c))
+            .or_else(|| source.map(|s| s.sales_channels.clone()))
+            .unwrap_or(json!(["web"])),
+        public_key: String::new(),
+        private_key: String::new(),
+    }
+}
+
+fn apply_patch(e: &mut event::Model, p: EventPatch) {
+    fn set<T>(field: &mut T, v: Option<T>) {
+        if let Some(v) = v {
+            *field = v;
+        }
+    }
+    set(&mut e.name, p.name.map(|n| n.to_stored()));
+    set(&mut e.slug, p.slug);
+    set(&mut e.live, p.live);
+    set(&mut e.testmode, p.testmode);
+    set(&mut e.currency, p.currency.map(|c| c.0));
+    set(&mut e.date_from, p.date_from);
+    set(&mut e.date_to, patched(p.date_to));
+    set(&mut e.date_admission, patched(p.date_admission));
+    set(&mut e.is_public, p.is_public);
+    set(&mut e.presale_start, patched(p.presale_start));
+    set(&mut e.presale_end, patched(p.presale_end));
+    set(
+        &mut e.location,
+        patched(p.location).map(|l| l.map(|l| l.to_stored())),
+    );
+    set(&mut e.geo_lat, patched(p.geo_lat));
+    set(&mut e.geo_lon, patched(p.geo_lon));
+    set(&mut e.has_subevents, p.has_subevents);
+    set(&mut e.meta_data, p.meta_data.map(|m| to_json(&m)));
+    set(&mut e.plugins, p.plugins.map(|l| to_json(&l)));
+    set(&mut e.seating_plan_id, patched(p.seating_plan));
+    set(
+        &mut e.seat_category_mapping,
+        p.seat_category_mapping.map(|m| mapping_json(&m)),
+    );
+    set(&mut e.timezone, p.timezone);
+    set(
+        &mut e.item_meta_properties,
+        p.item_meta_properties.map(|m| to_json(&m)),
+    );
+    set(&mut e.sales_channels, p.sales_channels.map(|c| to_json(&c)));
+}
+
+fn active(e: event::Model) -> event::ActiveModel {
+    let mut row: event::ActiveModel = e.into();
+    row.id = sea_orm::ActiveValue::NotSet;
+    for col in [event::Column::PublicKey, event::Column::PrivateKey] {
+        sea_orm::ActiveModelTrait::not_set(&mut row, col);
+    }
+    row
+}
+
+/// Stores a new event (created, or cloned from `source` with its configuration) after
+/// checking it, in one transaction.
+async fn create_event(
+    state: &AppState,
+    candidate: event::Model,
+    source: Option<&event::Model>,
+) -> Result<event::Model, ApiError> {
+    events::validate(&state.db, &state.plugins, &candidate, None)
+        .await?
+        .into_result()?;
+    let txn = begin_write(&state.db).await?;
+    let created = events::insert(&txn, active(candidate)).await.map_err(|e| {
+        if crate::db::is_unique_violation(&e) {
+            ApiError::field(
+                "slug",
+                "This slug has already been used for a different event.",
+            )
+        } else {
+            e.into()
+        }
+    })?;
+    if let Some(source) = source {
+        events::copy_configuration(&txn, source, &created).await?;
+    }
+    txn.commit().await?;
+    Ok(created)
+}
+
+/// Event operations.
+pub struct EventsApi;
+
+#[OpenApi(tag = "Tag::Events")]
+impl EventsApi {
+    /// List events
+    ///
+    /// The organizer's events the caller may change, by slug unless `ordering` says
+    /// otherwise. `attr[<property>]=<value>` filters by meta data (an empty value matches
+    /// events without one; defaults count).
+    #[oai(path = "/api/v1/organizers/:organizer/events", method = "get")]
+    #[allow(clippy::too_many_arguments)]
+    async fn list_events(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        page: Query<Option<String>>,
+        page_size: Query<Option<u64>>,
+        is_public: Query<Option<bool>>,
+        live: Query<Option<bool>>,
+        has_subevents: Query<Option<bool>>,
+        is_future: Query<Option<bool>>,
+        is_past: Query<Option<bool>>,
+        ends_after: Query<Option<DateTime<Utc>>>,
+        ordering: Query<Option<EventOrdering>>,
+        sales_channel: Query<Option<String>>,
+    ) -> ListResult<Json<Page<EventOut>>> {
+        let org = auth.0.organizer(&organizer, None)?;
+        let filter = EventFilter {
+            is_public: is_public.0,
+            live: live.0,
+            has_subevents: has_subevents.0,
+            is_future: is_future.0,
+            is_past: is_past.0,
+            ends_after: ends_after.0,
+            attrs: attr_filters(req),
+            sales_channel: sales_channel.0,
+        };
+        let properties = meta::properties(&state.db, org.organizer.id).await?;
+        let now = Utc::now();
+        let mut found: Vec<event::Model> = event::Entity::find()
+            .filter(event::Column::OrganizerId.eq(org.organizer.id))
+            .all(&state.db)
+            .await?
+            .into_iter()
+            .filter(|e| {
+                auth.0
+                    .event_permissions(org.organizer.id, e.id)
+                    .has(Permission::ChangeEventSettings)
+            })
+            .filter(|e| filter.accepts(e, &events::effective_meta(e, &properties), now))
+            .collect();
+        match ordering.0.unwrap_or(EventOrdering::Slug) {
+            EventOrdering::DateFrom => found.sort_by_key(|e| (e.date_from, e.id)),
+            EventOrdering::DateFromDesc => {
+                found.sort_by_key(|e| std::cmp::Reverse((e.date_from, e.id)))
+            }
+            EventOrdering::Slug => found.sort_by(|a, b| a.slug.cmp(&b.slug)),
+            EventOrdering::SlugDesc => found.sort_by(|a, b| b.slug.cmp(&a.slug)),
+        }
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .window(found.len() as u64)?;
+        let results = found
+            .iter()
+            .skip(window.offset as usize)
+            .take(window.limit as usize)
+            .map(|e| event_out(e, &properties, false))
+            .collect();
+        Ok(Json(window.page(results)))
+    }
+
+    /// Show an event
+    ///
+    /// Includes `valid_keys`, the public keys of the ticket signature schemes.
+    #[oai(path = "/api/v1/organizers/:organizer/events/:event", method = "get")]
+    async fn get_event(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+    ) -> ReadResult<Json<EventOut>> {
+        let access = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeEventSettings),
+            )
+            .await?;
+        let properties = meta::properties(&state.db, access.organizer.id).await?;
+        Ok(Json(event_out(&access.event, &properties, true)))
+    }
+
+    /// Create an event
+    ///
+    /// Events cannot be created live. Needs `can_create_events`.
+    #[oai(path = "/api/v1/organizers/:organizer/events", method = "post")]
+    async fn create_event(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        body: JsonBody<EventCreate>,
+    ) -> WriteResult<Created<EventOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::CreateEvents))?;
+        let created = create_event(&state, new_row(org.organizer.id, body.0, None), None).await?;
+        let properties = meta::properties(&state.db, org.organizer.id).await?;
+        Ok(Created::Created(Json(event_out(
+            &created,
+            &properties,
+            true,
+        ))))
+    }
+
+    /// Clone an event
+    ///
+    /// Creates an event from the sent fields and copies `is_public`, `testmode`,
+    /// `has_subevents`, settings, plugin settings and the configuration (items, categories,
+    /// tax rules, ...) of the source event; sent values of `plugins`, `has_subevents` and
+    /// `is_public` win over the copies. Needs `can_create_events`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/clone",
+        method = "post"
+    )]
+    async fn clone_event(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        body: JsonBody<EventCreate>,
+    ) -> WriteResult<Created<EventOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::CreateEvents))?;
+        let source = auth
+            .0
+            .event(&state.db, &organizer, &event, None)
+            .await?
+            .event;
+        let candidate = new_row(org.organizer.id, body.0, Some(&source));
+        let created = create_event(&state, candidate, Some(&source)).await?;
+        let properties = meta::properties(&state.db, org.organizer.id).await?;
+        Ok(Created::Created(Json(event_out(
+            &created,
+            &properties,
+            true,
+        ))))
+    }
+
+    /// Change an event
+    ///
+    /// `slug` and `has_subevents` cannot change. Going live (`live: true`) needs a quota
+    /// and, when a product has a price, an enabled payment provider.
+    #[oai(path = "/api/v1/organizers/:organizer/events/:event", method = "patch")]
+    async fn patch_event(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        body: JsonBody<EventPatch>,
+    ) -> WriteResult<Json<EventOut>> {
+        let access = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeEventSettings),
+            )
+            .await?;
+        let existing = access.event;
+        let mut candidate = existing.clone();
+        apply_patch(&mut candidate, body.0);
+        events::validate(&state.db, &state.plugins, &candidate, Some(&existing))
+            .await?
+            .into_result()?;
+        if candidate.live
+            && !existing.live
+            && let Some(reason) =
+                events::live_blocker(&state.db, &state.settings, &candidate).await?
+        {
+            return Err(ApiError::field("live", reason).into());
+        }
+        let row = changed(existing.into(), &candidate);
+        let saved = sea_orm::ActiveModelTrait::update(row, &state.db).await?;
+        let properties = meta::properties(&state.db, access.organizer.id).await?;
+        Ok(Json(event_out(&saved, &properties, true)))
+    }
+
+    /// Delete an event
+    ///
+    /// Events that have orders cannot be deleted.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event",
+        method = "delete"
+    )]
+    async fn delete_event(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+    ) -> DeleteResult<NoContent> {
+        let access = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeEventSettings),
+            )
+            .await?;
+        let txn = begin_write(&state.db).await?;
+        if events::has_orders(&txn, access.event.id).await? {
+            return Err(ApiError::forbidden_because(
+                "This event can not be deleted as it already contains orders.",
+            )
+            .into());
+        }
+        events::delete(&txn, access.event.id).await?;
+        txn.commit().await?;
+        Ok(NoContent::NoContent)
+    }
+}
+
+/// The row of `existing` with every field of `candidate` set.
+fn changed(mut row: event::ActiveModel, c: &event::Model) -> event::ActiveModel {
+    row.name = Set(c.name.clone());
+    row.live = Set(c.live);
+    row.testmode = Set(c.testmode);
+    row.currency = Set(c.currency.clone());
+    row.date_from = Set(c.date_from);
+    row.date_to = Set(c.date_to);
+    row.date_admission = Set(c.date_admission);
+    row.is_public = Set(c.is_public);
+    row.presale_start = Set(c.presale_start);
+    row.presale_end = Set(c.presale_end);
+    row.location = Set(c.location.clone());
+    row.geo_lat = Set(c.geo_lat);
+    row.geo_lon = Set(c.geo_lon);
+    row.meta_data = Set(c.meta_data.clone());
+    row.plugins = Set(c.plugins.clone());
+    row.seating_plan_id = Set(c.seating_plan_id);
+    row.seat_category_mapping = Set(c.seat_category_mapping.clone());
+    row.timezone = Set(c.timezone.clone());
+    row.item_meta_properties = Set(c.item_meta_properties.clone());
+    row.sales_channels = Set(c.sales_channels.clone());
+    row
+}
+
+/// `attr[<key>]=<value>` pairs of the query string.
+fn attr_filters(req: &Request) -> Vec<(String, String)> {
+    let query = req.uri().query().unwrap_or_default();
+    form_urlencoded::parse(query.as_bytes())
+        .filter_map(|(k, v)| {
+            Some((
+                k.strip_prefix("attr[")?.strip_suffix(']')?.to_owned(),
+                v.into_owned(),
+            ))
+        })
+        .collect()
+}

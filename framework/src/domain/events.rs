@@ -1,0 +1,306 @@
+//! Events: the rules of their fields, going live, deleting, listing filters and cloning.
+
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, Set,
+};
+use serde_json::Value;
+
+use super::meta::{self, Property};
+use super::settings::{self, Scope, SettingsRegistry};
+use crate::db::entities::{event, item, order, quota};
+use crate::http::FieldErrors;
+use crate::plugin::PluginRegistry;
+
+/// Sales channels an event can be sold on.
+pub const SALES_CHANNELS: [&str; 2] = ["web", "resellers"];
+
+/// A JSON list of strings as stored.
+pub fn string_list(value: &Value) -> Vec<String> {
+    value
+        .as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A JSON object of strings as stored.
+pub fn string_map(value: &Value) -> BTreeMap<String, String> {
+    value
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Checks a complete event as it would be stored; `existing` is the stored event when this
+/// is a change. Every broken rule is reported on its field.
+pub async fn validate(
+    db: &impl ConnectionTrait,
+    plugins: &PluginRegistry,
+    candidate: &event::Model,
+    existing: Option<&event::Model>,
+) -> Result<FieldErrors, DbErr> {
+    let mut errors = FieldErrors::new();
+    let e = candidate;
+    match existing {
+        Some(old) => {
+            if old.slug != e.slug {
+                errors.push("slug", "The event slug cannot be changed.");
+            }
+            if old.has_subevents != e.has_subevents {
+                errors.push("has_subevents", "The event series flag cannot be changed.");
+            }
+        }
+        None => {
+            if !super::slug::is_valid(&e.slug) {
+                errors.push(
+                    "slug",
+                    "Use letters, digits, \"-\" and \".\", starting with a letter or digit.",
+                );
+            } else if slug_taken(db, e.organizer_id, &e.slug).await? {
+                errors.push(
+                    "slug",
+                    "This slug has already been used for a different event.",
+                );
+            }
+            if e.live {
+                errors.push("live", "Events cannot be created as 'live'. Quotas and payment must be added to the event before sales can go live.");
+            }
+        }
+    }
+    if e.date_to.is_some_and(|to| to < e.date_from) {
+        errors.push("date_to", "The event cannot end before it starts.");
+    }
+    if let (Some(start), Some(end)) = (e.presale_start, e.presale_end)
+        && end < start
+    {
+        errors.push(
+            "presale_end",
+            "The end of the presale period has to be later than its start.",
+        );
+    }
+    if chrono_tz::Tz::from_str(&e.timezone).is_err() {
+        errors.push(
+            "timezone",
+            format!("\"{}\" is not a valid time zone name.", e.timezone),
+        );
+    }
+    if e.geo_lat.is_some_and(|v| !(-90.0..=90.0).contains(&v)) {
+        errors.push("geo_lat", "Ensure this value is between -90 and 90.");
+    }
+    if e.geo_lon.is_some_and(|v| !(-180.0..=180.0).contains(&v)) {
+        errors.push("geo_lon", "Ensure this value is between -180 and 180.");
+    }
+    for name in string_list(&e.plugins) {
+        if !plugins.is_registered(&name) {
+            errors.push("plugins", format!("Unknown plugin: '{name}'."));
+        }
+    }
+    let channels = string_list(&e.sales_channels);
+    for c in &channels {
+        if !SALES_CHANNELS.contains(&c.as_str()) {
+            errors.push("sales_channels", format!("Unknown sales channel: '{c}'."));
+        }
+    }
+    let properties = meta::properties(db, e.organizer_id).await?;
+    for message in meta::check_values(&properties, &string_map(&e.meta_data), existing.is_none()) {
+        errors.push("meta_data", message);
+    }
+    Ok(errors)
+}
+
+async fn slug_taken(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    slug: &str,
+) -> Result<bool, DbErr> {
+    Ok(event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(organizer_id))
+        .filter(event::Column::Slug.eq(slug))
+        .count(db)
+        .await?
+        > 0)
+}
+
+/// The payment providers enabled for an event. The built-in `manual` provider is enabled by
+/// the `payment_manual__enabled` setting.
+pub async fn enabled_payment_providers(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    e: &event::Model,
+) -> Result<Vec<String>, DbErr> {
+    let values = settings::resolve(
+        db,
+        registry,
+        Scope::Event {
+            organizer_id: e.organizer_id,
+            event_id: e.id,
+        },
+    )
+    .await?;
+    let mut providers = Vec::new();
+    if values.get("payment_manual__enabled") == Some(&Value::Bool(true)) {
+        providers.push("manual".to_owned());
+    }
+    Ok(providers)
+}
+
+/// Why an event cannot go live, when it cannot.
+pub async fn live_blocker(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    e: &event::Model,
+) -> Result<Option<&'static str>, DbErr> {
+    let quotas = quota::Entity::find()
+        .filter(quota::Column::EventId.eq(e.id))
+        .count(db)
+        .await?;
+    if quotas == 0 {
+        return Ok(Some(
+            "You need to configure at least one quota to sell anything.",
+        ));
+    }
+    let priced = item::Entity::find()
+        .filter(item::Column::EventId.eq(e.id))
+        .filter(item::Column::DefaultPriceCents.gt(0))
+        .count(db)
+        .await?;
+    if priced > 0 && enabled_payment_providers(db, registry, e).await?.is_empty() {
+        return Ok(Some(
+            "You need to enable at least one payment provider to sell products with a price.",
+        ));
+    }
+    Ok(None)
+}
+
+/// Whether an event has orders (then it cannot be deleted).
+pub async fn has_orders(db: &impl ConnectionTrait, event_id: i64) -> Result<bool, DbErr> {
+    Ok(order::Entity::find()
+        .filter(order::Column::EventId.eq(event_id))
+        .count(db)
+        .await?
+        > 0)
+}
+
+/// Deletes an event with everything it owns.
+pub async fn delete(db: &impl ConnectionTrait, event_id: i64) -> Result<(), DbErr> {
+    settings::delete_event_settings(db, event_id).await?;
+    event::Entity::delete_by_id(event_id).exec(db).await?;
+    Ok(())
+}
+
+/// Filters of the event list.
+#[derive(Debug, Clone, Default)]
+pub struct EventFilter {
+    /// `is_public`.
+    pub is_public: Option<bool>,
+    /// `live`.
+    pub live: Option<bool>,
+    /// `has_subevents`.
+    pub has_subevents: Option<bool>,
+    /// `is_future`: current or future events (series never with `true`, always with `false`).
+    pub is_future: Option<bool>,
+    /// `is_past`: events that are over (series never with `true`, always with `false`).
+    pub is_past: Option<bool>,
+    /// `ends_after`: events during or after this time (series never).
+    pub ends_after: Option<DateTime<Utc>>,
+    /// `attr[key]=value`: effective meta data values; an empty value means "not set".
+    pub attrs: Vec<(String, String)>,
+    /// `sales_channel`.
+    pub sales_channel: Option<String>,
+}
+
+fn not_over(e: &event::Model, now: DateTime<Utc>) -> bool {
+    match e.date_to {
+        Some(to) => to >= now,
+        None => e.date_from >= now,
+    }
+}
+
+impl EventFilter {
+    /// Whether an event passes, given its effective meta data.
+    pub fn accepts(
+        &self,
+        e: &event::Model,
+        meta: &BTreeMap<String, String>,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let series = e.has_subevents;
+        self.is_public.is_none_or(|v| e.is_public == v)
+            && self.live.is_none_or(|v| e.live == v)
+            && self.has_subevents.is_none_or(|v| series == v)
+            && self
+                .is_future
+                .is_none_or(|v| if series { !v } else { not_over(e, now) == v })
+            && self
+                .is_past
+                .is_none_or(|v| if series { !v } else { not_over(e, now) != v })
+            && self
+                .ends_after
+                .is_none_or(|t| !series && e.date_to.unwrap_or(e.date_from) >= t)
+            && self
+                .sales_channel
+                .as_ref()
+                .is_none_or(|c| string_list(&e.sales_channels).contains(c))
+            && self
+                .attrs
+                .iter()
+                .all(|(k, v)| meta.get(k).map_or("", String::as_str) == v)
+    }
+}
+
+/// The effective meta data of an event: its own values, else the properties' defaults.
+pub fn effective_meta(e: &event::Model, properties: &[Property]) -> BTreeMap<String, String> {
+    meta::effective(properties, &string_map(&e.meta_data))
+}
+
+/// Creates an event row with a new signing key pair.
+pub async fn insert(
+    db: &impl ConnectionTrait,
+    mut row: event::ActiveModel,
+) -> Result<event::Model, DbErr> {
+    let (public, private) = super::signing::generate();
+    row.public_key = Set(public);
+    row.private_key = Set(private);
+    row.insert(db).await
+}
+
+/// Copies what an event is configured with onto a new one: settings and items (more
+/// resource groups add themselves here as they arrive).
+pub async fn copy_configuration(
+    db: &impl ConnectionTrait,
+    from: &event::Model,
+    to: &event::Model,
+) -> Result<(), DbErr> {
+    settings::copy_event_settings(db, from.id, to.id).await?;
+    let items = item::Entity::find()
+        .filter(item::Column::EventId.eq(from.id))
+        .all(db)
+        .await?;
+    for it in items {
+        item::ActiveModel {
+            event_id: Set(to.id),
+            name: Set(it.name),
+            default_price_cents: Set(it.default_price_cents),
+            position: Set(it.position),
+            active: Set(it.active),
+            category_id: Set(None),
+            tax_rule_id: Set(None),
+            ..Default::default()
+        }
+        .insert(db)
+        .await?;
+    }
+    Ok(())
+}

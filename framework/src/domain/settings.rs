@@ -1,0 +1,566 @@
+//! Settings with inheritance: a registry of typed keys, and their values stored per
+//! organizer and per event. An event's value wins over its organizer's, which wins over the
+//! key's default. Plugins declare their own keys into the same registry.
+
+use std::collections::BTreeMap;
+
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set, sea_query::OnConflict,
+};
+use serde_json::{Value, json};
+
+use crate::db::entities::setting;
+
+/// The kind of value a setting holds, and how it is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingType {
+    /// `true` or `false`.
+    Bool,
+    /// A whole number of at least the given minimum.
+    Int {
+        /// Smallest allowed value.
+        min: i64,
+    },
+    /// Any text.
+    Text,
+    /// An e-mail address or the empty string.
+    Email,
+    /// An `http(s)://` URL or the empty string.
+    Url,
+    /// A language code such as `en` or `de-formal`.
+    Locale,
+    /// A list of language codes.
+    LocaleList,
+    /// One of the given values.
+    Choice(&'static [&'static str]),
+}
+
+/// Which level a setting can be set on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Organizer and event (the event inherits from its organizer).
+    Both,
+    /// Organizer only.
+    Organizer,
+    /// Event only.
+    Event,
+}
+
+/// A declared setting.
+#[derive(Debug, Clone)]
+pub struct SettingDef {
+    /// Key in the settings object.
+    pub key: &'static str,
+    /// Value type and check.
+    pub ty: SettingType,
+    /// Value when set on no level.
+    pub default: Value,
+    /// Short human name.
+    pub label: &'static str,
+    /// Longer explanation.
+    pub help_text: &'static str,
+    /// Where it can be set.
+    pub level: Level,
+    /// Whether a device may read it (check-in apps need some settings).
+    pub device_readable: bool,
+}
+
+impl SettingDef {
+    /// A setting on both levels, not readable by devices.
+    pub fn new(
+        key: &'static str,
+        ty: SettingType,
+        default: Value,
+        label: &'static str,
+        help_text: &'static str,
+    ) -> Self {
+        Self {
+            key,
+            ty,
+            default,
+            label,
+            help_text,
+            level: Level::Both,
+            device_readable: false,
+        }
+    }
+
+    /// Only on this level.
+    pub fn level(mut self, level: Level) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// Readable by devices.
+    pub fn device_readable(mut self) -> Self {
+        self.device_readable = true;
+        self
+    }
+
+    /// Checks a value; the error is fit for a field error.
+    pub fn check(&self, value: &Value) -> Result<(), String> {
+        match (self.ty, value) {
+            (SettingType::Bool, Value::Bool(_)) => Ok(()),
+            (SettingType::Bool, _) => Err("Must be a valid boolean.".into()),
+            (SettingType::Int { min }, v) => match v.as_i64() {
+                Some(n) if n >= min => Ok(()),
+                Some(_) => Err(format!(
+                    "Ensure this value is greater than or equal to {min}."
+                )),
+                None => Err("A valid integer is required.".into()),
+            },
+            (SettingType::Text, Value::String(_)) => Ok(()),
+            (SettingType::Email, Value::String(s)) if s.is_empty() || is_email(s) => Ok(()),
+            (SettingType::Email, _) => Err("Enter a valid email address.".into()),
+            (SettingType::Url, Value::String(s))
+                if s.is_empty() || s.starts_with("https://") || s.starts_with("http://") =>
+            {
+                Ok(())
+            }
+            (SettingType::Url, _) => Err("Enter a valid URL.".into()),
+            (SettingType::Locale, Value::String(s)) if is_locale(s) => Ok(()),
+            (SettingType::Locale, _) => Err("Enter a valid language code.".into()),
+            (SettingType::LocaleList, Value::Array(list))
+                if !list.is_empty() && list.iter().all(|v| v.as_str().is_some_and(is_locale)) =>
+            {
+                Ok(())
+            }
+            (SettingType::LocaleList, _) => Err("Enter a non-empty list of language codes.".into()),
+            (SettingType::Choice(choices), Value::String(s)) if choices.contains(&s.as_str()) => {
+                Ok(())
+            }
+            (SettingType::Choice(_), v) => Err(format!("{v} is not a valid choice.")),
+            (SettingType::Text, _) => Err("Not a valid string.".into()),
+        }
+    }
+}
+
+fn is_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !s.contains(char::is_whitespace)
+}
+
+fn is_locale(s: &str) -> bool {
+    let mut parts = s.split('-');
+    parts
+        .next()
+        .is_some_and(|p| (2..=3).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_lowercase()))
+        && parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Every declared setting.
+#[derive(Debug, Clone)]
+pub struct SettingsRegistry {
+    defs: Vec<SettingDef>,
+}
+
+impl Default for SettingsRegistry {
+    fn default() -> Self {
+        Self {
+            defs: core_settings(),
+        }
+    }
+}
+
+impl SettingsRegistry {
+    /// Declares a setting (a plugin's); a key declared twice keeps the later declaration.
+    pub fn declare(&mut self, def: SettingDef) {
+        self.defs.retain(|d| d.key != def.key);
+        self.defs.push(def);
+    }
+
+    /// The declaration of a key.
+    pub fn get(&self, key: &str) -> Option<&SettingDef> {
+        self.defs.iter().find(|d| d.key == key)
+    }
+
+    /// The declarations settable on this level, sorted by key.
+    pub fn on(&self, scope: Scope) -> Vec<&SettingDef> {
+        let mut defs: Vec<&SettingDef> = self
+            .defs
+            .iter()
+            .filter(|d| match scope {
+                Scope::Organizer(_) => d.level != Level::Event,
+                Scope::Event { .. } => d.level != Level::Organizer,
+            })
+            .collect();
+        defs.sort_by_key(|d| d.key);
+        defs
+    }
+}
+
+fn core_settings() -> Vec<SettingDef> {
+    use SettingType::*;
+    vec![
+        SettingDef::new(
+            "locales",
+            LocaleList,
+            json!(["en"]),
+            "Available languages",
+            "Languages the shop and e-mails are offered in.",
+        )
+        .device_readable(),
+        SettingDef::new(
+            "locale",
+            Locale,
+            json!("en"),
+            "Default language",
+            "Language used when the customer's is not available.",
+        )
+        .device_readable(),
+        SettingDef::new(
+            "contact_mail",
+            Email,
+            json!(""),
+            "Contact address",
+            "Shown to customers and used as reply-to address of e-mails.",
+        ),
+        SettingDef::new(
+            "imprint_url",
+            Url,
+            json!(""),
+            "Imprint URL",
+            "Link to the legal imprint, shown in the shop footer.",
+        ),
+        SettingDef::new(
+            "privacy_url",
+            Url,
+            json!(""),
+            "Privacy policy URL",
+            "Link to the privacy policy, shown at checkout.",
+        ),
+        SettingDef::new(
+            "max_items_per_order",
+            Int { min: 1 },
+            json!(10),
+            "Maximum number of items per order",
+            "Add-on products are not counted.",
+        ),
+        SettingDef::new(
+            "reservation_time",
+            Int { min: 0 },
+            json!(30),
+            "Reservation period",
+            "Minutes a cart reserves its products.",
+        ),
+        SettingDef::new(
+            "payment_term_days",
+            Int { min: 0 },
+            json!(14),
+            "Payment term in days",
+            "Days a pending order waits for payment before it expires.",
+        ),
+        SettingDef::new(
+            "payment_term_expire_automatically",
+            Bool,
+            json!(true),
+            "Expire unpaid orders automatically",
+            "Pending orders whose term has passed stop holding quota.",
+        ),
+        SettingDef::new(
+            "payment_manual__enabled",
+            Bool,
+            json!(false),
+            "Enable manual payment",
+            "Payments handled outside Tessera and confirmed through the API or by hand.",
+        ),
+        SettingDef::new(
+            "waiting_list_enabled",
+            Bool,
+            json!(false),
+            "Enable waiting list",
+            "Customers can join a waiting list for sold-out products.",
+        )
+        .device_readable(),
+        SettingDef::new(
+            "waiting_list_hours",
+            Int { min: 1 },
+            json!(48),
+            "Waiting list response time",
+            "Hours a voucher sent from the waiting list stays valid.",
+        ),
+        SettingDef::new(
+            "waiting_list_auto",
+            Bool,
+            json!(true),
+            "Send waiting list vouchers automatically",
+            "Vouchers go out as soon as products become available.",
+        ),
+        SettingDef::new(
+            "attendee_names_asked",
+            Bool,
+            json!(true),
+            "Ask for attendee names",
+            "Ask a name for every admission ticket.",
+        )
+        .device_readable(),
+        SettingDef::new(
+            "attendee_names_required",
+            Bool,
+            json!(false),
+            "Require attendee names",
+            "Attendee names must be given.",
+        )
+        .device_readable(),
+        SettingDef::new(
+            "attendee_emails_asked",
+            Bool,
+            json!(false),
+            "Ask for attendee e-mail addresses",
+            "Ask an e-mail address for every admission ticket.",
+        ),
+        SettingDef::new(
+            "invoice_address_asked",
+            Bool,
+            json!(true),
+            "Ask for invoice address",
+            "Customers can enter an invoice address.",
+        ),
+        SettingDef::new(
+            "invoice_address_required",
+            Bool,
+            json!(false),
+            "Require invoice address",
+            "An invoice address must be given.",
+        ),
+        SettingDef::new(
+            "show_quota_left",
+            Bool,
+            json!(false),
+            "Show number of tickets left",
+            "Publicly show how many tickets of each product are left.",
+        ),
+        SettingDef::new(
+            "show_times",
+            Bool,
+            json!(true),
+            "Show event times",
+            "Show the times of the event, not only the dates.",
+        ),
+        SettingDef::new(
+            "cancel_allow_user",
+            Bool,
+            json!(true),
+            "Customers can cancel unpaid orders",
+            "Customers may cancel their orders while they are unpaid.",
+        ),
+        SettingDef::new(
+            "checkout_email_helptext",
+            Text,
+            json!(""),
+            "E-mail help text",
+            "Shown below the e-mail field at checkout.",
+        ),
+        SettingDef::new(
+            "ticket_secret_generator",
+            Choice(&["random", "pretix_sig1"]),
+            json!("random"),
+            "Ticket code generator",
+            "How ticket secrets are made.",
+        )
+        .device_readable(),
+        SettingDef::new(
+            "event_list_type",
+            Choice(&["list", "week", "calendar"]),
+            json!("list"),
+            "Default overview style",
+            "How the organizer's public page lists events.",
+        )
+        .level(Level::Organizer),
+        SettingDef::new(
+            "giftcard_length",
+            Int { min: 6 },
+            json!(16),
+            "Gift card code length",
+            "Number of characters of new gift card codes.",
+        )
+        .level(Level::Organizer),
+    ]
+}
+
+/// Whose settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// An organizer's.
+    Organizer(i64),
+    /// An event's, inheriting from its organizer.
+    Event {
+        /// The organizer.
+        organizer_id: i64,
+        /// The event.
+        event_id: i64,
+    },
+}
+
+impl Scope {
+    fn own(self) -> (&'static str, i64) {
+        match self {
+            Scope::Organizer(id) => ("organizer", id),
+            Scope::Event { event_id, .. } => ("event", event_id),
+        }
+    }
+}
+
+async fn stored(
+    db: &impl ConnectionTrait,
+    scope: &str,
+    owner: i64,
+) -> Result<BTreeMap<String, Value>, DbErr> {
+    Ok(setting::Entity::find()
+        .filter(setting::Column::Scope.eq(scope))
+        .filter(setting::Column::OwnerId.eq(owner))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|r| (r.key, r.value))
+        .collect())
+}
+
+/// The effective value of every setting of a scope.
+pub async fn resolve(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    scope: Scope,
+) -> Result<BTreeMap<&'static str, Value>, DbErr> {
+    let organizer_id = match scope {
+        Scope::Organizer(id)
+        | Scope::Event {
+            organizer_id: id, ..
+        } => id,
+    };
+    let org_values = stored(db, "organizer", organizer_id).await?;
+    let event_values = match scope {
+        Scope::Event { event_id, .. } => stored(db, "event", event_id).await?,
+        Scope::Organizer(_) => BTreeMap::new(),
+    };
+    Ok(registry
+        .on(scope)
+        .into_iter()
+        .map(|d| {
+            let value = event_values
+                .get(d.key)
+                .or_else(|| org_values.get(d.key))
+                .cloned()
+                .unwrap_or_else(|| d.default.clone());
+            (d.key, value)
+        })
+        .collect())
+}
+
+/// Sets (or with `null` unsets) keys on the scope's own level, all or none: every error is
+/// returned per key and nothing is written then.
+pub async fn update(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    scope: Scope,
+    changes: &serde_json::Map<String, Value>,
+) -> Result<Result<(), BTreeMap<String, String>>, DbErr> {
+    let settable = registry.on(scope);
+    let mut errors = BTreeMap::new();
+    for (key, value) in changes {
+        match settable.iter().find(|d| d.key == key) {
+            None => {
+                errors.insert(
+                    key.clone(),
+                    "This setting does not exist or cannot be set here.".to_owned(),
+                );
+            }
+            Some(_) if value.is_null() => {}
+            Some(def) => {
+                if let Err(e) = def.check(value) {
+                    errors.insert(key.clone(), e);
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Ok(Err(errors));
+    }
+    let (scope_name, owner) = scope.own();
+    for (key, value) in changes {
+        if value.is_null() {
+            setting::Entity::delete_many()
+                .filter(setting::Column::Scope.eq(scope_name))
+                .filter(setting::Column::OwnerId.eq(owner))
+                .filter(setting::Column::Key.eq(key.as_str()))
+                .exec(db)
+                .await?;
+            continue;
+        }
+        setting::Entity::insert(setting::ActiveModel {
+            scope: Set(scope_name.to_owned()),
+            owner_id: Set(owner),
+            key: Set(key.clone()),
+            value: Set(value.clone()),
+        })
+        .on_conflict(
+            OnConflict::columns([
+                setting::Column::Scope,
+                setting::Column::OwnerId,
+                setting::Column::Key,
+            ])
+            .update_column(setting::Column::Value)
+            .to_owned(),
+        )
+        .exec(db)
+        .await?;
+    }
+    Ok(Ok(()))
+}
+
+/// Copies the settings stored on one event to another (for cloning).
+pub async fn copy_event_settings(
+    db: &impl ConnectionTrait,
+    from_event: i64,
+    to_event: i64,
+) -> Result<(), DbErr> {
+    let rows = stored(db, "event", from_event).await?;
+    if rows.is_empty() {
+        return Ok(());
+    }
+    setting::Entity::insert_many(rows.into_iter().map(|(key, value)| setting::ActiveModel {
+        scope: Set("event".to_owned()),
+        owner_id: Set(to_event),
+        key: Set(key),
+        value: Set(value),
+    }))
+    .exec(db)
+    .await?;
+    Ok(())
+}
+
+/// Removes every setting of an event (when it is deleted).
+pub async fn delete_event_settings(db: &impl ConnectionTrait, event_id: i64) -> Result<(), DbErr> {
+    setting::Entity::delete_many()
+        .filter(setting::Column::Scope.eq("event"))
+        .filter(setting::Column::OwnerId.eq(event_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_checked_by_type() {
+        let reg = SettingsRegistry::default();
+        let check = |k: &str, v: Value| reg.get(k).expect(k).check(&v);
+        assert!(check("waiting_list_enabled", json!(true)).is_ok());
+        assert!(check("waiting_list_enabled", json!("yes")).is_err());
+        assert!(check("payment_term_days", json!(3)).is_ok());
+        assert!(check("payment_term_days", json!(-1)).is_err());
+        assert!(check("contact_mail", json!("a@b.org")).is_ok());
+        assert!(check("contact_mail", json!("nope")).is_err());
+        assert!(check("locales", json!(["en", "de-formal"])).is_ok());
+        assert!(check("locales", json!([])).is_err());
+        assert!(check("imprint_url", json!("ftp://x")).is_err());
+    }
+}

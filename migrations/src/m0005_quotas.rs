@@ -1,0 +1,41 @@
+//! Quotas: the first columns (the catalogue migration adds items, variations and the rest).
+
+use sea_orm_migration::{prelude::*, schema::*};
+
+#[derive(DeriveMigrationName)]
+pub struct Migration;
+
+#[async_trait::async_trait]
+impl MigrationTrait for Migration {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(
+            Table::create()
+                .table("quotas")
+                .col(big_pk_auto("id"))
+                .col(big_integer("event_id"))
+                .col(big_integer_null("subevent_id"))
+                .col(string("name"))
+                .col(big_integer_null("size"))
+                .foreign_key(
+                    ForeignKey::create()
+                        .from("quotas", "event_id")
+                        .to("events", "id")
+                        .on_delete(ForeignKeyAction::Cascade),
+                )
+                .to_owned(),
+        )
+        .await?;
+        m.create_index(
+            Index::create()
+                .name("quotas_event")
+                .table("quotas")
+                .col("event_id")
+                .to_owned(),
+        )
+        .await
+    }
+
+    async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.drop_table(Table::drop().table("quotas").to_owned()).await
+    }
+}

@@ -1,0 +1,603 @@
+use sea_orm::{ActiveModelTrait, Set};
+use serde_json::{Value, json};
+use tessera::db::entities::{item, order, quota};
+use tessera_tests::TestApp;
+
+const EVENTS: &str = "/api/v1/organizers/acme/events/";
+
+fn conf(slug: &str) -> Value {
+    json!({
+        "name": {"en": "Conference", "de": "Konferenz"},
+        "slug": slug,
+        "currency": "EUR",
+        "date_from": "2030-06-01T09:00:00Z",
+        "date_to": "2030-06-02T18:00:00+02:00",
+    })
+}
+
+async fn setup() -> (TestApp, String) {
+    let app = TestApp::spawn().await;
+    app.organizer("acme").await;
+    let token = app
+        .token(
+            "acme",
+            &[
+                "can_create_events",
+                "can_change_event_settings",
+                "can_change_organizer_settings",
+            ],
+        )
+        .await;
+    (app, token)
+}
+
+async fn create(app: &TestApp, token: &str, body: Value) -> Value {
+    let r = app.post(EVENTS, token, body).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body
+}
+
+async fn event_id(app: &TestApp, slug: &str) -> i64 {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    tessera::db::entities::event::Entity::find()
+        .filter(tessera::db::entities::event::Column::Slug.eq(slug))
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("event")
+        .id
+}
+
+#[tokio::test]
+async fn a_created_event_has_every_field_with_defaults() {
+    let (app, token) = setup().await;
+    let e = create(&app, &token, conf("conf")).await;
+    assert_eq!(e["slug"], "conf");
+    assert_eq!(e["name"], json!({"en": "Conference", "de": "Konferenz"}));
+    assert_eq!(e["live"], false);
+    assert_eq!(e["testmode"], false);
+    assert_eq!(e["is_public"], true);
+    assert_eq!(e["has_subevents"], false);
+    assert_eq!(e["currency"], "EUR");
+    assert_eq!(e["timezone"], "UTC");
+    assert_eq!(e["plugins"], json!([]));
+    assert_eq!(e["sales_channels"], json!(["web"]));
+    assert_eq!(e["meta_data"], json!({}));
+    assert_eq!(e["seating_plan"], Value::Null);
+    assert_eq!(e["location"], Value::Null);
+    let to = chrono::DateTime::parse_from_rfc3339(e["date_to"].as_str().expect("date_to"))
+        .expect("datetime");
+    assert_eq!(
+        to,
+        chrono::DateTime::parse_from_rfc3339("2030-06-02T16:00:00Z").expect("datetime")
+    );
+    let keys = e["valid_keys"]["pretix_sig1"]
+        .as_array()
+        .expect("valid_keys");
+    assert_eq!(keys.len(), 1);
+    assert_eq!(app.get(&format!("{EVENTS}conf/"), &token).await.body, e);
+}
+
+#[tokio::test]
+async fn valid_keys_are_only_in_the_detail_view() {
+    let (app, token) = setup().await;
+    create(&app, &token, conf("conf")).await;
+    let list = app.get(EVENTS, &token).await;
+    assert_eq!(list.body["count"], 1);
+    assert!(list.body["results"][0].get("valid_keys").is_none());
+}
+
+#[tokio::test]
+async fn an_event_cannot_be_created_live() {
+    let (app, token) = setup().await;
+    let mut body = conf("conf");
+    body["live"] = json!(true);
+    let r = app.post(EVENTS, &token, body).await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["live"][0].is_string());
+    assert_eq!(app.get(EVENTS, &token).await.body["count"], 0);
+}
+
+#[tokio::test]
+async fn broken_rules_are_named_per_field() {
+    let (app, token) = setup().await;
+    let mut body = conf("conf");
+    body["date_to"] = json!("2030-05-01T00:00:00Z");
+    body["presale_start"] = json!("2030-05-01T00:00:00Z");
+    body["presale_end"] = json!("2030-04-01T00:00:00Z");
+    body["timezone"] = json!("Mars/Olympus");
+    body["plugins"] = json!(["no.such.plugin"]);
+    body["sales_channels"] = json!(["carrier-pigeon"]);
+    let r = app.post(EVENTS, &token, body).await;
+    assert_eq!(r.status, 400);
+    for field in [
+        "date_to",
+        "presale_end",
+        "timezone",
+        "plugins",
+        "sales_channels",
+    ] {
+        assert!(r.body[field][0].is_string(), "{field}: {}", r.body);
+    }
+    let r = app
+        .post(EVENTS, &token, json!({"slug": "x", "currency": "XYZ"}))
+        .await;
+    assert_eq!(r.status, 400);
+    for field in ["name", "currency", "date_from"] {
+        assert!(r.body[field][0].is_string(), "{field}: {}", r.body);
+    }
+}
+
+#[tokio::test]
+async fn a_slug_is_unique_per_organizer_and_fixed() {
+    let (app, token) = setup().await;
+    create(&app, &token, conf("conf")).await;
+    let r = app.post(EVENTS, &token, conf("conf")).await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["slug"][0].is_string());
+    let r = app
+        .patch(&format!("{EVENTS}conf/"), &token, json!({"slug": "other"}))
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["slug"][0].is_string());
+    let r = app
+        .patch(
+            &format!("{EVENTS}conf/"),
+            &token,
+            json!({"has_subevents": true}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["has_subevents"][0].is_string());
+    // Another organizer may use the same slug.
+    app.organizer("other").await;
+    let theirs = app.token("other", &["can_create_events"]).await;
+    assert_eq!(
+        app.post("/api/v1/organizers/other/events/", &theirs, conf("conf"))
+            .await
+            .status,
+        201
+    );
+}
+
+#[tokio::test]
+async fn patch_changes_only_the_sent_fields() {
+    let (app, token) = setup().await;
+    create(&app, &token, conf("conf")).await;
+    let r = app
+        .patch(&format!("{EVENTS}conf/"), &token, json!({"is_public": false, "location": {"en": "Berlin"}, "date_to": null, "geo_lat": 52.5}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["is_public"], false);
+    assert_eq!(r.body["location"], json!({"en": "Berlin"}));
+    assert_eq!(r.body["date_to"], Value::Null);
+    assert_eq!(r.body["geo_lat"], 52.5);
+    assert_eq!(r.body["name"]["de"], "Konferenz");
+}
+
+#[tokio::test]
+async fn going_live_needs_a_quota_and_a_payment_provider_for_priced_items() {
+    let (app, token) = setup().await;
+    create(&app, &token, conf("conf")).await;
+    let id = event_id(&app, "conf").await;
+    let url = format!("{EVENTS}conf/");
+    let r = app.patch(&url, &token, json!({"live": true})).await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["live"][0].is_string());
+
+    quota::ActiveModel {
+        event_id: Set(id),
+        name: Set("All".into()),
+        size: Set(Some(10)),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("quota");
+    item::ActiveModel {
+        event_id: Set(id),
+        name: Set(json!({"en": "Ticket"})),
+        default_price_cents: Set(2300),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("item");
+    let r = app.patch(&url, &token, json!({"live": true})).await;
+    assert_eq!(r.status, 400, "no payment provider yet");
+    assert!(
+        r.body["live"][0]
+            .as_str()
+            .expect("message")
+            .contains("payment")
+    );
+
+    let r = app
+        .patch(
+            &format!("{url}settings/"),
+            &token,
+            json!({"payment_manual__enabled": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let r = app.patch(&url, &token, json!({"live": true})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["live"], true);
+}
+
+#[tokio::test]
+async fn an_event_with_orders_cannot_be_deleted() {
+    let (app, token) = setup().await;
+    create(&app, &token, conf("sold")).await;
+    create(&app, &token, conf("empty")).await;
+    let id = event_id(&app, "sold").await;
+    order::ActiveModel {
+        event_id: Set(id),
+        code: Set("ABC12".into()),
+        status: Set("p".into()),
+        datetime: Set(chrono::Utc::now()),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("order");
+    let r = app.delete(&format!("{EVENTS}sold/"), &token).await;
+    assert_eq!(r.status, 403);
+    assert!(r.body["detail"].is_string());
+    assert_eq!(
+        app.delete(&format!("{EVENTS}empty/"), &token).await.status,
+        204
+    );
+    assert_eq!(
+        app.get(&format!("{EVENTS}empty/"), &token).await.status,
+        403
+    );
+    assert_eq!(app.get(&format!("{EVENTS}sold/"), &token).await.status, 200);
+}
+
+#[tokio::test]
+async fn the_list_filters_and_orders_as_the_spec_lists() {
+    let (app, token) = setup().await;
+    let mut past = conf("past");
+    past["date_from"] = json!("2020-01-01T10:00:00Z");
+    past["date_to"] = json!("2020-01-02T10:00:00Z");
+    past["is_public"] = json!(false);
+    create(&app, &token, past).await;
+    create(&app, &token, conf("future")).await;
+    let mut series = conf("series");
+    series["has_subevents"] = json!(true);
+    series["sales_channels"] = json!(["resellers"]);
+    create(&app, &token, series).await;
+
+    let slugs = |r: &Value| {
+        r["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|e| e["slug"].as_str().expect("slug").to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        slugs(&app.get(EVENTS, &token).await.body),
+        ["future", "past", "series"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?ordering=-slug"), &token)
+                .await
+                .body
+        ),
+        ["series", "past", "future"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?ordering=date_from"), &token)
+                .await
+                .body
+        ),
+        ["past", "future", "series"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?is_public=false"), &token)
+                .await
+                .body
+        ),
+        ["past"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?has_subevents=true"), &token)
+                .await
+                .body
+        ),
+        ["series"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?is_future=true"), &token)
+                .await
+                .body
+        ),
+        ["future"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?is_future=false"), &token)
+                .await
+                .body
+        ),
+        ["past", "series"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?is_past=true"), &token)
+                .await
+                .body
+        ),
+        ["past"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?ends_after=2025-01-01T00:00:00Z"), &token)
+                .await
+                .body
+        ),
+        ["future"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?sales_channel=resellers"), &token)
+                .await
+                .body
+        ),
+        ["series"]
+    );
+    assert_eq!(
+        slugs(&app.get(&format!("{EVENTS}?live=true"), &token).await.body),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        app.get(&format!("{EVENTS}?ordering=price"), &token)
+            .await
+            .status,
+        400
+    );
+}
+
+#[tokio::test]
+async fn the_list_filters_by_meta_data_with_defaults() {
+    let (app, token) = setup().await;
+    let r = app
+        .post("/api/v1/organizers/acme/properties/", &token, json!({"name": "type", "default": "conference", "allowed_values": ["conference", "concert"]}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    app.post(
+        "/api/v1/organizers/acme/properties/",
+        &token,
+        json!({"name": "region"}),
+    )
+    .await;
+    let mut gig = conf("gig");
+    gig["meta_data"] = json!({"type": "concert", "region": "north"});
+    create(&app, &token, gig).await;
+    create(&app, &token, conf("talks")).await;
+
+    let e = app.get(&format!("{EVENTS}talks/"), &token).await;
+    assert_eq!(
+        e.body["meta_data"],
+        json!({"type": "conference"}),
+        "defaults are shown"
+    );
+    let slugs = |r: &Value| {
+        r["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|e| e["slug"].as_str().expect("slug").to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?attr[type]=conference"), &token)
+                .await
+                .body
+        ),
+        ["talks"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?attr%5Btype%5D=concert"), &token)
+                .await
+                .body
+        ),
+        ["gig"]
+    );
+    assert_eq!(
+        slugs(
+            &app.get(&format!("{EVENTS}?attr[region]="), &token)
+                .await
+                .body
+        ),
+        ["talks"]
+    );
+
+    let mut bad = conf("bad");
+    bad["meta_data"] = json!({"type": "opera"});
+    let r = app.post(EVENTS, &token, bad).await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["meta_data"][0].is_string());
+    let mut unknown = conf("bad");
+    unknown["meta_data"] = json!({"colour": "red"});
+    assert_eq!(app.post(EVENTS, &token, unknown).await.status, 400);
+}
+
+#[tokio::test]
+async fn a_clone_copies_the_configuration_and_takes_the_sent_fields() {
+    let (app, token) = setup().await;
+    let mut source = conf("conf");
+    source["is_public"] = json!(false);
+    source["testmode"] = json!(true);
+    source["timezone"] = json!("Europe/Berlin");
+    source["item_meta_properties"] = json!({"day": "1"});
+    create(&app, &token, source).await;
+    let src_id = event_id(&app, "conf").await;
+    app.patch(
+        &format!("{EVENTS}conf/settings/"),
+        &token,
+        json!({"waiting_list_enabled": true, "payment_term_days": 3}),
+    )
+    .await;
+    item::ActiveModel {
+        event_id: Set(src_id),
+        name: Set(json!({"en": "Ticket"})),
+        default_price_cents: Set(2300),
+        position: Set(2),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("item");
+
+    let mut body = conf("conf-2031");
+    body["date_from"] = json!("2031-06-01T09:00:00Z");
+    body["date_to"] = json!("2031-06-02T09:00:00Z");
+    let r = app
+        .post(&format!("{EVENTS}conf/clone/"), &token, body)
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let copy = r.body;
+    let original = app.get(&format!("{EVENTS}conf/"), &token).await.body;
+    assert_eq!(copy["slug"], "conf-2031");
+    assert_eq!(
+        copy["date_from"]
+            .as_str()
+            .map(|s| s.starts_with("2031-06-01")),
+        Some(true)
+    );
+    for field in [
+        "is_public",
+        "testmode",
+        "has_subevents",
+        "plugins",
+        "timezone",
+        "item_meta_properties",
+        "sales_channels",
+        "meta_data",
+        "currency",
+        "name",
+    ] {
+        assert_eq!(copy[field], original[field], "{field}");
+    }
+    assert_ne!(
+        copy["valid_keys"], original["valid_keys"],
+        "a clone gets its own keys"
+    );
+    let settings = app
+        .get(&format!("{EVENTS}conf-2031/settings/"), &token)
+        .await
+        .body;
+    assert_eq!(settings["waiting_list_enabled"], true);
+    assert_eq!(settings["payment_term_days"], 3);
+
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let copy_id = event_id(&app, "conf-2031").await;
+    let items = item::Entity::find()
+        .filter(item::Column::EventId.eq(copy_id))
+        .all(&app.db)
+        .await
+        .expect("items");
+    assert_eq!(items.len(), 1);
+    assert_eq!((items[0].default_price_cents, items[0].position), (2300, 2));
+}
+
+#[tokio::test]
+async fn sent_values_win_over_the_clones_copies() {
+    let (app, token) = setup().await;
+    let mut source = conf("conf");
+    source["is_public"] = json!(false);
+    create(&app, &token, source).await;
+    let mut body = conf("copy");
+    body["is_public"] = json!(true);
+    body["has_subevents"] = json!(true);
+    let r = app
+        .post(&format!("{EVENTS}conf/clone/"), &token, body)
+        .await;
+    assert_eq!(r.status, 201);
+    assert_eq!(r.body["is_public"], true);
+    assert_eq!(r.body["has_subevents"], true);
+}
+
+#[tokio::test]
+async fn cloning_another_organizers_event_is_403() {
+    let (app, token) = setup().await;
+    app.organizer("other").await;
+    let theirs = app.token("other", &["can_create_events"]).await;
+    app.post("/api/v1/organizers/other/events/", &theirs, conf("secret"))
+        .await;
+    let r = app
+        .post(&format!("{EVENTS}secret/clone/"), &token, conf("stolen"))
+        .await;
+    assert_eq!(r.status, 403);
+    let r = app
+        .post(
+            "/api/v1/organizers/other/events/secret/clone/",
+            &token,
+            conf("stolen"),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+}
+
+#[tokio::test]
+async fn event_permissions_follow_the_team() {
+    let app = TestApp::spawn().await;
+    app.organizer("acme").await;
+    app.event("acme", "conf").await;
+    app.event("acme", "hidden").await;
+    let creator = app.token("acme", &["can_create_events"]).await;
+    let viewer = app.token("acme", &["can_view_orders"]).await;
+    let limited = app
+        .token_for(
+            "acme",
+            Some(
+                [tessera::domain::permissions::Permission::ChangeEventSettings]
+                    .into_iter()
+                    .collect(),
+            ),
+            &["conf"],
+        )
+        .await;
+
+    assert_eq!(app.post(EVENTS, &viewer, conf("x")).await.status, 403);
+    assert_eq!(app.post(EVENTS, &creator, conf("x")).await.status, 201);
+    assert_eq!(
+        app.get(&format!("{EVENTS}conf/"), &creator).await.status,
+        403,
+        "creating is not changing"
+    );
+    assert_eq!(
+        app.get(&format!("{EVENTS}conf/"), &viewer).await.status,
+        403
+    );
+    assert_eq!(
+        app.get(&format!("{EVENTS}conf/"), &limited).await.status,
+        200
+    );
+    assert_eq!(
+        app.get(&format!("{EVENTS}hidden/"), &limited).await.status,
+        403
+    );
+    let list = app.get(EVENTS, &limited).await;
+    assert_eq!(list.body["count"], 1);
+    assert_eq!(
+        app.get(&format!("{EVENTS}nothing/"), &limited).await.status,
+        403
+    );
+    assert_eq!(
+        app.call(poem::http::Method::GET, EVENTS, None, None)
+            .await
+            .status,
+        401
+    );
+}
