@@ -287,5 +287,10 @@ fn print_demo(base: &str, token: &str) {
         "  curl {auth} {json} -d '{{\"value\": \"-999.00\"}}' {base}/api/v1/organizers/{org}/giftcards/1/transact/   # 409"
     );
     outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/1/transactions/");
+    outln!("  curl {auth} '{base}/api/v1/organizers/{org}/events/?lang=de'");
+    outln!(
+        "  curl {auth} {json} -d '{{\"name\": {{\"en\": \"DemoCon 2\"}}, \"slug\": \"democon2\", \"currency\": \"EUR\", \"date_from\": \"2030-06-01T09:00:00Z\"}}' {base}/api/v1/organizers/{org}/events/{}/clone/",
+        admin::DEMO_EVENT
+    );
     outln!("\nInteractive API documentation: {base}/docs/\n");
 }

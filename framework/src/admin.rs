@@ -5,10 +5,10 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
 };
 
-use crate::db::entities::{giftcard, giftcard_acceptance, organizer, team};
+use crate::db::entities::{event, giftcard, giftcard_acceptance, organizer, team};
 use crate::domain::giftcards::{self, NewCard};
 use crate::domain::permissions::PermissionSet;
-use crate::domain::{slug, teams};
+use crate::domain::{events, slug, teams};
 
 /// An operator task that could not be done; the message is fit for one line of output.
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +168,36 @@ pub const DEMO_ORGANIZER: &str = "demo";
 /// The demo gift card's secret.
 pub const DEMO_GIFTCARD: &str = "DEMO-GIFTCARD";
 
-/// Seeds the demo data when missing (an organizer with a gift card) and returns a new token
+/// The demo event's slug.
+pub const DEMO_EVENT: &str = "democon";
+
+async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(), AdminError> {
+    let exists = event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(organizer_id))
+        .filter(event::Column::Slug.eq(DEMO_EVENT))
+        .one(db)
+        .await?
+        .is_some();
+    if exists {
+        return Ok(());
+    }
+    let start = Utc::now() + chrono::Duration::days(90);
+    let row = event::ActiveModel {
+        organizer_id: Set(organizer_id),
+        slug: Set(DEMO_EVENT.into()),
+        name: Set(serde_json::json!({"en": "DemoCon", "de": "DemoKonferenz"})),
+        currency: Set("EUR".into()),
+        date_from: Set(start),
+        date_to: Set(Some(start + chrono::Duration::days(2))),
+        location: Set(Some(serde_json::json!({"en": "Berlin"}))),
+        timezone: Set("Europe/Berlin".into()),
+        ..Default::default()
+    };
+    events::insert(db, row).await?;
+    Ok(())
+}
+
+/// Seeds the demo data when missing (an organizer with a gift card and an event) and returns a new token
 /// of its `demo` team, which has every permission.
 pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
     let org = match organizer::Entity::find()
@@ -201,6 +230,7 @@ pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
                 giftcards::CreateError::SecretTaken => invalid("demo gift card secret taken"),
             })?;
     }
+    seed_demo_event(db, org.id).await?;
     let request = TokenRequest {
         organizer: DEMO_ORGANIZER.into(),
         team: "demo".into(),

@@ -601,3 +601,25 @@ async fn event_permissions_follow_the_team() {
         401
     );
 }
+
+#[tokio::test]
+async fn lang_flattens_multi_language_strings_with_fallback() {
+    let (app, token) = setup().await;
+    let mut body = conf("conf");
+    body["location"] = json!({"en": "Berlin", "de": ""});
+    create(&app, &token, body).await;
+    let de = app.get(&format!("{EVENTS}conf/?lang=de"), &token).await;
+    assert_eq!(de.body["name"], "Konferenz");
+    assert_eq!(
+        de.body["location"], "Berlin",
+        "an empty translation falls back"
+    );
+    let fr = app.get(&format!("{EVENTS}conf/?lang=fr"), &token).await;
+    assert_eq!(fr.body["name"], "Conference");
+    let list = app.get(&format!("{EVENTS}?lang=de"), &token).await;
+    assert_eq!(list.body["results"][0]["name"], "Konferenz");
+    assert_eq!(
+        app.get(&format!("{EVENTS}conf/"), &token).await.body["name"]["de"],
+        "Konferenz"
+    );
+}

@@ -1,0 +1,28 @@
+use tessera::admin;
+use tessera_tests::TestApp;
+
+#[tokio::test]
+async fn the_demo_seed_gives_a_working_token_and_data_and_can_run_twice() {
+    let app = TestApp::spawn().await;
+    let token = admin::seed_demo(&app.db).await.expect("seed");
+    let cards = app.get("/api/v1/organizers/demo/giftcards/", &token).await;
+    assert_eq!(cards.status, 200);
+    assert_eq!(cards.body["count"], 1);
+    assert_eq!(cards.body["results"][0]["secret"], admin::DEMO_GIFTCARD);
+    let event = app
+        .get(
+            &format!("/api/v1/organizers/demo/events/{}/", admin::DEMO_EVENT),
+            &token,
+        )
+        .await;
+    assert_eq!(event.status, 200);
+
+    let again = admin::seed_demo(&app.db).await.expect("seed again");
+    assert_ne!(again, token);
+    assert_eq!(
+        app.get("/api/v1/organizers/demo/giftcards/", &again)
+            .await
+            .body["count"],
+        1
+    );
+}
