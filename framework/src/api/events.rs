@@ -365,15 +365,6 @@ fn apply_patch(e: &mut event::Model, p: EventPatch) {
     set(&mut e.sales_channels, p.sales_channels.map(|c| to_json(&c)));
 }
 
-fn active(e: event::Model) -> event::ActiveModel {
-    let mut row: event::ActiveModel = e.into();
-    row.id = sea_orm::ActiveValue::NotSet;
-    for col in [event::Column::PublicKey, event::Column::PrivateKey] {
-        sea_orm::ActiveModelTrait::not_set(&mut row, col);
-    }
-    row
-}
-
 /// Stores a new event (created, or cloned from `source` with its configuration) after
 /// checking it, in one transaction.
 async fn create_event(
@@ -384,8 +375,10 @@ async fn create_event(
     events::validate(&state.db, &state.plugins, &candidate, None)
         .await?
         .into_result()?;
+    let mut row: event::ActiveModel = candidate.into();
+    row.id = sea_orm::ActiveValue::NotSet;
     let txn = begin_write(&state.db).await?;
-    let created = events::insert(&txn, active(candidate)).await.map_err(|e| {
+    let created = events::insert(&txn, row).await.map_err(|e| {
         if crate::db::is_unique_violation(&e) {
             ApiError::field(
                 "slug",
