@@ -111,6 +111,11 @@ impl TestApp {
 
     /// A server with a configuration changed by `f`.
     pub async fn spawn_with(f: impl FnOnce(&mut Config)) -> Self {
+        Self::spawn_app(f, |app| app).await
+    }
+
+    /// A server with a configuration changed by `f`, assembled by `assemble` (to add plugins).
+    pub async fn spawn_app(f: impl FnOnce(&mut Config), assemble: impl FnOnce(App) -> App) -> Self {
         if std::env::var_os("TESSERA_TEST_LOG").is_some() {
             tessera::logging::init(tessera::config::LogFormat::Text);
         }
@@ -122,7 +127,7 @@ impl TestApp {
             ..Config::default()
         };
         f(&mut config);
-        let server = App::new(config).build().await.expect("server");
+        let server = assemble(App::new(config)).build().await.expect("server");
         Self {
             db: server.state().db.clone(),
             endpoint: server.endpoint(),

@@ -623,3 +623,49 @@ async fn lang_flattens_multi_language_strings_with_fallback() {
         "Konferenz"
     );
 }
+
+struct Stamps;
+
+impl tessera::Plugin for Stamps {
+    fn name(&self) -> &'static str {
+        "stamps"
+    }
+    fn version(&self) -> &'static str {
+        "1.0"
+    }
+    fn description(&self) -> &'static str {
+        "Collects stamps."
+    }
+}
+
+#[tokio::test]
+async fn only_registered_plugins_can_be_enabled() {
+    let app = TestApp::spawn_app(|_| {}, |a| a.plugin(Stamps)).await;
+    app.organizer("acme").await;
+    let token = app
+        .token("acme", &["can_create_events", "can_change_event_settings"])
+        .await;
+    let mut body = conf("conf");
+    body["plugins"] = json!(["stamps"]);
+    let r = app.post(EVENTS, &token, body).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["plugins"], json!(["stamps"]));
+    let r = app
+        .patch(
+            &format!("{EVENTS}conf/"),
+            &token,
+            json!({"plugins": ["stamps", "tickets.pdf"]}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.body["plugins"][0]
+            .as_str()
+            .expect("message")
+            .contains("tickets.pdf")
+    );
+    let r = app
+        .patch(&format!("{EVENTS}conf/"), &token, json!({"plugins": []}))
+        .await;
+    assert_eq!(r.body["plugins"], json!([]));
+}
