@@ -29,6 +29,9 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         .max_connections(max_connections.max(2))
         .min_connections(1)
         .acquire_timeout(Duration::from_secs(30))
+        // Pinging every checkout costs a round trip per query; only connections idle long
+        // enough to have been dropped by the server or the network are checked.
+        .test_before_acquire_if_idle_for(Duration::from_secs(30))
         .sqlx_logging(false)
         .map_sqlx_sqlite_opts(|o| {
             o.journal_mode(SqliteJournalMode::Wal)
