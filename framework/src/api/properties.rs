@@ -5,10 +5,7 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 use serde_json::json;
 
 use super::Tag;
@@ -143,18 +140,12 @@ impl PropertiesApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
         let query = meta_property::Entity::find()
-            .filter(meta_property::Column::OrganizerId.eq(org.organizer.id));
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
-            .window(query.clone().count(&state.db).await?)?;
-        let rows = query
-            .order_by_asc(meta_property::Column::Id)
-            .limit(window.limit)
-            .offset(window.offset)
-            .all(&state.db)
+            .filter(meta_property::Column::OrganizerId.eq(org.organizer.id))
+            .order_by_asc(meta_property::Column::Id);
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .fetch(&state.db, query)
             .await?;
-        Ok(Json(
-            window.page(rows.into_iter().map(property_out).collect()),
-        ))
+        Ok(Json(page.map(property_out)))
     }
 
     /// Show a meta data property

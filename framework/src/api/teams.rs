@@ -6,10 +6,7 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
-use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
-};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 
 use super::Tag;
 use crate::db::begin_write;
@@ -233,22 +230,18 @@ impl TeamsApi {
         let org = auth
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
-        let query = team::Entity::find().filter(team::Column::OrganizerId.eq(org.organizer.id));
-        let total = query.clone().count(&state.db).await?;
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
-        let rows = query
-            .order_by_asc(team::Column::Id)
-            .limit(window.limit)
-            .offset(window.offset)
-            .all(&state.db)
+        let query = team::Entity::find()
+            .filter(team::Column::OrganizerId.eq(org.organizer.id))
+            .order_by_asc(team::Column::Id);
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .fetch(&state.db, query)
             .await?;
-        let mut slugs =
-            teams::event_slugs(&state.db, &rows.iter().map(|t| t.id).collect::<Vec<_>>()).await?;
-        let results = rows
-            .iter()
-            .map(|t| team_out(t, slugs.remove(&t.id).unwrap_or_default()))
-            .collect();
-        Ok(Json(window.page(results)))
+        let ids: Vec<i64> = page.results.iter().map(|t| t.id).collect();
+        let mut slugs = teams::event_slugs(&state.db, &ids).await?;
+        Ok(Json(page.map(|t| {
+            let events = slugs.remove(&t.id).unwrap_or_default();
+            team_out(&t, events)
+        })))
     }
 
     /// Show a team
@@ -390,19 +383,14 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
-        let query = team_token::Entity::find().filter(team_token::Column::TeamId.eq(t.id));
-        let total = query.clone().count(&state.db).await?;
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
-        let rows = query
+        let query = team_token::Entity::find()
+            .filter(team_token::Column::TeamId.eq(t.id))
             .order_by_asc(team_token::Column::Name)
-            .order_by_asc(team_token::Column::Id)
-            .limit(window.limit)
-            .offset(window.offset)
-            .all(&state.db)
+            .order_by_asc(team_token::Column::Id);
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .fetch(&state.db, query)
             .await?;
-        Ok(Json(window.page(
-            rows.into_iter().map(|t| token_out(t, None)).collect(),
-        )))
+        Ok(Json(page.map(|t| token_out(t, None))))
     }
 
     /// Show a team's token

@@ -7,6 +7,8 @@ use poem_openapi::registry::{MetaSchema, MetaSchemaRef, Registry};
 use poem_openapi::types::{ToJSON, Type};
 use serde_json::{Value, json};
 
+use sea_orm::{ConnectionTrait, EntityTrait, PaginatorTrait, QuerySelect, Select};
+
 use super::error::ApiError;
 use super::middleware::OriginalUri;
 
@@ -90,6 +92,27 @@ impl PageRequest {
     }
 }
 
+impl PageRequest {
+    /// Counts the rows of a query, resolves the page and fetches its rows: two queries.
+    pub async fn fetch<E>(
+        &self,
+        db: &impl ConnectionTrait,
+        select: Select<E>,
+    ) -> Result<Page<E::Model>, ApiError>
+    where
+        E: EntityTrait,
+        E::Model: Sync,
+    {
+        let window = self.window(select.clone().count(db).await?)?;
+        let rows = select
+            .limit(window.limit)
+            .offset(window.offset)
+            .all(db)
+            .await?;
+        Ok(window.page(rows))
+    }
+}
+
 fn invalid_page() -> ApiError {
     ApiError::not_found("Invalid page.")
 }
@@ -129,6 +152,18 @@ pub struct Page<T> {
     pub previous: Option<String>,
     /// The objects of this page.
     pub results: Vec<T>,
+}
+
+impl<T> Page<T> {
+    /// The same page with each object turned into another.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
+        Page {
+            count: self.count,
+            next: self.next,
+            previous: self.previous,
+            results: self.results.into_iter().map(f).collect(),
+        }
+    }
 }
 
 impl<T: Type> Type for Page<T> {
