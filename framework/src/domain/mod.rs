@@ -1,9 +1,13 @@
 //! The rules, free of HTTP: who may do what, gift card ledger, and (in later modules)
 //! availability, order placement and settings.
 
+pub mod categories;
 pub mod currency;
+pub mod event_config;
 pub mod giftcards;
 pub mod permissions;
 pub mod slug;
+pub mod subevents;
+pub mod tax_rules;
 pub mod teams;
 pub mod tokens;
