@@ -1,8 +1,11 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
+pub mod categories;
 pub mod giftcards;
 pub mod organizers;
+pub mod subevents;
+pub mod taxrules;
 pub mod teams;
 
 use poem_openapi::{OpenApi, Tags};
@@ -17,6 +20,14 @@ pub enum Tag {
     /// Gift cards and their transactions.
     #[oai(rename = "Gift cards")]
     GiftCards,
+    /// Item categories of an event.
+    Categories,
+    /// Tax rules of an event.
+    #[oai(rename = "Tax rules")]
+    TaxRules,
+    /// Dates of an event series.
+    #[oai(rename = "Sub-events")]
+    SubEvents,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -25,5 +36,8 @@ pub fn ticketing_api() -> impl OpenApi {
         organizers::OrganizersApi,
         teams::TeamsApi,
         giftcards::GiftCardsApi,
+        categories::CategoriesApi,
+        taxrules::TaxRulesApi,
+        subevents::SubEventsApi,
     )
 }
