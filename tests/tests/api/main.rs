@@ -1,10 +1,14 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
 mod auth;
+mod categories;
+mod config_support;
 mod errors;
 mod giftcards;
 mod giftcards_accepted;
 mod openapi;
 mod organizers;
 mod pagination;
+mod subevents;
+mod taxrules;
 mod teams;
