@@ -10,7 +10,7 @@ use sea_orm::sea_query::{Expr, ExprTrait, Query};
 use crate::db::entities::{item, tax_rule};
 
 /// The highest rate: 100.00 %.
-pub const MAX_RATE_BPS: i64 = 100_00;
+pub const MAX_RATE_BPS: i64 = 10_000;
 
 /// Every writable field of a tax rule.
 #[derive(Debug, Clone, PartialEq)]

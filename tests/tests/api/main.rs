@@ -4,6 +4,7 @@ mod auth;
 mod categories;
 mod config_support;
 mod errors;
+mod event_config;
 mod giftcards;
 mod giftcards_accepted;
 mod openapi;
