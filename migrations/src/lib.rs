@@ -4,6 +4,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m0001_foundation;
 mod m0002_events;
+mod m0004_event_config;
 mod m0005_quotas;
 
 /// Every migration of the schema, in order.
@@ -15,6 +16,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_foundation::Migration),
             Box::new(m0002_events::Migration),
+            Box::new(m0004_event_config::Migration),
             Box::new(m0005_quotas::Migration),
         ]
     }

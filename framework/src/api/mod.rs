@@ -1,11 +1,14 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
+pub mod categories;
 pub mod events;
 pub mod giftcards;
 pub mod organizers;
 pub mod properties;
 pub mod settings;
+pub mod subevents;
+pub mod taxrules;
 pub mod teams;
 
 use poem_openapi::{OpenApi, Tags};
@@ -22,6 +25,14 @@ pub enum Tag {
     GiftCards,
     /// Events, their clones and settings.
     Events,
+    /// Item categories of an event.
+    Categories,
+    /// Tax rules of an event.
+    #[oai(rename = "Tax rules")]
+    TaxRules,
+    /// Dates of an event series.
+    #[oai(rename = "Sub-events")]
+    SubEvents,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -33,5 +44,8 @@ pub fn ticketing_api() -> impl OpenApi {
         events::EventsApi,
         settings::SettingsApi,
         properties::PropertiesApi,
+        categories::CategoriesApi,
+        taxrules::TaxRulesApi,
+        subevents::SubEventsApi,
     )
 }

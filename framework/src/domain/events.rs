@@ -276,14 +276,16 @@ pub async fn insert(
     row.insert(db).await
 }
 
-/// Copies what an event is configured with onto a new one: settings and items (more
-/// resource groups add themselves here as they arrive).
+/// Copies what an event is configured with onto a new one: settings, categories, tax rules
+/// and items, with every item's category and tax rule pointing into the copy (more resource
+/// groups add themselves here as they arrive).
 pub async fn copy_configuration(
     db: &impl ConnectionTrait,
     from: &event::Model,
     to: &event::Model,
 ) -> Result<(), DbErr> {
     settings::copy_event_settings(db, from.id, to.id).await?;
+    let map = super::event_config::clone_categories_and_tax_rules(db, from.id, to.id).await?;
     let items = item::Entity::find()
         .filter(item::Column::EventId.eq(from.id))
         .all(db)
@@ -295,8 +297,8 @@ pub async fn copy_configuration(
             default_price_cents: Set(it.default_price_cents),
             position: Set(it.position),
             active: Set(it.active),
-            category_id: Set(None),
-            tax_rule_id: Set(None),
+            category_id: Set(it.category_id.and_then(|c| map.categories.get(&c).copied())),
+            tax_rule_id: Set(it.tax_rule_id.and_then(|t| map.tax_rules.get(&t).copied())),
             ..Default::default()
         }
         .insert(db)

@@ -1,7 +1,9 @@
 //! The rules, free of HTTP: who may do what, gift card ledger, and (in later modules)
 //! availability, order placement and settings.
 
+pub mod categories;
 pub mod currency;
+pub mod event_config;
 pub mod events;
 pub mod giftcards;
 pub mod meta;
@@ -9,5 +11,7 @@ pub mod permissions;
 pub mod settings;
 pub mod signing;
 pub mod slug;
+pub mod subevents;
+pub mod tax_rules;
 pub mod teams;
 pub mod tokens;

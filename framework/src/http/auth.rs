@@ -193,6 +193,22 @@ impl Caller {
         })
     }
 
+    /// The events of an organizer the caller may see: all, or only some.
+    pub fn event_scope(&self, organizer_id: i64) -> EventScope {
+        let mut ids = Vec::new();
+        for g in self
+            .grants
+            .iter()
+            .filter(|g| g.organizer.id == organizer_id)
+        {
+            match &g.events {
+                EventScope::All => return EventScope::All,
+                EventScope::Only(only) => ids.extend(only.iter().copied()),
+            }
+        }
+        EventScope::Only(ids)
+    }
+
     /// The caller's permissions for one event of an organizer.
     pub fn event_permissions(&self, organizer_id: i64, event_id: i64) -> PermissionSet {
         self.grants

@@ -14,7 +14,7 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
-use super::money::{Currency, Money};
+use super::money::{Currency, Decimal2, Money};
 use crate::domain::currency;
 
 /// A JSON request body of type `T`, validated field by field against `T`'s schema.
@@ -238,7 +238,7 @@ fn check_array(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Val
 
 fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
     let Value::String(text) = value else {
-        if s.format == Some(Money::FORMAT) && value.is_number() {
+        if matches!(s.format, Some(Money::FORMAT | Decimal2::FORMAT)) && value.is_number() {
             return Money::parse(&value.to_string()).err().map(|m| json!([m]));
         }
         return err("Not a valid string.");
@@ -267,7 +267,7 @@ fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
         Some("date") => text.parse::<chrono::NaiveDate>().is_err().then(|| {
             json!(["Date has wrong format. Use one of these formats instead: YYYY-MM-DD."])
         }),
-        Some(f) if f == Money::FORMAT => Money::parse(text).err().map(|m| json!([m])),
+        Some(Money::FORMAT | Decimal2::FORMAT) => Money::parse(text).err().map(|m| json!([m])),
         Some(f) if f == Currency::FORMAT => (!currency::is_valid(text))
             .then(|| json!([format!("\"{text}\" is not a valid ISO 4217 currency code.")])),
         _ => None,

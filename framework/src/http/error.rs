@@ -183,6 +183,17 @@ impl FieldErrors {
         }
     }
 
+    /// Ok when `invalid` (field, message pairs, as the domain reports them) is empty, else
+    /// the 400 error naming each field.
+    pub fn check(invalid: Vec<(&str, String)>) -> Result<(), ApiError> {
+        invalid
+            .into_iter()
+            .fold(Self::new(), |errors, (field, message)| {
+                errors.add(field, message)
+            })
+            .into_result()
+    }
+
     /// Ok when there are none, else the 400 error.
     pub fn into_result(self) -> Result<(), ApiError> {
         if self.0.is_empty() {

@@ -15,7 +15,7 @@ pub use auth::{Auth, Caller};
 pub use body::JsonBody;
 pub use error::{ApiError, FieldErrors};
 pub use i18n::I18nString;
-pub use money::{Currency, Money};
+pub use money::{Currency, Decimal2, Money};
 pub use pagination::{Page, PageRequest};
 pub use responses::{Created, NoContent};
 

@@ -106,6 +106,57 @@ impl ToJSON for Money {
     }
 }
 
+/// A decimal number with at most two places, kept exactly in hundredths (`"19.00"` is 1900),
+/// e.g. a tax rate in percent. Serialised as a string with two places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Decimal2(pub i64);
+
+impl Decimal2 {
+    /// The schema format name, recognised by the body validator.
+    pub const FORMAT: &'static str = "decimal";
+}
+
+impl Type for Decimal2 {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Self;
+    type RawElementValueType = Self;
+
+    fn name() -> Cow<'static, str> {
+        "string_decimal".into()
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        let mut schema = MetaSchema::new_with_format("string", Self::FORMAT);
+        schema.example = Some(Value::String("19.00".into()));
+        schema.pattern = Some(r"^-?\d{1,11}(\.\d{1,2})?$".into());
+        MetaSchemaRef::Inline(Box::new(schema))
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        Box::new(std::iter::once(self))
+    }
+}
+
+impl ParseFromJSON for Decimal2 {
+    fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
+        Money::parse_from_json(value)
+            .map(|m| Decimal2(m.0))
+            .map_err(ParseError::propagate)
+    }
+}
+
+impl ToJSON for Decimal2 {
+    fn to_json(&self) -> Option<Value> {
+        Some(Value::String(Money(self.0).to_decimal_string()))
+    }
+}
+
 /// An ISO 4217 currency code, checked by the body validator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Currency(pub String);

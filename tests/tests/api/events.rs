@@ -669,3 +669,79 @@ async fn only_registered_plugins_can_be_enabled() {
         .await;
     assert_eq!(r.body["plugins"], json!([]));
 }
+
+#[tokio::test]
+async fn a_clone_remaps_items_to_the_copied_categories_and_tax_rules() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let app = TestApp::spawn().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    create(&app, &token, conf("conf")).await;
+    let base = format!("{EVENTS}conf/");
+    let cat = app
+        .post(
+            &format!("{base}categories/"),
+            &token,
+            json!({"name": {"en": "Tickets"}, "position": 3}),
+        )
+        .await;
+    assert_eq!(cat.status, 201, "{}", cat.body);
+    let rule = app
+        .post(
+            &format!("{base}taxrules/"),
+            &token,
+            json!({"name": {"en": "VAT"}, "rate": "19.00"}),
+        )
+        .await;
+    assert_eq!(rule.status, 201, "{}", rule.body);
+    let src_id = event_id(&app, "conf").await;
+    item::ActiveModel {
+        event_id: Set(src_id),
+        name: Set(json!({"en": "Ticket"})),
+        category_id: Set(cat.body["id"].as_i64()),
+        tax_rule_id: Set(rule.body["id"].as_i64()),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("item");
+
+    assert_eq!(
+        app.post(&format!("{base}clone/"), &token, conf("copy"))
+            .await
+            .status,
+        201
+    );
+    let copied_cats = app
+        .get(&format!("{EVENTS}copy/categories/"), &token)
+        .await
+        .body;
+    let copied_rules = app
+        .get(&format!("{EVENTS}copy/taxrules/"), &token)
+        .await
+        .body;
+    assert_eq!(copied_cats["count"], 1);
+    assert_eq!(copied_rules["count"], 1);
+    let (new_cat, new_rule) = (&copied_cats["results"][0], &copied_rules["results"][0]);
+    assert_ne!(new_cat["id"], cat.body["id"]);
+    for field in [
+        "name",
+        "position",
+        "is_addon",
+        "description",
+        "internal_name",
+    ] {
+        assert_eq!(new_cat[field], cat.body[field], "category {field}");
+    }
+    for field in ["name", "rate", "price_includes_tax", "eu_reverse_charge"] {
+        assert_eq!(new_rule[field], rule.body[field], "tax rule {field}");
+    }
+    let copy_id = event_id(&app, "copy").await;
+    let items = item::Entity::find()
+        .filter(item::Column::EventId.eq(copy_id))
+        .all(&app.db)
+        .await
+        .expect("items");
+    assert_eq!(items[0].category_id, new_cat["id"].as_i64());
+    assert_eq!(items[0].tax_rule_id, new_rule["id"].as_i64());
+}

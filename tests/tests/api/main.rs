@@ -1,8 +1,11 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
 mod auth;
+mod categories;
+mod config_support;
 mod demo;
 mod errors;
+mod event_config;
 mod events;
 mod giftcards;
 mod giftcards_accepted;
@@ -11,4 +14,6 @@ mod organizers;
 mod pagination;
 mod properties;
 mod settings;
+mod subevents;
+mod taxrules;
 mod teams;

@@ -1,5 +1,6 @@
 //! sea-orm entities, one module per table.
 
+pub mod category;
 pub mod event;
 pub mod giftcard;
 pub mod giftcard_acceptance;
@@ -10,6 +11,9 @@ pub mod order;
 pub mod organizer;
 pub mod quota;
 pub mod setting;
+pub mod subevent;
+pub mod subevent_item_price;
+pub mod tax_rule;
 pub mod team;
 pub mod team_event;
 pub mod team_token;
