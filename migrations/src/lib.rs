@@ -6,6 +6,7 @@ mod m0001_foundation;
 mod m0002_events;
 mod m0004_event_config;
 mod m0005_quotas;
+mod schema_helpers;
 
 /// Every migration of the schema, in order.
 pub struct Migrator;

@@ -3,6 +3,8 @@
 
 use sea_orm_migration::{prelude::*, schema::*};
 
+use crate::schema_helpers::*;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -20,18 +22,6 @@ pub const TEAM_PERMISSIONS: [&str; 11] = [
     "can_view_vouchers",
     "can_change_vouchers",
 ];
-
-fn fk(
-    from_table: &'static str,
-    from_col: &'static str,
-    to: &'static str,
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(from_table, from_col)
-        .to(to, "id")
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
-}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {

@@ -3,37 +3,10 @@
 
 use sea_orm_migration::{prelude::*, schema::*};
 
+use crate::schema_helpers::*;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
-
-fn fk(
-    from_table: &'static str,
-    from_col: &'static str,
-    to: &'static str,
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(from_table, from_col)
-        .to(to, "id")
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
-}
-
-fn index(
-    name: &'static str,
-    table: &'static str,
-    cols: &[&'static str],
-    unique: bool,
-) -> IndexCreateStatement {
-    let mut i = Index::create();
-    i.name(name).table(table);
-    for c in cols {
-        i.col(*c);
-    }
-    if unique {
-        i.unique();
-    }
-    i.to_owned()
-}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
@@ -88,11 +61,10 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        m.create_index(index(
+        m.create_index(unique_index(
             "meta_properties_organizer_name",
             "meta_properties",
             &["organizer_id", "name"],
-            true,
         ))
         .await?;
 
@@ -123,7 +95,7 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        m.create_index(index("items_event", "items", &["event_id"], false))
+        m.create_index(index("items_event", "items", &["event_id"]))
             .await?;
 
         m.create_table(
@@ -138,11 +110,10 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        m.create_index(index(
+        m.create_index(unique_index(
             "orders_event_code",
             "orders",
             &["event_id", "code"],
-            true,
         ))
         .await?;
         Ok(())

@@ -3,29 +3,10 @@
 
 use sea_orm_migration::{prelude::*, schema::*};
 
+use crate::schema_helpers::*;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
-
-fn fk(
-    from_table: &'static str,
-    from_col: &'static str,
-    to: &'static str,
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(from_table, from_col)
-        .to(to, "id")
-        .on_delete(ForeignKeyAction::Cascade)
-        .to_owned()
-}
-
-fn index(name: &'static str, table: &'static str, cols: &[&'static str]) -> IndexCreateStatement {
-    let mut i = Index::create();
-    i.name(name).table(table);
-    for c in cols {
-        i.col(*c);
-    }
-    i.to_owned()
-}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {

@@ -2,6 +2,8 @@
 
 use sea_orm_migration::{prelude::*, schema::*};
 
+use crate::schema_helpers::*;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -16,12 +18,7 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("subevent_id"))
                 .col(string("name"))
                 .col(big_integer_null("size"))
-                .foreign_key(
-                    ForeignKey::create()
-                        .from("quotas", "event_id")
-                        .to("events", "id")
-                        .on_delete(ForeignKeyAction::Cascade),
-                )
+                .foreign_key(&mut fk("quotas", "event_id", "events"))
                 .to_owned(),
         )
         .await?;
