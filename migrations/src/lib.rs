@@ -4,6 +4,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m0001_foundation;
 mod m0002_events;
+mod m0003_seating;
 
 /// Every migration of the schema, in order.
 pub struct Migrator;
@@ -14,6 +15,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_foundation::Migration),
             Box::new(m0002_events::Migration),
+            Box::new(m0003_seating::Migration),
         ]
     }
 }

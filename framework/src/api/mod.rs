@@ -3,6 +3,7 @@
 
 pub mod giftcards;
 pub mod organizers;
+pub mod seating;
 pub mod teams;
 
 use poem_openapi::{OpenApi, Tags};
@@ -17,6 +18,8 @@ pub enum Tag {
     /// Gift cards and their transactions.
     #[oai(rename = "Gift cards")]
     GiftCards,
+    /// Seating plans and the seats of events.
+    Seating,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -25,5 +28,6 @@ pub fn ticketing_api() -> impl OpenApi {
         organizers::OrganizersApi,
         teams::TeamsApi,
         giftcards::GiftCardsApi,
+        seating::SeatingApi,
     )
 }

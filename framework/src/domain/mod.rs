@@ -4,6 +4,7 @@
 pub mod currency;
 pub mod giftcards;
 pub mod permissions;
+pub mod seating;
 pub mod slug;
 pub mod teams;
 pub mod tokens;

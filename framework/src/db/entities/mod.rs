@@ -8,6 +8,8 @@ pub mod item;
 pub mod meta_property;
 pub mod order;
 pub mod organizer;
+pub mod seat;
+pub mod seating_plan;
 pub mod setting;
 pub mod team;
 pub mod team_event;
