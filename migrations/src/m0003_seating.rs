@@ -92,7 +92,8 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        m.drop_table(Table::drop().table("seats").to_owned()).await?;
+        m.drop_table(Table::drop().table("seats").to_owned())
+            .await?;
         m.drop_index(
             Index::drop()
                 .name("events_seating_plan")

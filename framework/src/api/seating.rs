@@ -185,7 +185,10 @@ impl SeatingApi {
     }
 
     /// Show a seating plan
-    #[oai(path = "/api/v1/organizers/:organizer/seatingplans/:id", method = "get")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "get"
+    )]
     async fn get_seating_plan(
         &self,
         state: Data<&AppState>,
@@ -223,7 +226,10 @@ impl SeatingApi {
     /// Change a seating plan
     ///
     /// Refused with 403 while any event uses the plan.
-    #[oai(path = "/api/v1/organizers/:organizer/seatingplans/:id", method = "patch")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "patch"
+    )]
     async fn patch_seating_plan(
         &self,
         state: Data<&AppState>,
@@ -247,7 +253,10 @@ impl SeatingApi {
     /// Replace a seating plan
     ///
     /// Refused with 403 while any event uses the plan.
-    #[oai(path = "/api/v1/organizers/:organizer/seatingplans/:id", method = "put")]
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "put"
+    )]
     async fn put_seating_plan(
         &self,
         state: Data<&AppState>,

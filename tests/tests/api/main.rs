@@ -7,4 +7,5 @@ mod giftcards_accepted;
 mod openapi;
 mod organizers;
 mod pagination;
+mod seating;
 mod teams;

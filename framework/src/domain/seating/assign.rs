@@ -158,7 +158,10 @@ async fn check_mapping(
             Value::Null => {}
             v => match v.as_i64() {
                 Some(id) => item_ids.push(id),
-                None => errors.push(FIELD, format!("\"{category}\": an item ID or null is required.")),
+                None => errors.push(
+                    FIELD,
+                    format!("\"{category}\": an item ID or null is required."),
+                ),
             },
         }
     }
@@ -244,7 +247,10 @@ fn new_seat(event_id: i64, s: &LayoutSeat, blocked: bool) -> seat::ActiveModel {
     }
 }
 
-async fn insert_seats(db: &impl ConnectionTrait, rows: Vec<seat::ActiveModel>) -> Result<(), DbErr> {
+async fn insert_seats(
+    db: &impl ConnectionTrait,
+    rows: Vec<seat::ActiveModel>,
+) -> Result<(), DbErr> {
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
         let chunk: Vec<_> = rows.by_ref().take(INSERT_CHUNK).collect();
