@@ -4,6 +4,7 @@ pub use sea_orm_migration::prelude::*;
 
 mod m0001_foundation;
 mod m0002_events;
+mod m0003_seating;
 mod m0004_event_config;
 mod m0005_quotas;
 mod schema_helpers;
@@ -17,6 +18,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m0001_foundation::Migration),
             Box::new(m0002_events::Migration),
+            Box::new(m0003_seating::Migration),
             Box::new(m0004_event_config::Migration),
             Box::new(m0005_quotas::Migration),
         ]

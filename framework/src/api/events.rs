@@ -7,7 +7,7 @@ use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
-use poem_openapi::types::MaybeUndefined;
+use poem_openapi::types::{MaybeUndefined, ToJSON};
 use poem_openapi::{Enum, Object, OpenApi};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Value, json};
@@ -18,10 +18,12 @@ use crate::db::entities::event;
 use crate::domain::events::{self, EventFilter, string_list, string_map};
 use crate::domain::meta;
 use crate::domain::permissions::Permission;
+use crate::domain::seating;
 use crate::domain::signing;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{
-    ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, Page, PageRequest, patched,
+    ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, NullableMap, Page,
+    PageRequest, patched,
 };
 use crate::state::AppState;
 
@@ -74,7 +76,7 @@ pub struct EventOut {
     #[oai(nullable)]
     pub seating_plan: Option<i64>,
     /// Seating plan category to item ID.
-    pub seat_category_mapping: BTreeMap<String, Option<i64>>,
+    pub seat_category_mapping: NullableMap<i64>,
     /// Time zone name.
     pub timezone: String,
     /// Item meta data properties and their defaults.
@@ -106,11 +108,12 @@ fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> E
         meta_data: events::effective_meta(e, properties),
         plugins: string_list(&e.plugins),
         seating_plan: e.seating_plan_id,
-        seat_category_mapping: e
-            .seat_category_mapping
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
-            .unwrap_or_default(),
+        seat_category_mapping: NullableMap(
+            e.seat_category_mapping
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
+                .unwrap_or_default(),
+        ),
         timezone: e.timezone.clone(),
         item_meta_properties: string_map(&e.item_meta_properties),
         valid_keys: detail
@@ -170,7 +173,7 @@ pub struct EventCreate {
     #[oai(nullable)]
     pub seating_plan: Option<i64>,
     /// Seating plan category to item ID.
-    pub seat_category_mapping: Option<BTreeMap<String, Option<i64>>>,
+    pub seat_category_mapping: Option<NullableMap<i64>>,
     /// Time zone name (default UTC).
     pub timezone: Option<String>,
     /// Item meta data properties and defaults.
@@ -227,7 +230,7 @@ pub struct EventPatch {
     #[oai(nullable)]
     pub seating_plan: MaybeUndefined<i64>,
     /// Seating plan category to item ID.
-    pub seat_category_mapping: Option<BTreeMap<String, Option<i64>>>,
+    pub seat_category_mapping: Option<NullableMap<i64>>,
     /// Time zone name.
     pub timezone: Option<String>,
     /// Item meta data properties and defaults.
@@ -257,12 +260,8 @@ fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-fn mapping_json(m: &BTreeMap<String, Option<i64>>) -> Value {
-    Value::Object(
-        m.iter()
-            .map(|(k, v)| (k.clone(), v.map_or(Value::Null, Value::from)))
-            .collect(),
-    )
+fn mapping_json(m: &NullableMap<i64>) -> Value {
+    m.to_json().unwrap_or(Value::Null)
 }
 
 /// The row a create or clone would store, before validation. `source` gives the values of
@@ -366,7 +365,8 @@ fn apply_patch(e: &mut event::Model, p: EventPatch) {
 }
 
 /// Stores a new event (created, or cloned from `source` with its configuration) after
-/// checking it, in one transaction.
+/// checking it, in one transaction. The seating plan and mapping are assigned last, so that
+/// a clone's mapping points to the copied items.
 async fn create_event(
     state: &AppState,
     candidate: event::Model,
@@ -375,8 +375,14 @@ async fn create_event(
     events::validate(&state.db, &state.plugins, &candidate, None)
         .await?
         .into_result()?;
+    let (plan, mapping) = (
+        candidate.seating_plan_id,
+        candidate.seat_category_mapping.clone(),
+    );
     let mut row: event::ActiveModel = candidate.into();
     row.id = sea_orm::ActiveValue::NotSet;
+    row.seating_plan_id = Set(None);
+    row.seat_category_mapping = Set(json!({}));
     let txn = begin_write(&state.db).await?;
     let created = events::insert(&txn, row).await.map_err(|e| {
         if crate::db::is_unique_violation(&e) {
@@ -388,9 +394,18 @@ async fn create_event(
             e.into()
         }
     })?;
-    if let Some(source) = source {
-        events::copy_configuration(&txn, source, &created).await?;
+    let item_ids = match source {
+        Some(source) => events::copy_configuration(&txn, source, &created).await?,
+        None => Default::default(),
+    };
+    let mapping = events::remap_mapping(&mapping, &item_ids);
+    if plan.is_some() || !mapping.is_empty() {
+        seating::assign(&txn, created.organizer_id, created.id, plan, &mapping).await?;
     }
+    let created = event::Entity::find_by_id(created.id)
+        .one(&txn)
+        .await?
+        .ok_or_else(ApiError::internal)?;
     txn.commit().await?;
     Ok(created)
 }
@@ -586,8 +601,32 @@ impl EventsApi {
         {
             return Err(ApiError::field("live", reason).into());
         }
-        let row = changed(existing.into(), &candidate);
-        let saved = sea_orm::ActiveModelTrait::update(row, &state.db).await?;
+        let seating_changed = candidate.seating_plan_id != existing.seating_plan_id
+            || candidate.seat_category_mapping != existing.seat_category_mapping;
+        let txn = begin_write(&state.db).await?;
+        let mut saved =
+            sea_orm::ActiveModelTrait::update(changed(existing.into(), &candidate), &txn).await?;
+        if seating_changed {
+            let mapping = candidate
+                .seat_category_mapping
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            seating::assign(
+                &txn,
+                saved.organizer_id,
+                saved.id,
+                candidate.seating_plan_id,
+                &mapping,
+            )
+            .await
+            .map_err(ApiError::from)?;
+            saved = event::Entity::find_by_id(saved.id)
+                .one(&txn)
+                .await?
+                .ok_or_else(ApiError::internal)?;
+        }
+        txn.commit().await?;
         let properties = meta::properties(&state.db, access.organizer.id).await?;
         Ok(Json(event_out(&saved, &properties, true)))
     }
@@ -628,7 +667,8 @@ impl EventsApi {
     }
 }
 
-/// The row of `existing` with every field of `candidate` set.
+/// The row of `existing` with every field of `candidate` set, but the seating plan and
+/// mapping, which only [`seating::assign`] writes.
 fn changed(mut row: event::ActiveModel, c: &event::Model) -> event::ActiveModel {
     row.name = Set(c.name.clone());
     row.live = Set(c.live);
@@ -645,8 +685,6 @@ fn changed(mut row: event::ActiveModel, c: &event::Model) -> event::ActiveModel 
     row.geo_lon = Set(c.geo_lon);
     row.meta_data = Set(c.meta_data.clone());
     row.plugins = Set(c.plugins.clone());
-    row.seating_plan_id = Set(c.seating_plan_id);
-    row.seat_category_mapping = Set(c.seat_category_mapping.clone());
     row.timezone = Set(c.timezone.clone());
     row.item_meta_properties = Set(c.item_meta_properties.clone());
     row.sales_channels = Set(c.sales_channels.clone());

@@ -6,6 +6,7 @@ pub mod events;
 pub mod giftcards;
 pub mod organizers;
 pub mod properties;
+pub mod seating;
 pub mod settings;
 pub mod subevents;
 pub mod taxrules;
@@ -33,6 +34,8 @@ pub enum Tag {
     /// Dates of an event series.
     #[oai(rename = "Sub-events")]
     SubEvents,
+    /// Seating plans and the seats of events.
+    Seating,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -47,5 +50,6 @@ pub fn ticketing_api() -> impl OpenApi {
         categories::CategoriesApi,
         taxrules::TaxRulesApi,
         subevents::SubEventsApi,
+        seating::SeatingApi,
     )
 }

@@ -1,6 +1,6 @@
 //! Events: the rules of their fields, going live, deleting, listing filters and cloning.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
@@ -11,6 +11,7 @@ use sea_orm::{
 use serde_json::Value;
 
 use super::meta::{self, Property};
+use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
 use crate::http::FieldErrors;
@@ -276,22 +277,23 @@ pub async fn insert(
     row.insert(db).await
 }
 
-/// Copies what an event is configured with onto a new one: settings, categories, tax rules
-/// and items, with every item's category and tax rule pointing into the copy (more resource
-/// groups add themselves here as they arrive).
+/// Copies what an event is configured with onto a new one: settings, categories, tax rules,
+/// items (pointing to the copied categories and tax rules) and seats; returns the old to new
+/// item IDs. More resource groups add themselves here as they arrive.
 pub async fn copy_configuration(
     db: &impl ConnectionTrait,
     from: &event::Model,
     to: &event::Model,
-) -> Result<(), DbErr> {
+) -> Result<HashMap<i64, i64>, DbErr> {
     settings::copy_event_settings(db, from.id, to.id).await?;
     let map = super::event_config::clone_categories_and_tax_rules(db, from.id, to.id).await?;
     let items = item::Entity::find()
         .filter(item::Column::EventId.eq(from.id))
         .all(db)
         .await?;
+    let mut item_ids = HashMap::new();
     for it in items {
-        item::ActiveModel {
+        let copy = item::ActiveModel {
             event_id: Set(to.id),
             name: Set(it.name),
             default_price_cents: Set(it.default_price_cents),
@@ -303,6 +305,27 @@ pub async fn copy_configuration(
         }
         .insert(db)
         .await?;
+        item_ids.insert(it.id, copy.id);
     }
-    Ok(())
+    seating::clone_seats(db, from.id, to.id).await?;
+    Ok(item_ids)
+}
+
+/// The seat category mapping with item IDs of a cloned event's source replaced by those of
+/// the copy.
+pub fn remap_mapping(
+    mapping: &Value,
+    item_ids: &HashMap<i64, i64>,
+) -> serde_json::Map<String, Value> {
+    mapping
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let id = v.as_i64().map(|i| item_ids.get(&i).copied().unwrap_or(i));
+                    (k.clone(), id.map_or(Value::Null, Value::from))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -8,6 +8,7 @@ pub mod events;
 pub mod giftcards;
 pub mod meta;
 pub mod permissions;
+pub mod seating;
 pub mod settings;
 pub mod signing;
 pub mod slug;

@@ -194,6 +194,11 @@ impl FieldErrors {
             .into_result()
     }
 
+    /// True when no message was added.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Ok when there are none, else the 400 error.
     pub fn into_result(self) -> Result<(), ApiError> {
         if self.0.is_empty() {

@@ -7,6 +7,7 @@ pub mod error;
 pub mod i18n;
 pub mod middleware;
 pub mod money;
+pub mod nullable_map;
 pub mod pagination;
 pub mod responses;
 pub mod routes;
@@ -16,6 +17,7 @@ pub use body::JsonBody;
 pub use error::{ApiError, FieldErrors};
 pub use i18n::I18nString;
 pub use money::{Currency, Decimal2, Money};
+pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
 pub use responses::{Created, NoContent};
 

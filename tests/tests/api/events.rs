@@ -745,3 +745,127 @@ async fn a_clone_remaps_items_to_the_copied_categories_and_tax_rules() {
     assert_eq!(items[0].category_id, new_cat["id"].as_i64());
     assert_eq!(items[0].tax_rule_id, new_rule["id"].as_i64());
 }
+
+fn hall() -> Value {
+    json!({
+        "name": "Hall",
+        "categories": [{"name": "Stalls"}, {"name": "Balcony"}],
+        "zones": [{"name": "Main", "rows": [
+            {"row_number": "1", "seats": [
+                {"seat_guid": "a1", "seat_number": "1", "category": "Stalls"},
+                {"seat_guid": "a2", "seat_number": "2", "category": "Stalls"}
+            ]},
+            {"row_number": "2", "seats": [{"seat_guid": "b1", "seat_number": "1", "category": "Balcony"}]}
+        ]}]
+    })
+}
+
+#[tokio::test]
+async fn setting_a_seating_plan_creates_seats_and_a_clone_takes_plan_mapping_and_blocks() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let app = TestApp::spawn().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    create(&app, &token, conf("conf")).await;
+    let plan = app
+        .post(
+            "/api/v1/organizers/acme/seatingplans/",
+            &token,
+            json!({"name": "Hall", "layout": hall()}),
+        )
+        .await;
+    assert_eq!(plan.status, 201, "{}", plan.body);
+    let src_id = event_id(&app, "conf").await;
+    let ticket = item::ActiveModel {
+        event_id: Set(src_id),
+        name: Set(json!({"en": "Seat"})),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("item");
+
+    let url = format!("{EVENTS}conf/");
+    let r = app.patch(&url, &token, json!({"seating_plan": plan.body["id"], "seat_category_mapping": {"Stalls": ticket.id, "Balcony": null}})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["seating_plan"], plan.body["id"]);
+    assert_eq!(r.body["seat_category_mapping"]["Stalls"], ticket.id);
+    let seats = app.get(&format!("{url}seats/"), &token).await;
+    assert_eq!(seats.body["count"], 3);
+    let a1 = seats.body["results"]
+        .as_array()
+        .expect("seats")
+        .iter()
+        .find(|s| s["seat_guid"] == "a1")
+        .expect("a1")["id"]
+        .clone();
+    assert_eq!(
+        app.patch(
+            &format!("{url}seats/{a1}/"),
+            &token,
+            json!({"blocked": true})
+        )
+        .await
+        .status,
+        200
+    );
+
+    let other = app.event("acme", "other").await;
+    let foreign = item::ActiveModel {
+        event_id: Set(other),
+        name: Set(json!({"en": "X"})),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .expect("item");
+    let r = app
+        .patch(
+            &url,
+            &token,
+            json!({"seat_category_mapping": {"Stalls": foreign.id}}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["seat_category_mapping"][0].is_string(), "{}", r.body);
+    let r = app
+        .patch(
+            &url,
+            &token,
+            json!({"seat_category_mapping": {"Opera box": null}}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+
+    let r = app
+        .post(&format!("{url}clone/"), &token, conf("copy"))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["seating_plan"], plan.body["id"]);
+    let copy_id = event_id(&app, "copy").await;
+    let copied_item = item::Entity::find()
+        .filter(item::Column::EventId.eq(copy_id))
+        .one(&app.db)
+        .await
+        .expect("q")
+        .expect("item");
+    assert_eq!(
+        r.body["seat_category_mapping"]["Stalls"], copied_item.id,
+        "the mapping points to the copied item"
+    );
+    let seats = app.get(&format!("{EVENTS}copy/seats/"), &token).await;
+    assert_eq!(seats.body["count"], 3);
+    let blocked = app
+        .get(&format!("{EVENTS}copy/seats/?blocked=true"), &token)
+        .await;
+    assert_eq!(blocked.body["count"], 1);
+    assert_eq!(blocked.body["results"][0]["seat_guid"], "a1");
+
+    let r = app
+        .delete(
+            &format!("/api/v1/organizers/acme/seatingplans/{}/", plan.body["id"]),
+            &token,
+        )
+        .await;
+    assert_eq!(r.status, 403, "the plan is in use");
+}

@@ -13,6 +13,7 @@ mod openapi;
 mod organizers;
 mod pagination;
 mod properties;
+mod seating;
 mod settings;
 mod subevents;
 mod taxrules;

@@ -10,6 +10,8 @@ pub mod meta_property;
 pub mod order;
 pub mod organizer;
 pub mod quota;
+pub mod seat;
+pub mod seating_plan;
 pub mod setting;
 pub mod subevent;
 pub mod subevent_item_price;

@@ -1,0 +1,371 @@
+//! Seating plans of an organizer (`/api/v1/organizers/{organizer}/seatingplans/`) and the
+//! seats of an event (`/api/v1/organizers/{organizer}/events/{event}/seats/`).
+
+use poem::Request;
+use poem::web::Data;
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::{Enum, Object, OpenApi};
+use serde_json::Value;
+
+use super::Tag;
+use crate::db::entities::{seat, seating_plan};
+use crate::domain::permissions::Permission;
+use crate::domain::seating::{self, PlanChanges, PlanError, SeatFilter, SeatState};
+use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
+use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
+use crate::state::AppState;
+
+/// A seating plan.
+#[derive(Object)]
+#[oai(rename = "SeatingPlan")]
+pub struct SeatingPlanOut {
+    /// Internal ID.
+    pub id: i64,
+    /// Human-readable name.
+    pub name: String,
+    /// The plan as JSON; see `docs/seating-layout.md` for its schema.
+    pub layout: Value,
+}
+
+impl From<seating_plan::Model> for SeatingPlanOut {
+    fn from(p: seating_plan::Model) -> Self {
+        Self {
+            id: p.id,
+            name: p.name,
+            layout: p.layout,
+        }
+    }
+}
+
+/// A new seating plan, or all fields of one (PUT).
+#[derive(Object)]
+pub struct SeatingPlanCreate {
+    /// Human-readable name.
+    #[oai(validator(min_length = 1, max_length = 190))]
+    pub name: String,
+    /// The plan as JSON; see `docs/seating-layout.md` for its schema.
+    pub layout: Value,
+}
+
+/// A partial change of a seating plan.
+#[derive(Object)]
+pub struct SeatingPlanPatch {
+    /// Human-readable name.
+    #[oai(validator(min_length = 1, max_length = 190))]
+    pub name: Option<String>,
+    /// The plan as JSON; see `docs/seating-layout.md` for its schema.
+    pub layout: Option<Value>,
+}
+
+/// Where a seat stands.
+#[derive(Enum, Clone, Copy)]
+#[oai(rename_all = "lowercase")]
+pub enum SeatStateOut {
+    /// For sale.
+    Available,
+    /// Not for sale, and not sold.
+    Blocked,
+    /// Sold by an order, whether blocked or not.
+    Sold,
+}
+
+/// A seat of an event.
+#[derive(Object)]
+#[oai(rename = "Seat")]
+pub struct SeatOut {
+    /// Internal ID.
+    pub id: i64,
+    /// The seat's identifier in the plan.
+    pub seat_guid: String,
+    /// Human-readable label, e.g. "Ground floor, Row 3, Seat 12".
+    pub name: String,
+    /// Zone of the plan.
+    pub zone_name: String,
+    /// Row number or name.
+    pub row_name: String,
+    /// Seat number within the row.
+    pub seat_number: String,
+    /// Category of the plan.
+    pub category: String,
+    /// `available`, `blocked` or `sold` (sold wins over blocked).
+    pub state: SeatStateOut,
+    /// Not for sale.
+    pub blocked: bool,
+    /// Sold by an order.
+    pub sold: bool,
+}
+
+impl From<seat::Model> for SeatOut {
+    fn from(s: seat::Model) -> Self {
+        let state = match seating::state(&s) {
+            SeatState::Available => SeatStateOut::Available,
+            SeatState::Blocked => SeatStateOut::Blocked,
+            SeatState::Sold => SeatStateOut::Sold,
+        };
+        Self {
+            id: s.id,
+            seat_guid: s.seat_guid,
+            name: s.name,
+            zone_name: s.zone_name,
+            row_name: s.row_name,
+            seat_number: s.seat_number,
+            category: s.category,
+            state,
+            blocked: s.blocked,
+            sold: s.sold,
+        }
+    }
+}
+
+/// A change of a seat.
+#[derive(Object)]
+pub struct SeatPatch {
+    /// Block the seat from sale, or release it.
+    pub blocked: Option<bool>,
+}
+
+/// Seating plan and seat operations.
+pub struct SeatingApi;
+
+fn checked_layout(layout: &Value) -> Result<(), ApiError> {
+    seating::validate_layout(layout).map_err(|m| ApiError::field("layout", m))
+}
+
+fn plan_error(err: PlanError, action: &str) -> ApiError {
+    match err {
+        PlanError::NotFound => ApiError::forbidden(),
+        PlanError::InUse => ApiError::forbidden_because(format!(
+            "This plan can not be {action} while it is in use for an event."
+        )),
+        PlanError::Db(e) => e.into(),
+    }
+}
+
+async fn change_plan(
+    state: &AppState,
+    organizer_id: i64,
+    id: i64,
+    changes: PlanChanges,
+) -> Result<SeatingPlanOut, ApiError> {
+    if let Some(layout) = &changes.layout {
+        checked_layout(layout)?;
+    }
+    seating::update_plan(&state.db, organizer_id, id, changes)
+        .await
+        .map(Into::into)
+        .map_err(|e| plan_error(e, "changed"))
+}
+
+#[OpenApi(tag = "Tag::Seating")]
+impl SeatingApi {
+    /// List seating plans
+    ///
+    /// The organizer's plans by name. Needs `can_change_organizer_settings`.
+    #[oai(path = "/api/v1/organizers/:organizer/seatingplans", method = "get")]
+    async fn list_seating_plans(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        page: Query<Option<String>>,
+        page_size: Query<Option<u64>>,
+    ) -> ListResult<Json<Page<SeatingPlanOut>>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        let total = seating::count_plans(&state.db, org.organizer.id).await?;
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
+        let plans =
+            seating::list_plans(&state.db, org.organizer.id, window.limit, window.offset).await?;
+        Ok(Json(
+            window.page(plans.into_iter().map(Into::into).collect()),
+        ))
+    }
+
+    /// Show a seating plan
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "get"
+    )]
+    async fn get_seating_plan(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+    ) -> ReadResult<Json<SeatingPlanOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        let plan = seating::find_plan(&state.db, org.organizer.id, *id).await?;
+        Ok(Json(plan.ok_or_else(ApiError::forbidden)?.into()))
+    }
+
+    /// Create a seating plan
+    ///
+    /// The layout is checked against the schema in `docs/seating-layout.md`.
+    #[oai(path = "/api/v1/organizers/:organizer/seatingplans", method = "post")]
+    async fn create_seating_plan(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        body: JsonBody<SeatingPlanCreate>,
+    ) -> WriteResult<Created<SeatingPlanOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        let SeatingPlanCreate { name, layout } = body.0;
+        checked_layout(&layout)?;
+        let plan = seating::create_plan(&state.db, org.organizer.id, name, layout).await?;
+        Ok(Created::Created(Json(plan.into())))
+    }
+
+    /// Change a seating plan
+    ///
+    /// Refused with 403 while any event uses the plan.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "patch"
+    )]
+    async fn patch_seating_plan(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+        body: JsonBody<SeatingPlanPatch>,
+    ) -> WriteResult<Json<SeatingPlanOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        let changes = PlanChanges {
+            name: body.0.name,
+            layout: body.0.layout,
+        };
+        Ok(Json(
+            change_plan(&state, org.organizer.id, *id, changes).await?,
+        ))
+    }
+
+    /// Replace a seating plan
+    ///
+    /// Refused with 403 while any event uses the plan.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "put"
+    )]
+    async fn put_seating_plan(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+        body: JsonBody<SeatingPlanCreate>,
+    ) -> WriteResult<Json<SeatingPlanOut>> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        let changes = PlanChanges {
+            name: Some(body.0.name),
+            layout: Some(body.0.layout),
+        };
+        Ok(Json(
+            change_plan(&state, org.organizer.id, *id, changes).await?,
+        ))
+    }
+
+    /// Delete a seating plan
+    ///
+    /// Refused with 403 while any event uses the plan.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/seatingplans/:id",
+        method = "delete"
+    )]
+    async fn delete_seating_plan(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        id: Path<i64>,
+    ) -> DeleteResult<NoContent> {
+        let org = auth
+            .0
+            .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        seating::delete_plan(&state.db, org.organizer.id, *id)
+            .await
+            .map_err(|e| plan_error(e, "deleted"))?;
+        Ok(NoContent::NoContent)
+    }
+
+    /// List an event's seats
+    ///
+    /// In plan order; `blocked=true|false` filters. Any access to the event suffices.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/seats",
+        method = "get"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    async fn list_seats(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        page: Query<Option<String>>,
+        page_size: Query<Option<u64>>,
+        blocked: Query<Option<bool>>,
+    ) -> ListResult<Json<Page<SeatOut>>> {
+        let access = auth.0.event(&state.db, &organizer, &event, None).await?;
+        let filter = SeatFilter { blocked: blocked.0 };
+        let total = seating::count_seats(&state.db, access.event.id, filter).await?;
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
+        let seats = seating::list_seats(
+            &state.db,
+            access.event.id,
+            filter,
+            window.limit,
+            window.offset,
+        )
+        .await?;
+        Ok(Json(
+            window.page(seats.into_iter().map(Into::into).collect()),
+        ))
+    }
+
+    /// Block or release a seat
+    ///
+    /// A sold seat can be blocked too; it stays sold. Needs `can_change_event_settings`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/seats/:id",
+        method = "patch"
+    )]
+    async fn patch_seat(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        id: Path<i64>,
+        body: JsonBody<SeatPatch>,
+    ) -> WriteResult<Json<SeatOut>> {
+        let access = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeEventSettings),
+            )
+            .await?;
+        let event_id = access.event.id;
+        let seat = match body.0.blocked {
+            Some(blocked) => seating::set_blocked(&state.db, event_id, *id, blocked).await?,
+            None => seating::find_seat(&state.db, event_id, *id).await?,
+        };
+        Ok(Json(seat.ok_or_else(ApiError::forbidden)?.into()))
+    }
+}

@@ -1,0 +1,257 @@
+//! Seating plans, and the seats an event gets from one.
+//!
+//! # Layout schema
+//!
+//! A plan's `layout` is a JSON object like pretix's seating plans. Keys not listed here are
+//! allowed and kept as they are (front ends store drawing data in them).
+//!
+//! ```json
+//! {
+//!   "name": "Main hall",
+//!   "categories": [{"name": "Stalls", "color": "#e74c3c"}],
+//!   "zones": [{
+//!     "name": "Ground floor",
+//!     "position": {"x": 0, "y": 0},
+//!     "rows": [{
+//!       "row_number": "3",
+//!       "row_label": null,
+//!       "seats": [{
+//!         "seat_guid": "gf-3-12",
+//!         "seat_number": "12",
+//!         "seat_label": null,
+//!         "category": "Stalls",
+//!         "position": {"x": 120.5, "y": 40}
+//!       }]
+//!     }]
+//!   }]
+//! }
+//! ```
+//!
+//! | Key | Type | Rule |
+//! |---|---|---|
+//! | `name` | string | required |
+//! | `categories` | list of objects | required; each has a unique string `name` and an optional string `color` |
+//! | `zones` | list of objects | required; each has a string `name`, an optional object `position` and a list `rows` |
+//! | `rows[]` | object | string `row_number`, optional string `row_label`, list `seats` |
+//! | `seats[]` | object | string `seat_guid` (not empty, unique in the whole plan), string `seat_number`, string `category` (declared in `categories`), optional string `seat_label`, optional `position` |
+//! | `position` | object | numbers `x` and `y` |
+//!
+//! A seat's human-readable name joins the zone name, the row (`row_label`, or "Row
+//! {row_number}") and the seat (`seat_label`, or "Seat {seat_number}") with commas, as pretix
+//! does: "Ground floor, Row 3, Seat 12".
+
+mod assign;
+mod plans;
+mod seats;
+
+pub use assign::{AssignError, assign, clone_seats};
+pub use plans::{
+    PlanChanges, PlanError, count_plans, create_plan, delete_plan, find_plan, list_plans,
+    plan_in_use, update_plan,
+};
+pub use seats::{SeatFilter, SeatState, count_seats, find_seat, list_seats, set_blocked, state};
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+/// A seat as a layout describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayoutSeat {
+    /// Identifier, unique in the plan.
+    pub guid: String,
+    /// Human-readable name, e.g. "Ground floor, Row 3, Seat 12".
+    pub name: String,
+    /// Name of the zone.
+    pub zone_name: String,
+    /// Row number or name.
+    pub row_name: String,
+    /// Seat number.
+    pub seat_number: String,
+    /// Category name.
+    pub category: String,
+}
+
+/// A checked layout: its category names and every seat, in layout order.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// Declared category names.
+    pub categories: Vec<String>,
+    /// Every seat of every zone and row.
+    pub seats: Vec<LayoutSeat>,
+}
+
+/// Checks a layout against the schema above; the error names where the layout is wrong.
+pub fn validate_layout(layout: &Value) -> Result<(), String> {
+    parse_layout(layout).map(|_| ())
+}
+
+/// Checks a layout and reads its categories and seats.
+pub fn parse_layout(layout: &Value) -> Result<Layout, String> {
+    let root = object(layout, "The layout")?;
+    string(root, "name", "The layout")?;
+    let mut categories = Vec::new();
+    for (i, c) in list(root, "categories", "The layout")?.iter().enumerate() {
+        let at = format!("categories[{i}]");
+        let c = object(c, &at)?;
+        let name = string(c, "name", &at)?;
+        optional_string(c, "color", &at)?;
+        if categories.iter().any(|n| n == name) {
+            return Err(format!("{at}: the category \"{name}\" is declared twice."));
+        }
+        categories.push(name.to_owned());
+    }
+    let mut seats = Vec::new();
+    let mut guids = HashSet::new();
+    for (z, zone) in list(root, "zones", "The layout")?.iter().enumerate() {
+        let at = format!("zones[{z}]");
+        let zone = object(zone, &at)?;
+        let zone_name = string(zone, "name", &at)?;
+        optional_position(zone, &at, false)?;
+        for (r, row) in list(zone, "rows", &at)?.iter().enumerate() {
+            let at = format!("zones[{z}].rows[{r}]");
+            let row = object(row, &at)?;
+            let row_number = string(row, "row_number", &at)?;
+            let row_label = optional_string(row, "row_label", &at)?;
+            for (s, seat) in list(row, "seats", &at)?.iter().enumerate() {
+                let at = format!("zones[{z}].rows[{r}].seats[{s}]");
+                let seat = object(seat, &at)?;
+                let guid = string(seat, "seat_guid", &at)?;
+                let seat_number = string(seat, "seat_number", &at)?;
+                let seat_label = optional_string(seat, "seat_label", &at)?;
+                let category = string(seat, "category", &at)?;
+                optional_position(seat, &at, true)?;
+                if guid.is_empty() {
+                    return Err(format!("{at}: \"seat_guid\" must not be empty."));
+                }
+                if !categories.iter().any(|c| c == category) {
+                    return Err(format!(
+                        "{at}: the category \"{category}\" is not declared in \"categories\"."
+                    ));
+                }
+                if !guids.insert(guid) {
+                    return Err(format!(
+                        "{at}: the seat_guid \"{guid}\" is used more than once."
+                    ));
+                }
+                seats.push(LayoutSeat {
+                    guid: guid.to_owned(),
+                    name: seat_name(zone_name, row_label, row_number, seat_label, seat_number),
+                    zone_name: zone_name.to_owned(),
+                    row_name: row_number.to_owned(),
+                    seat_number: seat_number.to_owned(),
+                    category: category.to_owned(),
+                });
+            }
+        }
+    }
+    Ok(Layout { categories, seats })
+}
+
+fn seat_name(
+    zone: &str,
+    row_label: Option<&str>,
+    row_number: &str,
+    seat_label: Option<&str>,
+    seat_number: &str,
+) -> String {
+    let mut parts = Vec::new();
+    if !zone.is_empty() {
+        parts.push(zone.to_owned());
+    }
+    match row_label.filter(|l| !l.is_empty()) {
+        Some(label) => parts.push(label.to_owned()),
+        None if !row_number.is_empty() => parts.push(format!("Row {row_number}")),
+        None => {}
+    }
+    match seat_label.filter(|l| !l.is_empty()) {
+        Some(label) => parts.push(label.to_owned()),
+        None if !seat_number.is_empty() => parts.push(format!("Seat {seat_number}")),
+        None => {}
+    }
+    parts.join(", ")
+}
+
+fn object<'a>(value: &'a Value, at: &str) -> Result<&'a Map<String, Value>, String> {
+    value
+        .as_object()
+        .ok_or_else(|| format!("{at} must be a JSON object."))
+}
+
+fn string<'a>(map: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a str, String> {
+    match map.get(key) {
+        None => Err(format!("{at}: \"{key}\" is required.")),
+        Some(v) => v
+            .as_str()
+            .ok_or_else(|| format!("{at}: \"{key}\" must be a string.")),
+    }
+}
+
+fn optional_string<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    at: &str,
+) -> Result<Option<&'a str>, String> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("{at}: \"{key}\" must be a string.")),
+    }
+}
+
+fn list<'a>(map: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a Vec<Value>, String> {
+    match map.get(key) {
+        None => Err(format!("{at}: \"{key}\" is required.")),
+        Some(v) => v
+            .as_array()
+            .ok_or_else(|| format!("{at}: \"{key}\" must be a list.")),
+    }
+}
+
+/// A `position` must be an object; on seats it needs numeric `x` and `y`, on zones they are
+/// numbers when present.
+fn optional_position(map: &Map<String, Value>, at: &str, need_xy: bool) -> Result<(), String> {
+    let Some(position) = map.get("position") else {
+        return Ok(());
+    };
+    let at = format!("{at}.position");
+    let position = object(position, &at)?;
+    for key in ["x", "y"] {
+        match position.get(key) {
+            Some(v) if v.is_number() => {}
+            None if !need_xy => {}
+            _ => return Err(format!("{at}: \"{key}\" must be a number.")),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{parse_layout, validate_layout};
+
+    #[test]
+    fn seat_names_join_zone_row_and_seat() {
+        let layout = json!({"name": "Hall", "categories": [{"name": "A"}], "zones": [
+            {"name": "", "rows": [{"row_number": "3", "seats": [
+                {"seat_guid": "a", "seat_number": "12", "category": "A"}]}]},
+            {"name": "Balcony", "rows": [{"row_number": "1", "row_label": "Front", "seats": [
+                {"seat_guid": "b", "seat_number": "1", "seat_label": "Aisle", "category": "A"}]}]}
+        ]});
+        let parsed = parse_layout(&layout).expect("valid");
+        assert_eq!(parsed.seats[0].name, "Row 3, Seat 12");
+        assert_eq!(parsed.seats[1].name, "Balcony, Front, Aisle");
+    }
+
+    #[test]
+    fn a_seat_without_position_numbers_is_invalid() {
+        let layout = json!({"name": "Hall", "categories": [{"name": "A"}], "zones": [
+            {"name": "", "rows": [{"row_number": "3", "seats": [
+                {"seat_guid": "a", "seat_number": "12", "category": "A", "position": {"x": 1}}]}]}
+        ]});
+        let err = validate_layout(&layout).expect_err("invalid");
+        assert!(err.contains("seats[0].position"), "{err}");
+    }
+}

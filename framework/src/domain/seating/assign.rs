@@ -1,0 +1,302 @@
+//! Giving an event a seating plan (or taking it away), and copying seats to a cloned event.
+
+use std::collections::{HashMap, HashSet};
+
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
+use serde_json::{Map, Value};
+
+use super::{Layout, LayoutSeat, parse_layout};
+use crate::db::entities::{event, item, seat, seating_plan};
+use crate::http::{ApiError, FieldErrors};
+
+/// Rows per multi-row INSERT, well below SQLite's limit on bound parameters.
+const INSERT_CHUNK: usize = 500;
+
+/// Why [`assign`] refused.
+#[derive(Debug)]
+pub enum AssignError {
+    /// Invalid input, by field (`seating_plan`, `seat_category_mapping`): answer 400.
+    Invalid(FieldErrors),
+    /// Storage failed.
+    Db(DbErr),
+}
+
+impl From<DbErr> for AssignError {
+    fn from(err: DbErr) -> Self {
+        Self::Db(err)
+    }
+}
+
+impl From<AssignError> for ApiError {
+    fn from(err: AssignError) -> Self {
+        match err {
+            AssignError::Invalid(fields) => ApiError::fields(fields),
+            AssignError::Db(e) => e.into(),
+        }
+    }
+}
+
+/// Sets an event's seating plan and seat category mapping, and makes its seats match the plan.
+///
+/// Call it inside the transaction that changes the event, whenever `seating_plan` or
+/// `seat_category_mapping` is sent. It writes `events.seating_plan_id` and
+/// `events.seat_category_mapping` itself. Rules, each a field error:
+///
+/// - `seating_plan`: the plan must belong to the organizer; a sold seat must not disappear,
+///   so removing the plan (`None`) or switching to a plan without a sold seat's `seat_guid`
+///   is refused (as pretix does).
+/// - `seat_category_mapping`: keys must be categories of the plan, values IDs of items of
+///   this event or `null`. Without a plan the mapping is cleared, whatever was sent.
+///
+/// Seats whose `seat_guid` is still in the plan keep their row (ID, blocked, sold) and take
+/// the plan's names and category; the others are deleted; new ones are added.
+pub async fn assign(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    event_id: i64,
+    plan: Option<i64>,
+    mapping: &Map<String, Value>,
+) -> Result<(), AssignError> {
+    let found = event::Entity::find_by_id(event_id)
+        .filter(event::Column::OrganizerId.eq(organizer_id))
+        .one(db)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("event {event_id}")))?;
+    let mut errors = FieldErrors::new();
+    let layout = match plan {
+        Some(id) => match plan_layout(db, organizer_id, id).await? {
+            Some(layout) => layout,
+            None => {
+                errors.push(
+                    "seating_plan",
+                    format!("Invalid pk \"{id}\" - object does not exist."),
+                );
+                return Err(AssignError::Invalid(errors));
+            }
+        },
+        None => Layout::default(),
+    };
+    if plan.is_some() {
+        check_mapping(db, event_id, &layout, mapping, &mut errors).await?;
+    }
+    let existing = seat::Entity::find()
+        .filter(seat::Column::EventId.eq(event_id))
+        .order_by_asc(seat::Column::Id)
+        .all(db)
+        .await?;
+    let wanted: HashMap<&str, &LayoutSeat> =
+        layout.seats.iter().map(|s| (s.guid.as_str(), s)).collect();
+    if let Some(lost) = existing
+        .iter()
+        .find(|s| s.sold && !wanted.contains_key(s.seat_guid.as_str()))
+    {
+        errors.push(
+            "seating_plan",
+            format!(
+                "You can not change the plan since seat \"{}\" is not present in the new plan and is already sold.",
+                lost.seat_guid
+            ),
+        );
+    }
+    if !errors.is_empty() {
+        return Err(AssignError::Invalid(errors));
+    }
+    sync_seats(db, event_id, existing, &layout.seats).await?;
+    let mapping = if plan.is_some() {
+        mapping.clone()
+    } else {
+        Map::new()
+    };
+    let mut row: event::ActiveModel = found.into();
+    row.seating_plan_id = Set(plan);
+    row.seat_category_mapping = Set(Value::Object(mapping));
+    row.update(db).await?;
+    Ok(())
+}
+
+/// The checked layout of the organizer's plan, locked against changes until the caller's
+/// transaction ends; `None` when the organizer has no such plan.
+async fn plan_layout(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    id: i64,
+) -> Result<Option<Layout>, DbErr> {
+    let Some(plan) = seating_plan::Entity::find_by_id(id)
+        .filter(seating_plan::Column::OrganizerId.eq(organizer_id))
+        .lock_shared()
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    // Layouts are checked when stored; one that fails now is a fault, not bad input.
+    parse_layout(&plan.layout)
+        .map(Some)
+        .map_err(|e| DbErr::Custom(format!("seating plan {id} has an invalid layout: {e}")))
+}
+
+async fn check_mapping(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    layout: &Layout,
+    mapping: &Map<String, Value>,
+    errors: &mut FieldErrors,
+) -> Result<(), DbErr> {
+    const FIELD: &str = "seat_category_mapping";
+    let mut item_ids = Vec::new();
+    for (category, value) in mapping {
+        if !layout.categories.iter().any(|c| c == category) {
+            errors.push(
+                FIELD,
+                format!("\"{category}\" is not a category of the seating plan."),
+            );
+        }
+        match value {
+            Value::Null => {}
+            v => match v.as_i64() {
+                Some(id) => item_ids.push(id),
+                None => errors.push(
+                    FIELD,
+                    format!("\"{category}\": an item ID or null is required."),
+                ),
+            },
+        }
+    }
+    if item_ids.is_empty() {
+        return Ok(());
+    }
+    let known: HashSet<i64> = item::Entity::find()
+        .filter(item::Column::EventId.eq(event_id))
+        .filter(item::Column::Id.is_in(item_ids.clone()))
+        .select_only()
+        .column(item::Column::Id)
+        .into_tuple::<i64>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    for id in item_ids.iter().filter(|id| !known.contains(id)) {
+        errors.push(FIELD, format!("Item '{id}' does not exist."));
+    }
+    Ok(())
+}
+
+/// Makes the event's seat rows match the layout's seats, touching only what differs.
+async fn sync_seats(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    existing: Vec<seat::Model>,
+    seats: &[LayoutSeat],
+) -> Result<(), DbErr> {
+    let wanted: HashMap<&str, &LayoutSeat> = seats.iter().map(|s| (s.guid.as_str(), s)).collect();
+    let mut kept = HashSet::new();
+    let mut gone = Vec::new();
+    for row in existing {
+        let Some(&s) = wanted.get(row.seat_guid.as_str()) else {
+            gone.push(row.id);
+            continue;
+        };
+        kept.insert(s.guid.as_str());
+        if !same_place(&row, s) {
+            let mut row: seat::ActiveModel = row.into();
+            row.name = Set(s.name.clone());
+            row.zone_name = Set(s.zone_name.clone());
+            row.row_name = Set(s.row_name.clone());
+            row.seat_number = Set(s.seat_number.clone());
+            row.category = Set(s.category.clone());
+            row.update(db).await?;
+        }
+    }
+    for ids in gone.chunks(INSERT_CHUNK) {
+        seat::Entity::delete_many()
+            .filter(seat::Column::Id.is_in(ids.to_vec()))
+            .exec(db)
+            .await?;
+    }
+    let new: Vec<seat::ActiveModel> = seats
+        .iter()
+        .filter(|s| !kept.contains(s.guid.as_str()))
+        .map(|s| new_seat(event_id, s, false))
+        .collect();
+    insert_seats(db, new).await
+}
+
+fn same_place(row: &seat::Model, s: &LayoutSeat) -> bool {
+    row.name == s.name
+        && row.zone_name == s.zone_name
+        && row.row_name == s.row_name
+        && row.seat_number == s.seat_number
+        && row.category == s.category
+}
+
+fn new_seat(event_id: i64, s: &LayoutSeat, blocked: bool) -> seat::ActiveModel {
+    seat::ActiveModel {
+        event_id: Set(event_id),
+        seat_guid: Set(s.guid.clone()),
+        name: Set(s.name.clone()),
+        zone_name: Set(s.zone_name.clone()),
+        row_name: Set(s.row_name.clone()),
+        seat_number: Set(s.seat_number.clone()),
+        category: Set(s.category.clone()),
+        blocked: Set(blocked),
+        sold: Set(false),
+        ..Default::default()
+    }
+}
+
+async fn insert_seats(
+    db: &impl ConnectionTrait,
+    rows: Vec<seat::ActiveModel>,
+) -> Result<(), DbErr> {
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<_> = rows.by_ref().take(INSERT_CHUNK).collect();
+        seat::Entity::insert_many(chunk)
+            .exec_without_returning(db)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Copies the seats of one event to another, for event cloning: same plan positions and
+/// blocked flags, nothing sold. Seats the target already has (by `seat_guid`) are left alone.
+/// The caller copies `seating_plan_id` and `seat_category_mapping` (with items remapped).
+pub async fn clone_seats(
+    db: &impl ConnectionTrait,
+    from_event: i64,
+    to_event: i64,
+) -> Result<(), DbErr> {
+    let present: HashSet<String> = seat::Entity::find()
+        .filter(seat::Column::EventId.eq(to_event))
+        .select_only()
+        .column(seat::Column::SeatGuid)
+        .into_tuple::<String>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    let source = seat::Entity::find()
+        .filter(seat::Column::EventId.eq(from_event))
+        .order_by_asc(seat::Column::Id)
+        .all(db)
+        .await?;
+    let rows = source
+        .into_iter()
+        .filter(|s| !present.contains(&s.seat_guid))
+        .map(|s| {
+            let place = LayoutSeat {
+                guid: s.seat_guid,
+                name: s.name,
+                zone_name: s.zone_name,
+                row_name: s.row_name,
+                seat_number: s.seat_number,
+                category: s.category,
+            };
+            new_seat(to_event, &place, s.blocked)
+        })
+        .collect();
+    insert_seats(db, rows).await
+}
