@@ -6,9 +6,13 @@ use sea_orm::{
 };
 
 use crate::db::entities::{event, giftcard, giftcard_acceptance, organizer, team};
+use crate::domain::categories::{self, CategoryFields};
 use crate::domain::giftcards::{self, NewCard};
 use crate::domain::permissions::PermissionSet;
+use crate::domain::seating::{self, AssignError};
+use crate::domain::tax_rules::{self, TaxRuleFields};
 use crate::domain::{events, slug, teams};
+use serde_json::json;
 
 /// An operator task that could not be done; the message is fit for one line of output.
 #[derive(Debug, thiserror::Error)]
@@ -185,19 +189,61 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
     let row = event::ActiveModel {
         organizer_id: Set(organizer_id),
         slug: Set(DEMO_EVENT.into()),
-        name: Set(serde_json::json!({"en": "DemoCon", "de": "DemoKonferenz"})),
+        name: Set(json!({"en": "DemoCon", "de": "DemoKonferenz"})),
         currency: Set("EUR".into()),
         date_from: Set(start),
         date_to: Set(Some(start + chrono::Duration::days(2))),
-        location: Set(Some(serde_json::json!({"en": "Berlin"}))),
+        location: Set(Some(json!({"en": "Berlin"}))),
         timezone: Set("Europe/Berlin".into()),
         ..Default::default()
     };
-    events::insert(db, row).await?;
+    let demo = events::insert(db, row).await?;
+    let tickets = CategoryFields {
+        name: json!({"en": "Tickets", "de": "Eintrittskarten"}),
+        internal_name: None,
+        description: None,
+        position: 0,
+        is_addon: false,
+    };
+    categories::create(db, demo.id, tickets).await?;
+    let vat = TaxRuleFields {
+        name: json!({"en": "VAT", "de": "MwSt."}),
+        rate_bps: 1900,
+        price_includes_tax: true,
+        eu_reverse_charge: false,
+        home_country: None,
+    };
+    tax_rules::create(db, demo.id, vat).await?;
+    let layout = json!({
+        "name": "Main hall",
+        "categories": [{"name": "Stalls"}, {"name": "Balcony"}],
+        "zones": [{"name": "Main", "rows": [
+            {"row_number": "1", "seats": [
+                {"seat_guid": "main-1-1", "seat_number": "1", "category": "Stalls"},
+                {"seat_guid": "main-1-2", "seat_number": "2", "category": "Stalls"}
+            ]},
+            {"row_number": "2", "seats": [{"seat_guid": "main-2-1", "seat_number": "1", "category": "Balcony"}]}
+        ]}]
+    });
+    seating::validate_layout(&layout).map_err(invalid)?;
+    let plan = seating::create_plan(db, organizer_id, "Main hall".into(), layout).await?;
+    seating::assign(
+        db,
+        organizer_id,
+        demo.id,
+        Some(plan.id),
+        &serde_json::Map::new(),
+    )
+    .await
+    .map_err(|e| match e {
+        AssignError::Db(e) => AdminError::Db(e),
+        AssignError::Invalid(fields) => invalid(format!("demo seating plan: {fields:?}")),
+    })?;
     Ok(())
 }
 
-/// Seeds the demo data when missing (an organizer with a gift card and an event) and returns a new token
+/// Seeds the demo data when missing (an organizer with a gift card, and an event with a
+/// category, a tax rule and a seating plan) and returns a new token
 /// of its `demo` team, which has every permission.
 pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
     let org = match organizer::Entity::find()

@@ -26,3 +26,24 @@ async fn the_demo_seed_gives_a_working_token_and_data_and_can_run_twice() {
         1
     );
 }
+
+#[tokio::test]
+async fn the_demo_event_has_a_category_a_tax_rule_and_a_seating_plan() {
+    let app = TestApp::spawn().await;
+    let token = admin::seed_demo(&app.db).await.expect("seed");
+    let base = format!("/api/v1/organizers/demo/events/{}/", admin::DEMO_EVENT);
+    assert_eq!(
+        app.get(&format!("{base}categories/"), &token).await.body["count"],
+        1
+    );
+    assert_eq!(
+        app.get(&format!("{base}taxrules/"), &token).await.body["results"][0]["rate"],
+        "19.00"
+    );
+    let event = app.get(&base, &token).await;
+    assert!(event.body["seating_plan"].is_i64());
+    assert_eq!(
+        app.get(&format!("{base}seats/"), &token).await.body["count"],
+        3
+    );
+}
