@@ -153,13 +153,11 @@ impl CategoriesApi {
         let filter = CategoryFilter {
             is_addon: is_addon.0,
         };
-        let total = categories::count(&state.db, ev.event.id, &filter).await?;
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
-        let rows =
-            categories::list(&state.db, ev.event.id, &filter, window.limit, window.offset).await?;
-        Ok(Json(
-            window.page(rows.into_iter().map(Into::into).collect()),
-        ))
+        let query = categories::query(ev.event.id, &filter);
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .fetch(&state.db, query)
+            .await?;
+        Ok(Json(page.map(Into::into)))
     }
 
     /// Show a category

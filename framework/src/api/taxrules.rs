@@ -145,12 +145,11 @@ impl TaxRulesApi {
         page_size: Query<Option<u64>>,
     ) -> ListResult<Json<Page<TaxRuleOut>>> {
         let ev = auth.0.event(&state.db, &organizer, &event, None).await?;
-        let total = tax_rules::count(&state.db, ev.event.id).await?;
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
-        let rows = tax_rules::list(&state.db, ev.event.id, window.limit, window.offset).await?;
-        Ok(Json(
-            window.page(rows.into_iter().map(Into::into).collect()),
-        ))
+        let query = tax_rules::query(ev.event.id);
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .fetch(&state.db, query)
+            .await?;
+        Ok(Json(page.map(Into::into)))
     }
 
     /// Show a tax rule

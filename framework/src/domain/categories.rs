@@ -2,8 +2,8 @@
 
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Select, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Select, Set,
 };
 
 use crate::db::begin_write;
@@ -43,38 +43,14 @@ pub struct CategoryFilter {
     pub is_addon: Option<bool>,
 }
 
-fn query(event_id: i64, filter: &CategoryFilter) -> Select<category::Entity> {
+/// An event's categories matching a filter, by position, then ID.
+pub fn query(event_id: i64, filter: &CategoryFilter) -> Select<category::Entity> {
     let mut q = category::Entity::find().filter(category::Column::EventId.eq(event_id));
     if let Some(is_addon) = filter.is_addon {
         q = q.filter(category::Column::IsAddon.eq(is_addon));
     }
-    q
-}
-
-/// Counts the categories of an event matching a filter.
-pub async fn count(
-    db: &DatabaseConnection,
-    event_id: i64,
-    filter: &CategoryFilter,
-) -> Result<u64, DbErr> {
-    query(event_id, filter).count(db).await
-}
-
-/// One page of an event's categories, by position, then ID.
-pub async fn list(
-    db: &DatabaseConnection,
-    event_id: i64,
-    filter: &CategoryFilter,
-    limit: u64,
-    offset: u64,
-) -> Result<Vec<category::Model>, DbErr> {
-    query(event_id, filter)
-        .order_by_asc(category::Column::Position)
+    q.order_by_asc(category::Column::Position)
         .order_by_asc(category::Column::Id)
-        .limit(limit)
-        .offset(offset)
-        .all(db)
-        .await
 }
 
 /// A category of the event.

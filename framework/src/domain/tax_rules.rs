@@ -1,8 +1,8 @@
 //! Tax rules of an event. The rate is kept exactly, in hundredths of a percent.
 
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    Select, Set,
 };
 
 use sea_orm::sea_query::{Expr, ExprTrait, Query};
@@ -64,28 +64,11 @@ pub fn invalid_fields(fields: &TaxRuleFields) -> Vec<(&'static str, String)> {
     invalid
 }
 
-/// Counts the tax rules of an event.
-pub async fn count(db: &DatabaseConnection, event_id: i64) -> Result<u64, DbErr> {
-    tax_rule::Entity::find()
-        .filter(tax_rule::Column::EventId.eq(event_id))
-        .count(db)
-        .await
-}
-
-/// One page of an event's tax rules, by ID.
-pub async fn list(
-    db: &DatabaseConnection,
-    event_id: i64,
-    limit: u64,
-    offset: u64,
-) -> Result<Vec<tax_rule::Model>, DbErr> {
+/// An event's tax rules, by ID.
+pub fn query(event_id: i64) -> Select<tax_rule::Entity> {
     tax_rule::Entity::find()
         .filter(tax_rule::Column::EventId.eq(event_id))
         .order_by_asc(tax_rule::Column::Id)
-        .limit(limit)
-        .offset(offset)
-        .all(db)
-        .await
 }
 
 /// A tax rule of the event.
