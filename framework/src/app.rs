@@ -6,7 +6,7 @@ use std::sync::Arc;
 use poem::endpoint::{BoxEndpoint, make_sync};
 use poem::middleware::{NormalizePath, TrailingSlash};
 use poem::web::Html;
-use poem::{EndpointExt, Route};
+use poem::{EndpointExt, Route, get};
 use poem_openapi::OpenApiService;
 use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
@@ -134,6 +134,7 @@ impl Server {
                 }),
             )
             .nest("/docs", make_sync(move |_| Html(ui.clone())))
+            .at("/media/:key/:filename", get(crate::api::files::media))
             .nest("/", service);
         let state = self.state.clone();
         api.with(NormalizePath::new(TrailingSlash::Trim))

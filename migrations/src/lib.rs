@@ -7,6 +7,7 @@ mod m0002_events;
 mod m0003_seating;
 mod m0004_event_config;
 mod m0005_quotas;
+mod m0006_catalogue;
 mod schema_helpers;
 
 /// Every migration of the schema, in order.
@@ -21,6 +22,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0003_seating::Migration),
             Box::new(m0004_event_config::Migration),
             Box::new(m0005_quotas::Migration),
+            Box::new(m0006_catalogue::Migration),
         ]
     }
 }

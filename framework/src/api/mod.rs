@@ -3,9 +3,13 @@
 
 pub mod categories;
 pub mod events;
+pub mod files;
 pub mod giftcards;
+pub mod item_parts;
+pub mod items;
 pub mod organizers;
 pub mod properties;
+pub mod quotas;
 pub mod seating;
 pub mod settings;
 pub mod subevents;
@@ -36,6 +40,12 @@ pub enum Tag {
     SubEvents,
     /// Seating plans and the seats of events.
     Seating,
+    /// Items of an event with their variations, add-ons and bundles.
+    Items,
+    /// Quotas of an event and their availability.
+    Quotas,
+    /// File uploads.
+    Files,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -51,5 +61,11 @@ pub fn ticketing_api() -> impl OpenApi {
         taxrules::TaxRulesApi,
         subevents::SubEventsApi,
         seating::SeatingApi,
+        (
+            items::ItemsApi,
+            item_parts::ItemPartsApi,
+            quotas::QuotasApi,
+            files::FilesApi,
+        ),
     )
 }

@@ -1,13 +1,17 @@
 //! The rules, free of HTTP: who may do what, gift card ledger, and (in later modules)
 //! availability, order placement and settings.
 
+pub mod availability;
 pub mod categories;
 pub mod currency;
 pub mod event_config;
 pub mod events;
+pub mod files;
 pub mod giftcards;
+pub mod items;
 pub mod meta;
 pub mod permissions;
+pub mod quotas;
 pub mod seating;
 pub mod settings;
 pub mod signing;

@@ -125,6 +125,13 @@ pub struct EventAccess {
 }
 
 impl Caller {
+    /// A stable name of who is calling, for what belongs to a caller (uploads).
+    pub fn identity(&self) -> String {
+        match &self.kind {
+            CallerKind::TeamToken { token_id, .. } => format!("token:{token_id}"),
+        }
+    }
+
     /// The organizers the caller may see.
     pub fn organizers(&self) -> Vec<&OrganizerRef> {
         let mut seen: Vec<&OrganizerRef> = Vec::new();

@@ -155,6 +155,17 @@ pub struct Page<T> {
 }
 
 impl<T> Page<T> {
+    /// The page's objects, and a page of `U` to fill with others in their place.
+    pub fn take_results<U>(self) -> (Vec<T>, impl FnOnce(Vec<U>) -> Page<U>) {
+        let (count, next, previous) = (self.count, self.next, self.previous);
+        (self.results, move |results| Page {
+            count,
+            next,
+            previous,
+            results,
+        })
+    }
+
     /// The same page with each object turned into another.
     pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
         Page {

@@ -2,14 +2,25 @@
 
 pub mod category;
 pub mod event;
+pub mod file;
 pub mod giftcard;
 pub mod giftcard_acceptance;
 pub mod giftcard_transaction;
 pub mod item;
+pub mod item_addon;
+pub mod item_bundle;
+pub mod item_variation;
 pub mod meta_property;
 pub mod order;
+pub mod order_position;
 pub mod organizer;
+pub mod question;
+pub mod question_item;
+pub mod question_option;
 pub mod quota;
+pub mod quota_hold;
+pub mod quota_item;
+pub mod quota_variation;
 pub mod seat;
 pub mod seating_plan;
 pub mod setting;

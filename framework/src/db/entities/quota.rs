@@ -1,4 +1,4 @@
-//! A quota of an event. The catalogue migration adds its other fields.
+//! A quota of an event: how many of its items may be sold.
 
 use sea_orm::entity::prelude::*;
 
@@ -17,6 +17,14 @@ pub struct Model {
     pub name: String,
     /// Size; `None` is unlimited.
     pub size: Option<i64>,
+    /// Closes itself when sold out.
+    pub close_when_sold_out: bool,
+    /// Closed: nothing of it is sold.
+    pub closed: bool,
+    /// Tickets scanned at an exit give their capacity back.
+    pub release_after_exit: bool,
+    /// Left out when the event's availability is computed.
+    pub ignore_for_event_availability: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -1,0 +1,468 @@
+//! How much of a quota is left: the one place that knows what holds a quota's capacity.
+//!
+//! Everything that uses capacity (paid and pending order positions, unused blocking
+//! vouchers, live cart positions, waiting list entries, and tickets scanned at an exit) is
+//! kept as *holds*: per quota, kind and expiry instant, a count (table `quota_holds`).
+//! Whoever creates or removes such a thing calls [`adjust`] in the same transaction, so a
+//! quota's availability is a sum over a handful of hold rows, never a count over the orders
+//! of the event, and a cart or voucher stops counting the moment it expires.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, Statement, Value as DbValue,
+};
+
+use crate::db::entities::quota;
+
+/// What holds capacity of a quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HoldKind {
+    /// Positions of paid orders.
+    Paid,
+    /// Positions of pending orders.
+    Pending,
+    /// Paid positions whose ticket was last scanned at an exit.
+    Exited,
+    /// Unused redemptions of vouchers that block quota.
+    Voucher,
+    /// Cart positions.
+    Cart,
+    /// Waiting list entries without a voucher.
+    WaitingList,
+}
+
+impl HoldKind {
+    /// Every kind.
+    pub const ALL: [HoldKind; 6] = [
+        Self::Paid,
+        Self::Pending,
+        Self::Exited,
+        Self::Voucher,
+        Self::Cart,
+        Self::WaitingList,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Paid => "paid",
+            Self::Pending => "pending",
+            Self::Exited => "exited",
+            Self::Voucher => "voucher",
+            Self::Cart => "cart",
+            Self::WaitingList => "waiting_list",
+        }
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+/// Expiry of holds that last until they are removed.
+pub const NEVER: i64 = i64::MAX;
+
+/// The expiry instant as stored: microseconds since the epoch.
+pub fn expiry(at: Option<DateTime<Utc>>) -> i64 {
+    at.map_or(NEVER, |t| t.timestamp_micros())
+}
+
+/// Units held per kind, counting only holds that have not expired.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Holds {
+    /// Paid order positions.
+    pub paid: i64,
+    /// Pending order positions.
+    pub pending: i64,
+    /// Paid positions scanned at an exit.
+    pub exited: i64,
+    /// Unused blocking voucher redemptions.
+    pub vouchers: i64,
+    /// Live cart positions.
+    pub carts: i64,
+    /// Waiting list entries without a voucher.
+    pub waiting_list: i64,
+}
+
+impl Holds {
+    fn add(&mut self, kind: HoldKind, n: i64) {
+        let slot = match kind {
+            HoldKind::Paid => &mut self.paid,
+            HoldKind::Pending => &mut self.pending,
+            HoldKind::Exited => &mut self.exited,
+            HoldKind::Voucher => &mut self.vouchers,
+            HoldKind::Cart => &mut self.carts,
+            HoldKind::WaitingList => &mut self.waiting_list,
+        };
+        *slot += n;
+    }
+}
+
+/// How far a quota is used, in pretix's terms: what uses it up first decides its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum State {
+    /// Sold out by paid orders.
+    Gone,
+    /// Used up by pending orders, blocking vouchers or the waiting list, or closed.
+    Ordered,
+    /// Used up only because of live carts.
+    Reserved,
+    /// Something is left.
+    Ok,
+}
+
+/// The availability of a quota, as the API reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Availability {
+    /// The state.
+    pub state: State,
+    /// Units left; `None` for an unlimited quota.
+    pub available_number: Option<i64>,
+    /// The quota's size; `None` for unlimited.
+    pub total_size: Option<i64>,
+    /// What holds it.
+    pub holds: Holds,
+}
+
+impl Availability {
+    /// Whether anything of it can be sold now.
+    pub fn available(&self) -> bool {
+        self.state == State::Ok
+    }
+}
+
+/// Applies pretix's rule to a quota and what holds it: from the size subtract paid and
+/// pending positions (giving back exited ones if the quota releases them), then blocking
+/// vouchers, then live carts, then the waiting list. What first brings the rest to zero
+/// names the state. A closed quota is not available, whatever is left.
+pub fn compute(q: &quota::Model, holds: Holds) -> Availability {
+    let done = |state, available_number| Availability {
+        state,
+        available_number,
+        total_size: q.size,
+        holds,
+    };
+    if q.closed {
+        return done(State::Ordered, Some(0));
+    }
+    let Some(size) = q.size else {
+        return done(State::Ok, None);
+    };
+    let released = if q.release_after_exit {
+        holds.exited
+    } else {
+        0
+    };
+    let steps = [
+        (holds.paid - released, State::Gone),
+        (holds.pending, State::Ordered),
+        (holds.vouchers, State::Ordered),
+        (holds.carts, State::Reserved),
+        (holds.waiting_list, State::Ordered),
+    ];
+    let mut left = size;
+    if left <= 0 {
+        return done(State::Gone, Some(0));
+    }
+    for (used, state) in steps {
+        left -= used;
+        if left <= 0 {
+            return done(state, Some(0));
+        }
+    }
+    done(State::Ok, Some(left))
+}
+
+#[derive(FromQueryResult)]
+struct HoldSum {
+    quota_id: i64,
+    kind: String,
+    total: i64,
+}
+
+fn id_list(ids: &[i64]) -> String {
+    ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// What holds each of these quotas now: one query, whatever their number.
+pub async fn holds(
+    db: &impl ConnectionTrait,
+    quota_ids: &[i64],
+    now: DateTime<Utc>,
+) -> Result<HashMap<i64, Holds>, DbErr> {
+    let mut out: HashMap<i64, Holds> = quota_ids.iter().map(|&id| (id, Holds::default())).collect();
+    if quota_ids.is_empty() {
+        return Ok(out);
+    }
+    // IDs are integers, so listing them inline is safe and keeps one statement for any count.
+    let sql = format!(
+        "SELECT quota_id, kind, CAST(SUM(count) AS BIGINT) AS total FROM quota_holds \
+         WHERE quota_id IN ({}) AND expires_us > $1 GROUP BY quota_id, kind",
+        id_list(quota_ids)
+    );
+    let stmt = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [now.timestamp_micros().into()],
+    );
+    for row in HoldSum::find_by_statement(stmt).all(db).await? {
+        if let (Some(h), Some(kind)) = (out.get_mut(&row.quota_id), HoldKind::parse(&row.kind)) {
+            h.add(kind, row.total);
+        }
+    }
+    Ok(out)
+}
+
+/// The availability of each quota: one query for all.
+pub async fn of_quotas(
+    db: &impl ConnectionTrait,
+    quotas: &[quota::Model],
+) -> Result<HashMap<i64, Availability>, DbErr> {
+    let ids: Vec<i64> = quotas.iter().map(|q| q.id).collect();
+    let mut holds = holds(db, &ids, Utc::now()).await?;
+    Ok(quotas
+        .iter()
+        .map(|q| (q.id, compute(q, holds.remove(&q.id).unwrap_or_default())))
+        .collect())
+}
+
+/// The availability of one quota of an event, read in one query with its holds; `None` when
+/// the event has no such quota.
+pub async fn of_quota(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    quota_id: i64,
+) -> Result<Option<Availability>, DbErr> {
+    let sql = "SELECT q.size, q.closed, q.release_after_exit, h.kind, \
+               CAST(SUM(h.count) AS BIGINT) AS total \
+               FROM quotas q LEFT JOIN quota_holds h ON h.quota_id = q.id AND h.expires_us > $1 \
+               WHERE q.id = $2 AND q.event_id = $3 \
+               GROUP BY q.id, q.size, q.closed, q.release_after_exit, h.kind";
+    let stmt = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [
+            Utc::now().timestamp_micros().into(),
+            quota_id.into(),
+            event_id.into(),
+        ],
+    );
+    let rows = db.query_all_raw(stmt).await?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let q = quota::Model {
+        id: quota_id,
+        event_id,
+        subevent_id: None,
+        name: String::new(),
+        size: first.try_get("", "size")?,
+        close_when_sold_out: false,
+        closed: first.try_get("", "closed")?,
+        release_after_exit: first.try_get("", "release_after_exit")?,
+        ignore_for_event_availability: false,
+    };
+    let mut holds = Holds::default();
+    for row in &rows {
+        let kind: Option<String> = row.try_get("", "kind")?;
+        if let Some(kind) = kind.as_deref().and_then(HoldKind::parse) {
+            holds.add(kind, row.try_get::<Option<i64>>("", "total")?.unwrap_or(0));
+        }
+    }
+    Ok(Some(compute(&q, holds)))
+}
+
+/// Changes what a kind holds of each of these quotas by `delta` units, until `expires`
+/// (`None`: until removed). Call it inside the transaction that creates or removes what
+/// holds the capacity; quotas that `close_when_sold_out` and are used up by it close at once.
+pub async fn adjust(
+    txn: &impl ConnectionTrait,
+    quota_ids: &[i64],
+    kind: HoldKind,
+    expires: Option<DateTime<Utc>>,
+    delta: i64,
+) -> Result<(), DbErr> {
+    if quota_ids.is_empty() || delta == 0 {
+        return Ok(());
+    }
+    let backend = txn.get_database_backend();
+    let expires_us = expiry(expires);
+    for &quota_id in quota_ids {
+        let stmt = Statement::from_sql_and_values(
+            backend,
+            "INSERT INTO quota_holds (quota_id, kind, expires_us, count) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (quota_id, kind, expires_us) \
+             DO UPDATE SET count = quota_holds.count + excluded.count",
+            [
+                quota_id.into(),
+                kind.as_str().into(),
+                expires_us.into(),
+                delta.into(),
+            ],
+        );
+        txn.execute_raw(stmt).await?;
+    }
+    if delta > 0 {
+        close_sold_out(txn, quota_ids).await?;
+    }
+    forget_expired(txn, quota_ids).await
+}
+
+/// Closes those of these quotas that `close_when_sold_out` and are sold out (paid or pending
+/// orders, blocking vouchers or the waiting list leave nothing; live carts do not count as
+/// sold out). They stay closed until an update opens them.
+pub async fn close_sold_out(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Result<(), DbErr> {
+    use sea_orm::{ColumnTrait, QueryFilter};
+    let candidates = quota::Entity::find()
+        .filter(quota::Column::Id.is_in(quota_ids.iter().copied()))
+        .filter(quota::Column::CloseWhenSoldOut.eq(true))
+        .filter(quota::Column::Closed.eq(false))
+        .all(txn)
+        .await?;
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    let sold_out: Vec<i64> = of_quotas(txn, &candidates)
+        .await?
+        .into_iter()
+        .filter(|(_, a)| a.state <= State::Ordered)
+        .map(|(id, _)| id)
+        .collect();
+    if sold_out.is_empty() {
+        return Ok(());
+    }
+    let stmt = Statement::from_string(
+        txn.get_database_backend(),
+        format!(
+            "UPDATE quotas SET closed = {} WHERE id IN ({})",
+            bool_literal(txn.get_database_backend(), true),
+            id_list(&sold_out)
+        ),
+    );
+    txn.execute_raw(stmt).await?;
+    Ok(())
+}
+
+fn bool_literal(backend: DbBackend, v: bool) -> &'static str {
+    match (backend, v) {
+        (DbBackend::Sqlite, true) => "1",
+        (DbBackend::Sqlite, false) => "0",
+        (_, true) => "TRUE",
+        (_, false) => "FALSE",
+    }
+}
+
+/// Drops hold rows that have expired or dropped to zero, so each quota keeps a few rows.
+async fn forget_expired(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Result<(), DbErr> {
+    let stmt = Statement::from_sql_and_values(
+        txn.get_database_backend(),
+        format!(
+            "DELETE FROM quota_holds WHERE quota_id IN ({}) AND (expires_us <= $1 OR count = 0)",
+            id_list(quota_ids)
+        ),
+        [DbValue::from(Utc::now().timestamp_micros())],
+    );
+    txn.execute_raw(stmt).await?;
+    Ok(())
+}
+
+/// Counts again, from the order positions, what paid and pending orders hold of a quota,
+/// after its items, variations or sub-event changed. Other kinds of holds are recounted by
+/// their own modules as they arrive.
+pub async fn recount_orders(txn: &impl ConnectionTrait, q: &quota::Model) -> Result<(), DbErr> {
+    let backend = txn.get_database_backend();
+    txn.execute_raw(Statement::from_sql_and_values(
+        backend,
+        "DELETE FROM quota_holds WHERE quota_id = $1 AND kind IN ('paid', 'pending')",
+        [q.id.into()],
+    ))
+    .await?;
+    let sql = "INSERT INTO quota_holds (quota_id, kind, expires_us, count) \
+               SELECT $1, CASE o.status WHEN 'p' THEN 'paid' ELSE 'pending' END, $2, COUNT(*) \
+               FROM order_positions op JOIN orders o ON o.id = op.order_id \
+               WHERE o.event_id = $3 AND o.status IN ('p', 'n') \
+               AND (op.subevent_id = $4 OR (op.subevent_id IS NULL AND $4 IS NULL)) \
+               AND ((op.variation_id IS NULL AND op.item_id IN \
+                     (SELECT item_id FROM quota_items WHERE quota_id = $1)) \
+                 OR op.variation_id IN \
+                     (SELECT variation_id FROM quota_variations WHERE quota_id = $1)) \
+               GROUP BY o.status";
+    txn.execute_raw(Statement::from_sql_and_values(
+        backend,
+        sql,
+        [
+            q.id.into(),
+            NEVER.into(),
+            q.event_id.into(),
+            q.subevent_id.into(),
+        ],
+    ))
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quota(size: Option<i64>) -> quota::Model {
+        quota::Model {
+            id: 1,
+            event_id: 1,
+            subevent_id: None,
+            name: "q".into(),
+            size,
+            close_when_sold_out: false,
+            closed: false,
+            release_after_exit: false,
+            ignore_for_event_availability: false,
+        }
+    }
+
+    #[test]
+    fn the_first_kind_that_uses_up_the_quota_names_its_state() {
+        let paid = Holds {
+            paid: 10,
+            ..Default::default()
+        };
+        assert_eq!(compute(&quota(Some(10)), paid).state, State::Gone);
+        let carts = Holds {
+            paid: 5,
+            carts: 5,
+            waiting_list: 3,
+            ..Default::default()
+        };
+        let a = compute(&quota(Some(10)), carts);
+        assert_eq!((a.state, a.available_number), (State::Reserved, Some(0)));
+        let some_left = Holds {
+            paid: 2,
+            pending: 1,
+            vouchers: 1,
+            carts: 1,
+            waiting_list: 1,
+            ..Default::default()
+        };
+        let a = compute(&quota(Some(10)), some_left);
+        assert_eq!((a.state, a.available_number), (State::Ok, Some(4)));
+    }
+
+    #[test]
+    fn unlimited_closed_and_released_quotas() {
+        let a = compute(&quota(None), Holds::default());
+        assert_eq!((a.available(), a.available_number), (true, None));
+        let mut closed = quota(Some(5));
+        closed.closed = true;
+        assert!(!compute(&closed, Holds::default()).available());
+        let mut releasing = quota(Some(2));
+        let holds = Holds {
+            paid: 2,
+            exited: 1,
+            ..Default::default()
+        };
+        assert!(!compute(&releasing, holds).available());
+        releasing.release_after_exit = true;
+        assert_eq!(compute(&releasing, holds).available_number, Some(1));
+    }
+}
