@@ -4,6 +4,7 @@ pub mod entities;
 
 pub use sea_orm::DatabaseConnection;
 
+use std::cell::Cell;
 use std::time::Duration;
 
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
@@ -40,7 +41,29 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
                 .foreign_keys(true)
                 .create_if_missing(true)
         });
-    Database::connect(options).await
+    let mut db = Database::connect(options).await?;
+    db.set_metric_callback(|_| {
+        let _ = QUERIES.try_with(|n| n.set(n.get() + 1));
+    });
+    Ok(db)
+}
+
+tokio::task_local! {
+    static QUERIES: Cell<u32>;
+}
+
+/// Runs `f` and counts the statements it sends to the database (in its own task), unless
+/// an enclosing call already counts them: then the count is theirs and this returns 0.
+pub async fn count_queries<F: Future>(f: F) -> (F::Output, u32) {
+    if QUERIES.try_with(|_| ()).is_ok() {
+        return (f.await, 0);
+    }
+    QUERIES
+        .scope(Cell::new(0), async {
+            let out = f.await;
+            (out, QUERIES.with(Cell::get))
+        })
+        .await
 }
 
 fn sqlite_path(url: &str) -> Option<&str> {

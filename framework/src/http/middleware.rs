@@ -15,6 +15,7 @@ use poem_openapi::error::{ParseParamError, ParsePathError};
 use super::error::ApiError;
 use super::i18n;
 use super::routes::RouteTable;
+use crate::db::count_queries;
 
 /// The request URI as the client sent it, before the trailing slash was normalised away;
 /// links in answers are built from it.
@@ -64,16 +65,21 @@ pub async fn shared_behaviour<E: Endpoint>(
         }
         _ => None,
     };
+    let mut request_queries = 0;
     let resp = match throttled {
         Some(wait) => ApiError::too_many_requests(wait).as_response(),
-        None => match i18n::with_lang(lang, ep.call(req)).await {
-            Ok(resp) => resp.into_response(),
-            Err(err) => shape_error(err, &routes, method.as_str(), &path),
-        },
+        None => {
+            let (result, queries) = count_queries(i18n::with_lang(lang, ep.call(req))).await;
+            request_queries = queries;
+            match result {
+                Ok(resp) => resp.into_response(),
+                Err(err) => shape_error(err, &routes, method.as_str(), &path),
+            }
+        }
     };
     let status = resp.status().as_u16();
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, "request");
+    tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, queries = request_queries, "request");
     Ok(resp)
 }
 

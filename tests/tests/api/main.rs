@@ -1,6 +1,7 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
 mod auth;
+mod catalogue_support;
 mod categories;
 mod config_support;
 mod demo;
@@ -9,12 +10,16 @@ mod event_config;
 mod events;
 mod giftcards;
 mod giftcards_accepted;
+mod item_parts;
+mod items;
 mod openapi;
 mod organizers;
 mod pagination;
 mod properties;
+mod quotas;
 mod seating;
 mod settings;
 mod subevents;
 mod taxrules;
 mod teams;
+mod uploads;
