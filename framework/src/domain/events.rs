@@ -278,37 +278,19 @@ pub async fn insert(
 }
 
 /// Copies what an event is configured with onto a new one: settings, categories, tax rules,
-/// items (pointing to the copied categories and tax rules) and seats; returns the old to new
-/// item IDs. More resource groups add themselves here as they arrive.
+/// items with their variations, add-ons and bundles, quotas, and seats, every reference
+/// remapped to the copies; returns the old to new item IDs.
 pub async fn copy_configuration(
     db: &impl ConnectionTrait,
     from: &event::Model,
     to: &event::Model,
 ) -> Result<HashMap<i64, i64>, DbErr> {
     settings::copy_event_settings(db, from.id, to.id).await?;
-    let map = super::event_config::clone_categories_and_tax_rules(db, from.id, to.id).await?;
-    let items = item::Entity::find()
-        .filter(item::Column::EventId.eq(from.id))
-        .all(db)
-        .await?;
-    let mut item_ids = HashMap::new();
-    for it in items {
-        let copy = item::ActiveModel {
-            event_id: Set(to.id),
-            name: Set(it.name),
-            default_price_cents: Set(it.default_price_cents),
-            position: Set(it.position),
-            active: Set(it.active),
-            category_id: Set(it.category_id.and_then(|c| map.categories.get(&c).copied())),
-            tax_rule_id: Set(it.tax_rule_id.and_then(|t| map.tax_rules.get(&t).copied())),
-            ..Default::default()
-        }
-        .insert(db)
-        .await?;
-        item_ids.insert(it.id, copy.id);
-    }
+    let config = super::event_config::clone_categories_and_tax_rules(db, from.id, to.id).await?;
+    let items = super::items::clone_items(db, from.id, to.id, &config).await?;
+    super::quotas::clone_quotas(db, from.id, to.id, &items).await?;
     seating::clone_seats(db, from.id, to.id).await?;
-    Ok(item_ids)
+    Ok(items.items)
 }
 
 /// The seat category mapping with item IDs of a cloned event's source replaced by those of

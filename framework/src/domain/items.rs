@@ -1016,3 +1016,74 @@ pub async fn of_event(
         .all(db)
         .await
 }
+
+/// Old to new IDs of the items and variations an event clone copied.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ItemMap {
+    /// Item of the source event to its copy.
+    pub items: HashMap<i64, i64>,
+    /// Variation of the source event to its copy.
+    pub variations: HashMap<i64, i64>,
+}
+
+/// Copies every item of `from` into `to` with its variations, add-ons and bundles, every
+/// reference remapped: categories and tax rules through `config`, bundled items and
+/// variations to their copies. `hidden_if_available` is left for the caller to remap once
+/// quotas are copied.
+pub async fn clone_items(
+    db: &impl ConnectionTrait,
+    from: i64,
+    to: i64,
+    config: &super::event_config::CloneMap,
+) -> Result<ItemMap, DbErr> {
+    let rows = item::Entity::find()
+        .filter(item::Column::EventId.eq(from))
+        .order_by_asc(item::Column::Id)
+        .all(db)
+        .await?;
+    let full = complete(db, rows).await?;
+    let mut map = ItemMap::default();
+    for it in &full {
+        let mut f = ItemFields::from(&it.row);
+        f.category_id = f
+            .category_id
+            .and_then(|c| config.categories.get(&c).copied());
+        f.tax_rule_id = f
+            .tax_rule_id
+            .and_then(|t| config.tax_rules.get(&t).copied());
+        f.hidden_if_available = None;
+        let copy = insert_item(db, to, f, it.row.has_variations).await?;
+        map.items.insert(it.row.id, copy.id);
+        for v in &it.variations {
+            let vc = insert_variation(db, copy.id, VariationFields::from(v)).await?;
+            map.variations.insert(v.id, vc.id);
+        }
+        for a in &it.addons {
+            if let Some(&cat) = config.categories.get(&a.addon_category_id) {
+                let f = AddonFields {
+                    addon_category_id: cat,
+                    ..AddonFields::from(a)
+                };
+                insert_addon(db, copy.id, f).await?;
+            }
+        }
+    }
+    for it in &full {
+        for b in &it.bundles {
+            let (Some(&item_id), Some(&bundled)) =
+                (map.items.get(&it.row.id), map.items.get(&b.bundled_item_id))
+            else {
+                continue;
+            };
+            let f = BundleFields {
+                bundled_item_id: bundled,
+                bundled_variation_id: b
+                    .bundled_variation_id
+                    .and_then(|v| map.variations.get(&v).copied()),
+                ..BundleFields::from(b)
+            };
+            insert_bundle(db, item_id, f).await?;
+        }
+    }
+    Ok(map)
+}

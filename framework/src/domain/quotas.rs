@@ -347,3 +347,56 @@ pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), DbErr> {
     quota::Entity::delete_by_id(id).exec(&txn).await?;
     txn.commit().await
 }
+
+/// Copies the quotas of `from` that are not tied to a date into `to`, their items and
+/// variations remapped through `map`, and points the copies' `hidden_if_available` at the
+/// copied quotas. Nothing is held in the copies: the new event has no orders.
+pub async fn clone_quotas(
+    db: &impl ConnectionTrait,
+    from: i64,
+    to: i64,
+    map: &super::items::ItemMap,
+) -> Result<HashMap<i64, i64>, DbErr> {
+    use sea_orm::sea_query::Expr;
+    let rows = quota::Entity::find()
+        .filter(quota::Column::EventId.eq(from))
+        .filter(quota::Column::SubeventId.is_null())
+        .order_by_asc(quota::Column::Id)
+        .all(db)
+        .await?;
+    let mut quota_ids = HashMap::new();
+    for q in complete(db, rows).await? {
+        let mut f = q.fields();
+        f.items = f
+            .items
+            .iter()
+            .filter_map(|i| map.items.get(i).copied())
+            .collect();
+        f.variations = f
+            .variations
+            .iter()
+            .filter_map(|v| map.variations.get(v).copied())
+            .collect();
+        let copy = insert(db, to, &f).await?;
+        quota_ids.insert(q.row.id, copy.id);
+    }
+    let hiding = item::Entity::find()
+        .filter(item::Column::EventId.eq(from))
+        .filter(item::Column::HiddenIfAvailable.is_not_null())
+        .all(db)
+        .await?;
+    for it in hiding {
+        let (Some(&copy), Some(quota)) = (
+            map.items.get(&it.id),
+            it.hidden_if_available.and_then(|q| quota_ids.get(&q)),
+        ) else {
+            continue;
+        };
+        item::Entity::update_many()
+            .col_expr(item::Column::HiddenIfAvailable, Expr::value(*quota))
+            .filter(item::Column::Id.eq(copy))
+            .exec(db)
+            .await?;
+    }
+    Ok(quota_ids)
+}

@@ -1,6 +1,7 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
 mod auth;
+mod catalogue_clone;
 mod catalogue_support;
 mod categories;
 mod config_support;
