@@ -289,6 +289,14 @@ fn print_demo(base: &str, token: &str) {
     outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/1/transactions/");
     outln!("  curl {auth} '{base}/api/v1/organizers/{org}/events/?lang=de'");
     outln!(
+        "  curl {auth} '{base}/api/v1/organizers/{org}/events/{}/items/?lang=de'",
+        admin::DEMO_EVENT
+    );
+    outln!(
+        "  curl {auth} '{base}/api/v1/organizers/{org}/events/{}/quotas/?with_availability=true'",
+        admin::DEMO_EVENT
+    );
+    outln!(
         "  curl {auth} {json} -d '{{\"name\": {{\"en\": \"DemoCon 2\"}}, \"slug\": \"democon2\", \"currency\": \"EUR\", \"date_from\": \"2030-06-01T09:00:00Z\"}}' {base}/api/v1/organizers/{org}/events/{}/clone/",
         admin::DEMO_EVENT
     );

@@ -8,7 +8,9 @@ use sea_orm::{
 use crate::db::entities::{event, giftcard, giftcard_acceptance, organizer, team};
 use crate::domain::categories::{self, CategoryFields};
 use crate::domain::giftcards::{self, NewCard};
+use crate::domain::items::{self, AddonFields, BundleFields, ItemFields, NewItem, VariationFields};
 use crate::domain::permissions::PermissionSet;
+use crate::domain::quotas::{self, QuotaFields};
 use crate::domain::seating::{self, AssignError};
 use crate::domain::tax_rules::{self, TaxRuleFields};
 use crate::domain::{events, slug, teams};
@@ -205,7 +207,7 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
         position: 0,
         is_addon: false,
     };
-    categories::create(db, demo.id, tickets).await?;
+    let tickets = categories::create(db, demo.id, tickets).await?;
     let vat = TaxRuleFields {
         name: json!({"en": "VAT", "de": "MwSt."}),
         rate_bps: 1900,
@@ -213,7 +215,8 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
         eu_reverse_charge: false,
         home_country: None,
     };
-    tax_rules::create(db, demo.id, vat).await?;
+    let vat = tax_rules::create(db, demo.id, vat).await?;
+    seed_demo_catalogue(db, demo.id, tickets.id, vat.id).await?;
     let layout = json!({
         "name": "Main hall",
         "categories": [{"name": "Stalls"}, {"name": "Balcony"}],
@@ -242,8 +245,118 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
     Ok(())
 }
 
-/// Seeds the demo data when missing (an organizer with a gift card, and an event with a
-/// category, a tax rule and a seating plan) and returns a new token
+/// The demo event's catalogue: a ticket with variations and an add-on category of shirts,
+/// a supporter ticket bundling a shirt, and one quota over all of them.
+async fn seed_demo_catalogue(
+    db: &DatabaseConnection,
+    event_id: i64,
+    tickets: i64,
+    vat: i64,
+) -> Result<(), AdminError> {
+    let extras = CategoryFields {
+        name: json!({"en": "Merchandise", "de": "Fanartikel"}),
+        internal_name: None,
+        description: None,
+        position: 1,
+        is_addon: true,
+    };
+    let extras = categories::create(db, event_id, extras).await?;
+    let variation = |en: &str, de: &str, price: Option<i64>, position| VariationFields {
+        value: json!({"en": en, "de": de}),
+        default_price_cents: price,
+        original_price_cents: None,
+        active: true,
+        description: None,
+        position,
+    };
+    let mut shirt = ItemFields::new(json!({"en": "T-shirt", "de": "T-Shirt"}), 15_00);
+    shirt.category_id = Some(extras.id);
+    shirt.tax_rule_id = Some(vat);
+    let shirt = items::create(
+        db,
+        event_id,
+        NewItem {
+            fields: shirt,
+            variations: vec![variation("M", "M", None, 0), variation("L", "L", None, 1)],
+            addons: Vec::new(),
+            bundles: Vec::new(),
+        },
+    )
+    .await?;
+    let mut ticket = ItemFields::new(json!({"en": "Ticket", "de": "Eintrittskarte"}), 99_00);
+    ticket.category_id = Some(tickets);
+    ticket.tax_rule_id = Some(vat);
+    ticket.admission = true;
+    ticket.description =
+        Some(json!({"en": "Two days of **talks**.", "de": "Zwei Tage **Vorträge**."}));
+    let addon = AddonFields {
+        addon_category_id: extras.id,
+        min_count: 0,
+        max_count: 2,
+        position: 0,
+        multi_allowed: false,
+        price_included: false,
+    };
+    let ticket = items::create(
+        db,
+        event_id,
+        NewItem {
+            fields: ticket,
+            variations: vec![
+                variation("Regular", "Normal", None, 0),
+                variation("Student", "Ermäßigt", Some(49_00), 1),
+            ],
+            addons: vec![addon],
+            bundles: Vec::new(),
+        },
+    )
+    .await?;
+    let mut supporter = ItemFields::new(
+        json!({"en": "Supporter ticket", "de": "Förderticket"}),
+        150_00,
+    );
+    supporter.category_id = Some(tickets);
+    supporter.tax_rule_id = Some(vat);
+    supporter.admission = true;
+    supporter.position = 1;
+    let bundle = BundleFields {
+        bundled_item_id: shirt.row.id,
+        bundled_variation_id: shirt.variations.first().map(|v| v.id),
+        count: 1,
+        designated_price_cents: 15_00,
+    };
+    let supporter = items::create(
+        db,
+        event_id,
+        NewItem {
+            fields: supporter,
+            variations: Vec::new(),
+            addons: Vec::new(),
+            bundles: vec![bundle],
+        },
+    )
+    .await?;
+    let all = [&ticket, &shirt, &supporter];
+    let quota = QuotaFields {
+        name: "Main hall".into(),
+        size: Some(200),
+        items: all.iter().map(|i| i.row.id).collect(),
+        variations: all
+            .iter()
+            .flat_map(|i| i.variations.iter().map(|v| v.id))
+            .collect(),
+        subevent_id: None,
+        close_when_sold_out: false,
+        closed: false,
+        release_after_exit: false,
+        ignore_for_event_availability: false,
+    };
+    quotas::create(db, event_id, quota).await?;
+    Ok(())
+}
+
+/// Seeds the demo data when missing (an organizer with a gift card, and an event with
+/// categories, a tax rule, items, a quota and a seating plan) and returns a new token
 /// of its `demo` team, which has every permission.
 pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
     let org = match organizer::Entity::find()
