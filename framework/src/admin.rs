@@ -66,14 +66,22 @@ pub async fn create_organizer(
             "an organizer with slug {slug:?} already exists"
         )));
     }
-    Ok(organizer::ActiveModel {
+    let org = organizer::ActiveModel {
         slug: Set(slug.to_owned()),
         name: Set(name.to_owned()),
         created: Set(Utc::now()),
         ..Default::default()
     }
     .insert(db)
-    .await?)
+    .await?;
+    announced(db, org).await
+}
+
+/// Tells running servers sharing the database that configuration changed, then gives
+/// `value` back. Every administrative write ends here.
+async fn announced<T>(db: &DatabaseConnection, value: T) -> Result<T, AdminError> {
+    crate::cache::announce(db).await?;
+    Ok(value)
 }
 
 /// What a new token's team may do.
@@ -140,7 +148,7 @@ pub async fn create_token(
         Some(t) => t,
     };
     let (_, token) = teams::create_token(db, team.id, "cli").await?;
-    Ok(token)
+    announced(db, token).await
 }
 
 /// Lets `acceptor` accept the gift cards issued by `issuer`.

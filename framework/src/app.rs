@@ -63,6 +63,11 @@ impl App {
     /// Gives the server on an already connected and migrated database.
     pub fn with_database(self, db: DatabaseConnection) -> Server {
         let public_url: Arc<str> = self.config.effective_public_url().into();
+        let url = self.config.effective_database_url();
+        let cache = crate::cache::Cache::new(&db, &url);
+        if tokio::runtime::Handle::try_current().is_ok() {
+            cache.listen(&url);
+        }
         Server {
             state: AppState {
                 db,
@@ -70,6 +75,7 @@ impl App {
                 public_url,
                 settings: Arc::new(self.plugins.settings()),
                 plugins: Arc::new(self.plugins),
+                cache,
             },
         }
     }

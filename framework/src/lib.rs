@@ -13,6 +13,7 @@
 pub mod admin;
 pub mod api;
 mod app;
+pub mod cache;
 pub mod config;
 pub mod db;
 pub mod domain;

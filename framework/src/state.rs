@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
 
+use crate::cache::Cache;
 use crate::config::Config;
 use crate::domain::settings::SettingsRegistry;
 use crate::plugin::PluginRegistry;
@@ -21,4 +22,6 @@ pub struct AppState {
     pub plugins: Arc<PluginRegistry>,
     /// Every declared setting, the core's and the plugins'.
     pub settings: Arc<SettingsRegistry>,
+    /// What this process keeps of the configuration between requests.
+    pub cache: Arc<Cache>,
 }

@@ -20,9 +20,10 @@ use crate::domain::files;
 use crate::domain::items::{self, DeleteError, Item, ItemFields, ItemFilter, NewItem};
 use crate::domain::permissions::Permission;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
+use crate::http::middleware::original_uri;
 use crate::http::{
-    ApiError, Auth, Created, Decimal2, FieldErrors, I18nString, JsonBody, Money, NoContent, Page,
-    PageRequest, patched,
+    ApiError, Auth, Created, Decimal2, FieldErrors, I18nString, JsonBody, JsonBytes, Money,
+    NoContent, Page, PageRequest, patched,
 };
 use crate::state::AppState;
 
@@ -551,8 +552,14 @@ impl ItemsApi {
         tax_rate: Query<Option<String>>,
         free_price: Query<Option<bool>>,
         ordering: Query<Option<String>>,
-    ) -> ListResult<Json<Page<ItemOut>>> {
+    ) -> ListResult<JsonBytes<Page<ItemOut>>> {
         let ev = auth.0.event(&state.db, &organizer, &event, None).await?;
+        // The list is the same for every caller who may see the event: kept per URL.
+        let generation = state.cache.generation();
+        let key = format!("items:{}:{}", ev.event.id, original_uri(req));
+        if let Some(kept) = generation.and_then(|g| state.cache.answer(g, &key)) {
+            return Ok(JsonBytes::from_bytes(kept));
+        }
         let filter = ItemFilter {
             active: active.0,
             category: category.0,
@@ -566,11 +573,15 @@ impl ItemsApi {
             .await?;
         let (rows, page) = page.take_results();
         let full = items::complete(&state.db, rows).await?;
-        Ok(Json(page(
+        let answer = JsonBytes::new(&page(
             full.into_iter()
                 .map(|it| item_out(it, &ev.event, &state.public_url))
                 .collect(),
-        )))
+        ));
+        if let Some(g) = generation {
+            state.cache.keep_answer(g, key, answer.0.clone());
+        }
+        Ok(answer)
     }
 
     /// Show an item

@@ -66,7 +66,8 @@ pub async fn count_queries<F: Future>(f: F) -> (F::Output, u32) {
         .await
 }
 
-fn sqlite_path(url: &str) -> Option<&str> {
+/// The file of a SQLite URL; `None` for other databases and in-memory SQLite.
+pub fn sqlite_path(url: &str) -> Option<&str> {
     let rest = url
         .strip_prefix("sqlite://")
         .or_else(|| url.strip_prefix("sqlite:"))?;

@@ -8,7 +8,10 @@ use poem_openapi::registry::{MetaSecurityScheme, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
 
+use std::sync::Arc;
+
 use super::error::ApiError;
+use crate::cache::Cache;
 use crate::db::entities::{event, team};
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::{teams, tokens};
@@ -102,6 +105,8 @@ pub struct Caller {
     pub kind: CallerKind,
     /// What the caller may see and do.
     pub grants: Vec<Grant>,
+    /// The process cache and its generation at the start of the request, for event lookups.
+    kept: Option<(Arc<Cache>, u64)>,
 }
 
 /// Access to one organizer, checked.
@@ -179,12 +184,7 @@ impl Caller {
         needs: Option<Permission>,
     ) -> Result<EventAccess, ApiError> {
         let org = self.organizer(organizer, None)?;
-        let found = event::Entity::find()
-            .filter(event::Column::OrganizerId.eq(org.organizer.id))
-            .filter(event::Column::Slug.eq(event))
-            .one(db)
-            .await?
-            .ok_or_else(ApiError::forbidden)?;
+        let found = self.find_event(db, org.organizer.id, event).await?;
         let covered = self
             .grants
             .iter()
@@ -198,6 +198,30 @@ impl Caller {
             event: found,
             permissions,
         })
+    }
+
+    /// An event of the organizer by slug, from the process cache when it holds it.
+    async fn find_event(
+        &self,
+        db: &impl ConnectionTrait,
+        organizer_id: i64,
+        slug: &str,
+    ) -> Result<event::Model, ApiError> {
+        if let Some((cache, generation)) = &self.kept
+            && let Some(ev) = cache.event(*generation, organizer_id, slug)
+        {
+            return Ok(ev);
+        }
+        let found = event::Entity::find()
+            .filter(event::Column::OrganizerId.eq(organizer_id))
+            .filter(event::Column::Slug.eq(slug))
+            .one(db)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
+        if let Some((cache, generation)) = &self.kept {
+            cache.keep_event(*generation, found.clone());
+        }
+        Ok(found)
     }
 
     /// The events of an organizer the caller may see: all, or only some.
@@ -270,13 +294,26 @@ impl<'a> ApiExtractor<'a> for Auth {
             );
         };
         let creds = value.to_str().ok().and_then(Credentials::parse);
+        let generation = state.cache.generation();
         let caller = match creds {
-            Some(Credentials::Token(token)) => resolve_team_token(&state.db, &token).await?,
+            Some(Credentials::Token(token)) => {
+                let hash = tokens::hash(&token);
+                match generation.and_then(|g| state.cache.caller(g, &hash)) {
+                    Some(kept) => Some(kept),
+                    None => {
+                        let found = resolve_team_token(&state.db, &token).await?;
+                        if let (Some(g), Some(c)) = (generation, &found) {
+                            state.cache.keep_caller(g, hash, c.clone());
+                        }
+                        found
+                    }
+                }
+            }
             _ => None,
         };
-        caller
-            .map(Auth)
-            .ok_or_else(|| ApiError::unauthorized("Invalid token.").into())
+        let mut caller = caller.ok_or_else(|| ApiError::unauthorized("Invalid token."))?;
+        caller.kept = generation.map(|g| (state.cache.clone(), g));
+        Ok(Auth(caller))
     }
 }
 
@@ -314,6 +351,7 @@ pub async fn resolve_team_token(
             token_id: row.try_get("", "token_id")?,
             team_id: team.id,
         },
+        kept: None,
         grants: vec![Grant {
             organizer: OrganizerRef {
                 id: team.organizer_id,

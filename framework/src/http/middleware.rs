@@ -16,11 +16,22 @@ use super::error::ApiError;
 use super::i18n;
 use super::routes::RouteTable;
 use crate::db::count_queries;
+use crate::state::AppState;
 
 /// The request URI as the client sent it, before the trailing slash was normalised away;
 /// links in answers are built from it.
 #[derive(Debug, Clone)]
 pub struct OriginalUri(pub poem::http::Uri);
+
+/// The path and query of a request as the client sent it.
+pub fn original_uri(req: &Request) -> String {
+    let uri = req
+        .extensions()
+        .get::<OriginalUri>()
+        .map_or(req.uri(), |o| &o.0);
+    uri.path_and_query()
+        .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned())
+}
 
 /// Per-credential request limits, counted in this process.
 pub struct RateLimiter(DefaultKeyedRateLimiter<String>);
@@ -50,6 +61,7 @@ pub async fn shared_behaviour<E: Endpoint>(
     let original = OriginalUri(req.uri().clone());
     req.extensions_mut().insert(original);
     let started = Instant::now();
+    let state = req.data::<AppState>().cloned();
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let lang = req
@@ -77,10 +89,30 @@ pub async fn shared_behaviour<E: Endpoint>(
             }
         }
     };
+    if changes_configuration(&method, &path)
+        && let Some(state) = state
+    {
+        state.cache.changed().await;
+    }
     let status = resp.status().as_u16();
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, queries = request_queries, "request");
     Ok(resp)
+}
+
+/// Resources whose changes never touch what [`crate::cache`] keeps; writing them leaves the
+/// cache alone, so that their hot write paths do not empty it.
+const UNCACHED_RESOURCES: [&str; 1] = ["/giftcards"];
+
+/// Whether a request may have changed configuration the process cache keeps: any request
+/// that is not a read, except writes to resources the cache never holds.
+fn changes_configuration(method: &poem::http::Method, path: &str) -> bool {
+    let reads = [
+        poem::http::Method::GET,
+        poem::http::Method::HEAD,
+        poem::http::Method::OPTIONS,
+    ];
+    !reads.contains(method) && !UNCACHED_RESOURCES.iter().any(|r| path.contains(r))
 }
 
 /// Turns any error of poem or poem-openapi into the spec's JSON shapes.

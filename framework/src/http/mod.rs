@@ -19,7 +19,7 @@ pub use i18n::I18nString;
 pub use money::{Currency, Decimal2, Money};
 pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
-pub use responses::{Created, NoContent};
+pub use responses::{Created, JsonBytes, NoContent};
 
 use poem_openapi::types::MaybeUndefined;
 

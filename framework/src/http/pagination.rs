@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use sea_orm::{ConnectionTrait, EntityTrait, PaginatorTrait, QuerySelect, Select};
 
 use super::error::ApiError;
-use super::middleware::OriginalUri;
+use super::middleware::original_uri;
 
 /// Default and largest page size; `page_size` can only lower it.
 pub const PAGE_SIZE: u64 = 50;
@@ -30,18 +30,11 @@ impl PageRequest {
         let size = page_size
             .filter(|&s| s > 0)
             .map_or(PAGE_SIZE, |s| s.min(PAGE_SIZE));
-        let uri = req
-            .extensions()
-            .get::<OriginalUri>()
-            .map_or(req.uri(), |o| &o.0);
-        let path_and_query = uri
-            .path_and_query()
-            .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned());
         Self {
             page,
             size,
             base: base.to_owned(),
-            path_and_query,
+            path_and_query: original_uri(req),
         }
     }
 

@@ -1,7 +1,7 @@
 //! Success responses shared by the resources.
 
 use poem_openapi::ApiResponse;
-use poem_openapi::payload::Json;
+use poem_openapi::payload::{Json, Payload};
 use poem_openapi::types::{ToJSON, Type};
 
 /// 201 with the created object.
@@ -18,4 +18,41 @@ pub enum NoContent {
     /// Done.
     #[oai(status = 204)]
     NoContent,
+}
+
+/// 200 with a JSON body already serialised (a kept answer); documented as `T`.
+pub struct JsonBytes<T>(
+    pub std::sync::Arc<[u8]>,
+    std::marker::PhantomData<fn() -> T>,
+);
+
+impl<T: ToJSON> JsonBytes<T> {
+    /// Serialises a value.
+    pub fn new(value: &T) -> Self {
+        let bytes = serde_json::to_vec(&value.to_json()).unwrap_or_default();
+        Self::from_bytes(bytes.into())
+    }
+
+    /// Wraps bytes already serialised from a `T`.
+    pub fn from_bytes(bytes: std::sync::Arc<[u8]>) -> Self {
+        Self(bytes, std::marker::PhantomData)
+    }
+}
+
+impl<T: ToJSON> poem::IntoResponse for JsonBytes<T> {
+    fn into_response(self) -> poem::Response {
+        poem::Response::builder()
+            .content_type(Json::<T>::CONTENT_TYPE)
+            .body(self.0.to_vec())
+    }
+}
+
+impl<T: ToJSON> poem_openapi::ApiResponse for JsonBytes<T> {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        Json::<T>::meta()
+    }
+
+    fn register(registry: &mut poem_openapi::registry::Registry) {
+        <Json<T> as poem_openapi::ApiResponse>::register(registry);
+    }
 }
