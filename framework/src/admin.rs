@@ -277,7 +277,7 @@ async fn seed_demo_catalogue(
         description: None,
         position,
     };
-    let mut shirt = ItemFields::new(json!({"en": "T-shirt", "de": "T-Shirt"}), 15_00);
+    let mut shirt = ItemFields::new(json!({"en": "T-shirt", "de": "T-Shirt"}), 1_500);
     shirt.category_id = Some(extras.id);
     shirt.tax_rule_id = Some(vat);
     let shirt = items::create(
@@ -291,7 +291,7 @@ async fn seed_demo_catalogue(
         },
     )
     .await?;
-    let mut ticket = ItemFields::new(json!({"en": "Ticket", "de": "Eintrittskarte"}), 99_00);
+    let mut ticket = ItemFields::new(json!({"en": "Ticket", "de": "Eintrittskarte"}), 9_900);
     ticket.category_id = Some(tickets);
     ticket.tax_rule_id = Some(vat);
     ticket.admission = true;
@@ -312,7 +312,7 @@ async fn seed_demo_catalogue(
             fields: ticket,
             variations: vec![
                 variation("Regular", "Normal", None, 0),
-                variation("Student", "Ermäßigt", Some(49_00), 1),
+                variation("Student", "Ermäßigt", Some(4_900), 1),
             ],
             addons: vec![addon],
             bundles: Vec::new(),
@@ -321,7 +321,7 @@ async fn seed_demo_catalogue(
     .await?;
     let mut supporter = ItemFields::new(
         json!({"en": "Supporter ticket", "de": "Förderticket"}),
-        150_00,
+        15_000,
     );
     supporter.category_id = Some(tickets);
     supporter.tax_rule_id = Some(vat);
@@ -331,7 +331,7 @@ async fn seed_demo_catalogue(
         bundled_item_id: shirt.row.id,
         bundled_variation_id: shirt.variations.first().map(|v| v.id),
         count: 1,
-        designated_price_cents: 15_00,
+        designated_price_cents: 1_500,
     };
     let supporter = items::create(
         db,
@@ -384,7 +384,7 @@ pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
     if !has_card {
         let card = NewCard {
             secret: Some(DEMO_GIFTCARD.into()),
-            value_cents: 50_00,
+            value_cents: 5_000,
             currency: "EUR".into(),
             testmode: true,
             expires: None,

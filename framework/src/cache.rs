@@ -51,11 +51,14 @@ impl<K: Eq + Hash, V: Clone> Generational<K, V> {
     }
 }
 
+/// When the SQLite write-ahead log was last seen changed, and its length then.
+type WalState = (SystemTime, u64);
+
 /// The per-process cache of configuration.
 pub struct Cache {
     generation: AtomicU64,
     live: AtomicBool,
-    wal: Option<(PathBuf, Mutex<Option<(SystemTime, u64)>>)>,
+    wal: Option<(PathBuf, Mutex<Option<WalState>>)>,
     notify: Option<DatabaseConnection>,
     callers: Generational<String, Caller>,
     events: Generational<(i64, String), event::Model>,
@@ -111,10 +114,10 @@ impl Cache {
     /// other processes are told before this returns.
     pub async fn changed(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
-        if let Some(db) = &self.notify {
-            if let Err(e) = announce(db).await {
-                tracing::warn!(error = %e, "could not announce a change to other processes");
-            }
+        if let Some(db) = &self.notify
+            && let Err(e) = announce(db).await
+        {
+            tracing::warn!(error = %e, "could not announce a change to other processes");
         }
     }
 

@@ -102,7 +102,7 @@ pub async fn shared_behaviour<E: Endpoint>(
 
 /// Resources whose changes never touch what [`crate::cache`] keeps; writing them leaves the
 /// cache alone, so that their hot write paths do not empty it.
-const UNCACHED_RESOURCES: [&str; 1] = ["/giftcards"];
+const UNCACHED_RESOURCES: [&str; 3] = ["/giftcards", "/orders", "/cartpositions"];
 
 /// Whether a request may have changed configuration the process cache keeps: any request
 /// that is not a read, except writes to resources the cache never holds.
