@@ -315,3 +315,75 @@ async fn serve_stops_cleanly_on_sigterm() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// GETs a JSON answer with a token.
+async fn get_json(client: &reqwest::Client, url: &str, auth: &str) -> (u16, Value) {
+    let r = client
+        .get(url)
+        .header("Authorization", auth)
+        .send()
+        .await
+        .expect("get");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_made_through_one_process_reaches_what_the_other_keeps() {
+    let db = fresh_database().await;
+    let token = organizer_with_token(&db);
+    let servers = [serve(&db).await, serve(&db).await];
+    let client = reqwest::Client::new();
+    let auth = format!("Token {token}");
+    let events = |i: usize| format!("{}/api/v1/organizers/acme/events/", servers[i].base);
+    let r = client
+        .post(events(0))
+        .header("Authorization", &auth)
+        .json(
+            &json!({"name": {"en": "Conf"}, "slug": "conf", "currency": "EUR",
+                      "date_from": "2030-06-01T09:00:00Z"}),
+        )
+        .send()
+        .await
+        .expect("event");
+    assert_eq!(r.status().as_u16(), 201);
+    let item: Value = client
+        .post(format!("{}conf/items/", events(0)))
+        .header("Authorization", &auth)
+        .json(&json!({"name": {"en": "Ticket"}, "default_price": "10.00"}))
+        .send()
+        .await
+        .expect("item")
+        .json()
+        .await
+        .expect("json");
+    let items = format!("{}conf/items/", events(1));
+    // The second process reads the list, and keeps it.
+    for _ in 0..2 {
+        let (status, list) = get_json(&client, &items, &auth).await;
+        assert_eq!(status, 200);
+        assert_eq!(list["results"][0]["default_price"], "10.00");
+    }
+    let r = client
+        .patch(format!("{}conf/items/{}/", events(0), item["id"]))
+        .header("Authorization", &auth)
+        .json(&json!({"default_price": "12.00"}))
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(r.status().as_u16(), 200);
+    // The announcement travels between processes asynchronously: allow it a moment.
+    let started = Instant::now();
+    loop {
+        let (_, list) = get_json(&client, &items, &auth).await;
+        if list["results"][0]["default_price"] == "12.00" {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the second process still shows {}",
+            list["results"][0]["default_price"]
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
