@@ -10,8 +10,10 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, Statement, Value as DbValue,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, Statement,
+    Value as DbValue,
 };
 
 use crate::db::entities::quota;
@@ -314,7 +316,6 @@ pub async fn adjust(
 /// orders, blocking vouchers or the waiting list leave nothing; live carts do not count as
 /// sold out). They stay closed until an update opens them.
 pub async fn close_sold_out(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Result<(), DbErr> {
-    use sea_orm::{ColumnTrait, QueryFilter};
     let candidates = quota::Entity::find()
         .filter(quota::Column::Id.is_in(quota_ids.iter().copied()))
         .filter(quota::Column::CloseWhenSoldOut.eq(true))
@@ -333,25 +334,12 @@ pub async fn close_sold_out(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Re
     if sold_out.is_empty() {
         return Ok(());
     }
-    let stmt = Statement::from_string(
-        txn.get_database_backend(),
-        format!(
-            "UPDATE quotas SET closed = {} WHERE id IN ({})",
-            bool_literal(txn.get_database_backend(), true),
-            id_list(&sold_out)
-        ),
-    );
-    txn.execute_raw(stmt).await?;
+    quota::Entity::update_many()
+        .col_expr(quota::Column::Closed, Expr::value(true))
+        .filter(quota::Column::Id.is_in(sold_out))
+        .exec(txn)
+        .await?;
     Ok(())
-}
-
-fn bool_literal(backend: DbBackend, v: bool) -> &'static str {
-    match (backend, v) {
-        (DbBackend::Sqlite, true) => "1",
-        (DbBackend::Sqlite, false) => "0",
-        (_, true) => "TRUE",
-        (_, false) => "FALSE",
-    }
 }
 
 /// Drops hold rows that have expired or dropped to zero, so each quota keeps a few rows.
