@@ -13,6 +13,7 @@ mod openapi;
 mod organizers;
 mod pagination;
 mod properties;
+mod questions;
 mod seating;
 mod settings;
 mod subevents;
