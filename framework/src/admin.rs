@@ -10,6 +10,7 @@ use crate::domain::categories::{self, CategoryFields};
 use crate::domain::giftcards::{self, NewCard};
 use crate::domain::items::{self, AddonFields, BundleFields, ItemFields, NewItem, VariationFields};
 use crate::domain::permissions::PermissionSet;
+use crate::domain::questions::{self, OptionFields, QuestionFields};
 use crate::domain::quotas::{self, QuotaFields};
 use crate::domain::seating::{self, AssignError};
 use crate::domain::tax_rules::{self, TaxRuleFields};
@@ -254,7 +255,7 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
 }
 
 /// The demo event's catalogue: a ticket with variations and an add-on category of shirts,
-/// a supporter ticket bundling a shirt, and one quota over all of them.
+/// a supporter ticket bundling a shirt, one quota over all of them, and a question.
 async fn seed_demo_catalogue(
     db: &DatabaseConnection,
     event_id: i64,
@@ -360,6 +361,24 @@ async fn seed_demo_catalogue(
         ignore_for_event_availability: false,
     };
     quotas::create(db, event_id, quota).await?;
+    let mut diet = QuestionFields::new(
+        json!({"en": "Dietary requirements", "de": "Ernährungswünsche"}),
+        questions::CHOICE,
+    );
+    diet.items = vec![ticket.row.id, supporter.row.id];
+    diet.identifier = Some("DIET".into());
+    let option = |identifier: &str, en: &str, de: &str, position| OptionFields {
+        id: None,
+        identifier: Some(identifier.into()),
+        answer: json!({"en": en, "de": de}),
+        position,
+    };
+    let options = vec![
+        option("NONE", "None", "Keine", 0),
+        option("VEGETARIAN", "Vegetarian", "Vegetarisch", 1),
+        option("VEGAN", "Vegan", "Vegan", 2),
+    ];
+    questions::create(db, event_id, diet, options).await?;
     Ok(())
 }
 

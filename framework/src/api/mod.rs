@@ -9,6 +9,7 @@ pub mod item_parts;
 pub mod items;
 pub mod organizers;
 pub mod properties;
+pub mod questions;
 pub mod quotas;
 pub mod seating;
 pub mod settings;
@@ -44,6 +45,8 @@ pub enum Tag {
     Items,
     /// Quotas of an event and their availability.
     Quotas,
+    /// Questions order positions answer, and their options.
+    Questions,
     /// File uploads.
     Files,
 }
@@ -65,6 +68,7 @@ pub fn ticketing_api() -> impl OpenApi {
             items::ItemsApi,
             item_parts::ItemPartsApi,
             quotas::QuotasApi,
+            questions::QuestionsApi,
             files::FilesApi,
         ),
     )

@@ -278,7 +278,7 @@ pub async fn insert(
 }
 
 /// Copies what an event is configured with onto a new one: settings, categories, tax rules,
-/// items with their variations, add-ons and bundles, quotas, and seats, every reference
+/// items with their variations, add-ons and bundles, quotas, questions, and seats, every reference
 /// remapped to the copies; returns the old to new item IDs.
 pub async fn copy_configuration(
     db: &impl ConnectionTrait,
@@ -289,6 +289,7 @@ pub async fn copy_configuration(
     let config = super::event_config::clone_categories_and_tax_rules(db, from.id, to.id).await?;
     let items = super::items::clone_items(db, from.id, to.id, &config).await?;
     super::quotas::clone_quotas(db, from.id, to.id, &items).await?;
+    super::questions::clone_questions(db, from.id, to.id, &items.items).await?;
     seating::clone_seats(db, from.id, to.id).await?;
     Ok(items.items)
 }

@@ -11,6 +11,7 @@ pub mod giftcards;
 pub mod items;
 pub mod meta;
 pub mod permissions;
+pub mod questions;
 pub mod quotas;
 pub mod seating;
 pub mod settings;

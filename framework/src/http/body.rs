@@ -264,7 +264,7 @@ fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
         Some("date-time") => text.parse::<chrono::DateTime<chrono::FixedOffset>>().is_err().then(|| {
             json!(["Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."])
         }),
-        Some("date") => text.parse::<chrono::NaiveDate>().is_err().then(|| {
+        Some("date" | "naive-date") => text.parse::<chrono::NaiveDate>().is_err().then(|| {
             json!(["Date has wrong format. Use one of these formats instead: YYYY-MM-DD."])
         }),
         Some(Money::FORMAT | Decimal2::FORMAT) => Money::parse(text).err().map(|m| json!([m])),

@@ -34,6 +34,11 @@ impl Names {
         for q in all(app, token, &format!("{base}/quotas/")).await {
             names.0.insert(("quota", id(&q)), q["name"].to_string());
         }
+        for q in all(app, token, &format!("{base}/questions/")).await {
+            names
+                .0
+                .insert(("question", id(&q)), q["identifier"].to_string());
+        }
         for i in all(app, token, &format!("{base}/items/")).await {
             names
                 .0
@@ -109,7 +114,7 @@ impl Names {
 }
 
 #[tokio::test]
-async fn a_clone_copies_items_variations_add_ons_bundles_and_quotas_field_by_field() {
+async fn a_clone_copies_items_variations_add_ons_bundles_quotas_and_questions_field_by_field() {
     let (app, _, token) = catalogue_app().await;
     let cat = created(
         &app,
@@ -178,6 +183,26 @@ async fn a_clone_copies_items_variations_add_ons_bundles_and_quotas_field_by_fie
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
 
+    let diet = created(
+        &app,
+        &format!("{EVENT}/questions/"),
+        &token,
+        json!({"question": {"en": "Diet?"}, "type": "C", "identifier": "DIET", "required": true,
+               "items": [id(&ticket)], "position": 1,
+               "options": [{"identifier": "VEG", "answer": {"en": "Vegetarian"}},
+                           {"identifier": "ALL", "answer": {"en": "Anything"}, "position": 1}]}),
+    )
+    .await;
+    created(
+        &app,
+        &format!("{EVENT}/questions/"),
+        &token,
+        json!({"question": {"en": "Which dishes?"}, "type": "S", "identifier": "DISHES",
+               "items": [id(&ticket), id(&shirt)], "position": 2, "help_text": {"en": "Free text"},
+               "dependency_question": id(&diet), "dependency_values": ["VEG"],
+               "valid_string_length_max": 200}),
+    )
+    .await;
     let r = app
         .post(
             &format!("{EVENT}/clone/"),
@@ -206,6 +231,21 @@ async fn a_clone_copies_items_variations_add_ons_bundles_and_quotas_field_by_fie
     assert_eq!(src_quotas.len(), dst_quotas.len());
     for (s, d) in src_quotas.iter().zip(&dst_quotas) {
         assert_eq!(src.neutral(s, &refs), dst.neutral(d, &refs));
+    }
+    let src_questions = all(&app, &token, &format!("{EVENT}/questions/")).await;
+    let dst_questions = all(&app, &token, &format!("{copy}/questions/")).await;
+    assert_eq!(src_questions.len(), 2);
+    assert_eq!(dst_questions.len(), 2);
+    let refs = [("items", "item"), ("dependency_question", "question")];
+    for (s, d) in src_questions.iter().zip(&dst_questions) {
+        let neutral = |names: &Names, q: &Value| {
+            let mut out = names.neutral(q, &refs);
+            for o in out["options"].as_array_mut().expect("options") {
+                o.as_object_mut().expect("option").remove("id");
+            }
+            out
+        };
+        assert_eq!(neutral(&src, s), neutral(&dst, d));
     }
     // The copies point at the copy's objects only.
     let shirt_copy = &dst_items[0];

@@ -56,6 +56,12 @@ async fn the_demo_event_has_categories_a_tax_rule_a_catalogue_and_a_seating_plan
         .await
         .body;
     assert_eq!(quotas["results"][0]["available_number"], 200);
+    let questions = app.get(&format!("{base}questions/"), &token).await.body;
+    assert_eq!(questions["count"], 1);
+    assert_eq!(
+        questions["results"][0]["options"].as_array().map(Vec::len),
+        Some(3)
+    );
     assert_eq!(
         app.get(&format!("{base}taxrules/"), &token).await.body["results"][0]["rate"],
         "19.00"

@@ -17,6 +17,7 @@ mod openapi;
 mod organizers;
 mod pagination;
 mod properties;
+mod questions;
 mod quotas;
 mod seating;
 mod settings;
