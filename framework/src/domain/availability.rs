@@ -8,6 +8,7 @@
 //! of the event, and a cart or voucher stops counting the moment it expires.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
@@ -237,22 +238,35 @@ pub async fn of_quota(
     event_id: i64,
     quota_id: i64,
 ) -> Result<Option<Availability>, DbErr> {
-    let sql = "SELECT q.size, q.closed, q.release_after_exit, h.kind, \
-               CAST(SUM(h.count) AS BIGINT) AS total \
-               FROM quotas q LEFT JOIN quota_holds h ON h.quota_id = q.id AND h.expires_us > $1 \
-               WHERE q.id = $2 AND q.event_id = $3 \
-               GROUP BY q.id, q.size, q.closed, q.release_after_exit, h.kind";
+    static SQL: OnceLock<String> = OnceLock::new();
+    let sql = SQL.get_or_init(|| {
+        let sums: String = HoldKind::ALL
+            .iter()
+            .map(|k| {
+                format!(
+                    ", CAST(COALESCE(SUM(CASE WHEN h.kind = '{0}' THEN h.count END), 0) \
+                     AS BIGINT) AS {0}",
+                    k.as_str()
+                )
+            })
+            .collect();
+        format!(
+            "SELECT q.size, q.closed, q.release_after_exit{sums} FROM quotas q \
+             LEFT JOIN quota_holds h ON h.quota_id = q.id AND h.expires_us > $1 \
+             WHERE q.id = $2 AND q.event_id = $3 \
+             GROUP BY q.id, q.size, q.closed, q.release_after_exit"
+        )
+    });
     let stmt = Statement::from_sql_and_values(
         db.get_database_backend(),
-        sql,
+        sql.as_str(),
         [
             Utc::now().timestamp_micros().into(),
             quota_id.into(),
             event_id.into(),
         ],
     );
-    let rows = db.query_all_raw(stmt).await?;
-    let Some(first) = rows.first() else {
+    let Some(row) = db.query_one_raw(stmt).await? else {
         return Ok(None);
     };
     let q = quota::Model {
@@ -260,18 +274,15 @@ pub async fn of_quota(
         event_id,
         subevent_id: None,
         name: String::new(),
-        size: first.try_get("", "size")?,
+        size: row.try_get("", "size")?,
         close_when_sold_out: false,
-        closed: first.try_get("", "closed")?,
-        release_after_exit: first.try_get("", "release_after_exit")?,
+        closed: row.try_get("", "closed")?,
+        release_after_exit: row.try_get("", "release_after_exit")?,
         ignore_for_event_availability: false,
     };
     let mut holds = Holds::default();
-    for row in &rows {
-        let kind: Option<String> = row.try_get("", "kind")?;
-        if let Some(kind) = kind.as_deref().and_then(HoldKind::parse) {
-            holds.add(kind, row.try_get::<Option<i64>>("", "total")?.unwrap_or(0));
-        }
+    for kind in HoldKind::ALL {
+        holds.add(kind, row.try_get("", kind.as_str())?);
     }
     Ok(Some(compute(&q, holds)))
 }
