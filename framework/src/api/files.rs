@@ -1,6 +1,6 @@
 //! File uploads (`POST /api/v1/upload`) and the public media files resources point to.
 
-use poem::error::ResponseError;
+use poem::error::{ReadBodyError, ResponseError};
 use poem::http::{StatusCode, header};
 use poem::web::{Data, Path};
 use poem::{Request, RequestBody, Response, handler};
@@ -93,16 +93,20 @@ impl<'a> ApiExtractor<'a> for FileBody {
                      'attachment; filename=<name>' is required.",
                 )
             })?;
-        let data = body.take()?.into_vec().await?;
+        let data = body
+            .take()?
+            .into_bytes_limit(files::MAX_SIZE)
+            .await
+            .map_err(|e| match e {
+                ReadBodyError::PayloadTooLarge => ApiError::detail(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "The uploaded file is too large (10 MB at most).",
+                ),
+                other => ApiError::bad_request(format!("The upload could not be read: {other}")),
+            })?
+            .to_vec();
         if data.is_empty() {
             return Err(ApiError::bad_request("The uploaded file is empty.").into());
-        }
-        if data.len() > files::MAX_SIZE {
-            return Err(ApiError::detail(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "The uploaded file is too large.",
-            )
-            .into());
         }
         Ok(Self {
             filename,

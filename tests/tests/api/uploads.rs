@@ -129,6 +129,15 @@ async fn an_upload_needs_its_type_its_file_name_a_body_and_a_token() {
     )
     .await;
     assert_eq!(r.status, 400);
+    let huge = vec![0u8; 10 * 1024 * 1024 + 1];
+    let r = upload(
+        &app,
+        &token,
+        &[("Content-Type", "image/png"), disposition],
+        &huge,
+    )
+    .await;
+    assert_eq!(r.status, 413);
     let r = upload(
         &app,
         &token,
