@@ -102,7 +102,18 @@ pub async fn shared_behaviour<E: Endpoint>(
 
 /// Resources whose changes never touch what [`crate::cache`] keeps; writing them leaves the
 /// cache alone, so that their hot write paths do not empty it.
-const UNCACHED_RESOURCES: [&str; 3] = ["/giftcards", "/orders", "/cartpositions"];
+const UNCACHED_RESOURCES: [&str; 3] = ["giftcards", "orders", "cartpositions"];
+
+/// The resource a `/api/v1/organizers/...` path names: the segment after the organizer, or
+/// after the event for event-scoped paths. Slugs are never taken for resources.
+fn resource(path: &str) -> Option<&str> {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match segments.as_slice() {
+        ["api", "v1", "organizers", _, "events", _, resource, ..] => Some(resource),
+        ["api", "v1", "organizers", _, resource, ..] => Some(resource),
+        _ => None,
+    }
+}
 
 /// Whether a request may have changed configuration the process cache keeps: any request
 /// that is not a read, except writes to resources the cache never holds.
@@ -112,7 +123,29 @@ fn changes_configuration(method: &poem::http::Method, path: &str) -> bool {
         poem::http::Method::HEAD,
         poem::http::Method::OPTIONS,
     ];
-    !reads.contains(method) && !UNCACHED_RESOURCES.iter().any(|r| path.contains(r))
+    !reads.contains(method) && !resource(path).is_some_and(|r| UNCACHED_RESOURCES.contains(&r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changes_configuration;
+    use poem::http::Method;
+
+    #[test]
+    fn only_writes_to_uncached_resources_leave_the_cache_alone() {
+        let post = |p: &str| changes_configuration(&Method::POST, p);
+        assert!(!post("/api/v1/organizers/acme/giftcards/1/transact/"));
+        assert!(!post("/api/v1/organizers/acme/events/conf/orders/"));
+        assert!(post("/api/v1/organizers/acme/events/conf/items/"));
+        // Slugs that look like resources are slugs.
+        assert!(post("/api/v1/organizers/orders/events/giftcards/items/"));
+        assert!(post("/api/v1/organizers/giftcards/events/"));
+        assert!(post("/api/v1/organizers/acme/events/orders/"));
+        assert!(!changes_configuration(
+            &Method::GET,
+            "/api/v1/organizers/acme/events/conf/items/"
+        ));
+    }
 }
 
 /// Turns any error of poem or poem-openapi into the spec's JSON shapes.
