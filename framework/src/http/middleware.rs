@@ -126,28 +126,6 @@ fn changes_configuration(method: &poem::http::Method, path: &str) -> bool {
     !reads.contains(method) && !resource(path).is_some_and(|r| UNCACHED_RESOURCES.contains(&r))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::changes_configuration;
-    use poem::http::Method;
-
-    #[test]
-    fn only_writes_to_uncached_resources_leave_the_cache_alone() {
-        let post = |p: &str| changes_configuration(&Method::POST, p);
-        assert!(!post("/api/v1/organizers/acme/giftcards/1/transact/"));
-        assert!(!post("/api/v1/organizers/acme/events/conf/orders/"));
-        assert!(post("/api/v1/organizers/acme/events/conf/items/"));
-        // Slugs that look like resources are slugs.
-        assert!(post("/api/v1/organizers/orders/events/giftcards/items/"));
-        assert!(post("/api/v1/organizers/giftcards/events/"));
-        assert!(post("/api/v1/organizers/acme/events/orders/"));
-        assert!(!changes_configuration(
-            &Method::GET,
-            "/api/v1/organizers/acme/events/conf/items/"
-        ));
-    }
-}
-
 /// Turns any error of poem or poem-openapi into the spec's JSON shapes.
 fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str) -> Response {
     if let Some(api) = err.downcast_ref::<ApiError>() {
@@ -186,5 +164,27 @@ fn param_message(reason: &str) -> String {
         "Select a valid choice.".into()
     } else {
         reason.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::changes_configuration;
+    use poem::http::Method;
+
+    #[test]
+    fn only_writes_to_uncached_resources_leave_the_cache_alone() {
+        let post = |p: &str| changes_configuration(&Method::POST, p);
+        assert!(!post("/api/v1/organizers/acme/giftcards/1/transact/"));
+        assert!(!post("/api/v1/organizers/acme/events/conf/orders/"));
+        assert!(post("/api/v1/organizers/acme/events/conf/items/"));
+        // Slugs that look like resources are slugs.
+        assert!(post("/api/v1/organizers/orders/events/giftcards/items/"));
+        assert!(post("/api/v1/organizers/giftcards/events/"));
+        assert!(post("/api/v1/organizers/acme/events/orders/"));
+        assert!(!changes_configuration(
+            &Method::GET,
+            "/api/v1/organizers/acme/events/conf/items/"
+        ));
     }
 }
