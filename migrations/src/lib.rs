@@ -8,6 +8,7 @@ mod m0003_seating;
 mod m0004_event_config;
 mod m0005_quotas;
 mod m0006_catalogue;
+mod m0007_selling;
 mod schema_helpers;
 
 /// Every migration of the schema, in order.
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0004_event_config::Migration),
             Box::new(m0005_quotas::Migration),
             Box::new(m0006_catalogue::Migration),
+            Box::new(m0007_selling::Migration),
         ]
     }
 }

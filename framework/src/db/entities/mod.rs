@@ -1,5 +1,6 @@
 //! sea-orm entities, one module per table.
 
+pub mod cart_position;
 pub mod category;
 pub mod event;
 pub mod file;
@@ -12,6 +13,8 @@ pub mod item_bundle;
 pub mod item_variation;
 pub mod meta_property;
 pub mod order;
+pub mod order_fee;
+pub mod order_payment;
 pub mod order_position;
 pub mod organizer;
 pub mod question;
@@ -30,3 +33,5 @@ pub mod tax_rule;
 pub mod team;
 pub mod team_event;
 pub mod team_token;
+pub mod voucher;
+pub mod waiting_list_entry;

@@ -1,4 +1,4 @@
-//! An order of an event. The selling migration adds its other fields.
+//! An order of an event.
 
 use sea_orm::entity::prelude::*;
 
@@ -11,12 +11,42 @@ pub struct Model {
     pub id: i64,
     /// The event.
     pub event_id: i64,
-    /// Order code.
+    /// Order code, unique per event.
     pub code: String,
-    /// Status: `n` pending, `p` paid, `e` expired, `c` canceled.
+    /// Status as stored: `n` pending, `p` paid, `c` canceled (expired is pending past its term).
     pub status: String,
     /// When it was placed.
     pub datetime: DateTimeUtc,
+    /// Placed in test mode.
+    pub testmode: bool,
+    /// Secret of the order's links.
+    pub secret: String,
+    /// Customer e-mail.
+    pub email: Option<String>,
+    /// Customer phone.
+    pub phone: Option<String>,
+    /// Customer language.
+    pub locale: String,
+    /// End of the payment term.
+    pub expires: Option<DateTimeUtc>,
+    /// Whether it stops holding quota when the term has passed.
+    pub expires_automatically: bool,
+    /// When it was paid.
+    pub payment_date: Option<DateTimeUtc>,
+    /// When it was canceled.
+    pub cancellation_date: Option<DateTimeUtc>,
+    /// Total in cents.
+    pub total_cents: i64,
+    /// Internal comment.
+    pub comment: String,
+    /// Sales channel.
+    pub sales_channel: String,
+    /// Invoice address.
+    pub invoice_address: Option<Json>,
+    /// Free data of API clients.
+    pub api_meta: Json,
+    /// Last change.
+    pub last_modified: Option<DateTimeUtc>,
 }
 
 /// Relations (none declared; queries join explicitly).

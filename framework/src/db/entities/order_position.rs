@@ -1,5 +1,4 @@
-//! A position (one ticket or product) of an order. The selling migration adds its other
-//! fields.
+//! A position (one ticket or product) of an order.
 
 use sea_orm::entity::prelude::*;
 
@@ -20,8 +19,26 @@ pub struct Model {
     pub variation_id: Option<i64>,
     /// The date of a series.
     pub subevent_id: Option<i64>,
-    /// Price in cents.
+    /// Price in cents, taxes included.
     pub price_cents: i64,
+    /// Attendee name parts.
+    pub attendee_name_parts: Json,
+    /// Attendee e-mail.
+    pub attendee_email: Option<String>,
+    /// Voucher redeemed.
+    pub voucher_id: Option<i64>,
+    /// Tax rule applied.
+    pub tax_rule_id: Option<i64>,
+    /// Tax rate in basis points.
+    pub tax_rate_bps: i64,
+    /// Tax included in the price.
+    pub tax_value_cents: i64,
+    /// Ticket secret.
+    pub secret: String,
+    /// Seat.
+    pub seat_id: Option<i64>,
+    /// Answers to questions.
+    pub answers: Json,
 }
 
 /// Relations (none declared; queries join explicitly).
