@@ -7,13 +7,13 @@
 //! quota's availability is a sum over a handful of hold rows, never a count over the orders
 //! of the event, and a cart or voucher stops counting the moment it expires.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, QueryFilter, Statement,
+    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, Statement,
     Value as DbValue,
 };
 
@@ -302,7 +302,9 @@ pub async fn adjust(
     }
     let backend = txn.get_database_backend();
     let expires_us = expiry(expires);
-    for &quota_id in quota_ids {
+    let mut quota_ids = quota_ids.to_vec();
+    quota_ids.sort_unstable();
+    for &quota_id in &quota_ids {
         let stmt = Statement::from_sql_and_values(
             backend,
             "INSERT INTO quota_holds (quota_id, kind, expires_us, count) VALUES ($1, $2, $3, $4) \
@@ -318,9 +320,9 @@ pub async fn adjust(
         txn.execute_raw(stmt).await?;
     }
     if delta > 0 {
-        close_sold_out(txn, quota_ids).await?;
+        close_sold_out(txn, &quota_ids).await?;
     }
-    forget_expired(txn, quota_ids).await
+    forget_expired(txn, &quota_ids).await
 }
 
 /// Closes those of these quotas that `close_when_sold_out` and are sold out (paid or pending
@@ -367,38 +369,167 @@ async fn forget_expired(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Result
     Ok(())
 }
 
-/// Counts again, from the order positions, what paid and pending orders hold of a quota,
-/// after its items, variations or sub-event changed. Other kinds of holds are recounted by
-/// their own modules as they arrive.
-pub async fn recount_orders(txn: &impl ConnectionTrait, q: &quota::Model) -> Result<(), DbErr> {
+/// Reads these quotas and locks them until the transaction ends, in ID order (on
+/// PostgreSQL; SQLite transactions that write are serialised already). Whoever changes the
+/// holds of a quota locks it first: the lock guards the quota's holds, so a check of what is
+/// left and the hold that follows it can never interleave with another's.
+pub async fn lock_quotas(
+    txn: &impl ConnectionTrait,
+    quota_ids: &[i64],
+) -> Result<Vec<quota::Model>, DbErr> {
+    if quota_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let backend = txn.get_database_backend();
+    let lock = if backend == DbBackend::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    let sql = format!(
+        "SELECT * FROM quotas WHERE id IN ({}) ORDER BY id{lock}",
+        id_list(quota_ids)
+    );
+    quota::Model::find_by_statement(Statement::from_string(backend, sql))
+        .all(txn)
+        .await
+}
+
+/// Units wanted of each quota.
+pub type Demand = BTreeMap<i64, i64>;
+
+/// Holds `demand` of the locked quotas for `kind` until `expires`, if every quota has that
+/// much left; otherwise holds nothing and gives the IDs of the quotas that are short.
+/// `quotas` must have been locked with [`lock_quotas`] in this transaction.
+pub async fn reserve(
+    txn: &impl ConnectionTrait,
+    quotas: &[quota::Model],
+    demand: &Demand,
+    kind: HoldKind,
+    expires: Option<DateTime<Utc>>,
+) -> Result<Result<(), Vec<i64>>, DbErr> {
+    let short = short_quotas(txn, quotas, demand).await?;
+    if !short.is_empty() {
+        return Ok(Err(short));
+    }
+    for (&quota_id, &n) in demand {
+        adjust(txn, &[quota_id], kind, expires, n).await?;
+    }
+    Ok(Ok(()))
+}
+
+/// The IDs of those locked quotas that have less left than `demand` asks of them.
+pub async fn short_quotas(
+    txn: &impl ConnectionTrait,
+    quotas: &[quota::Model],
+    demand: &Demand,
+) -> Result<Vec<i64>, DbErr> {
+    let wanted: Vec<quota::Model> = quotas
+        .iter()
+        .filter(|q| demand.get(&q.id).is_some_and(|&n| n > 0))
+        .cloned()
+        .collect();
+    let availability = of_quotas(txn, &wanted).await?;
+    Ok(wanted
+        .iter()
+        .filter(|q| {
+            let a = availability[&q.id];
+            let n = demand[&q.id];
+            q.closed || a.available_number.is_some_and(|left| left < n)
+        })
+        .map(|q| q.id)
+        .collect())
+}
+
+#[derive(FromQueryResult)]
+struct Counted {
+    expires: Option<DateTime<Utc>>,
+    total: i64,
+}
+
+/// SQL condition: the row's `item_id`, `variation_id` and `subevent_id` fall into quota `$1`
+/// whose sub-event is `$2`.
+const IN_QUOTA: &str = "(({t}.subevent_id = $2 OR ({t}.subevent_id IS NULL AND $2 IS NULL)) \
+     AND (({t}.variation_id IS NULL AND {t}.item_id IN \
+           (SELECT item_id FROM quota_items WHERE quota_id = $1)) \
+       OR {t}.variation_id IN (SELECT variation_id FROM quota_variations WHERE quota_id = $1)))";
+
+fn in_quota(table: &str) -> String {
+    IN_QUOTA.replace("{t}", table)
+}
+
+/// Counts again, from orders, carts, blocking vouchers and the waiting list, everything that
+/// holds a quota, after its items, variations or sub-event changed.
+pub async fn recount(txn: &impl ConnectionTrait, q: &quota::Model) -> Result<(), DbErr> {
     let backend = txn.get_database_backend();
     txn.execute_raw(Statement::from_sql_and_values(
         backend,
-        "DELETE FROM quota_holds WHERE quota_id = $1 AND kind IN ('paid', 'pending')",
+        "DELETE FROM quota_holds WHERE quota_id = $1 AND kind <> 'exited'",
         [q.id.into()],
     ))
     .await?;
-    let sql = "INSERT INTO quota_holds (quota_id, kind, expires_us, count) \
-               SELECT $1, CASE o.status WHEN 'p' THEN 'paid' ELSE 'pending' END, $2, COUNT(*) \
-               FROM order_positions op JOIN orders o ON o.id = op.order_id \
-               WHERE o.event_id = $3 AND o.status IN ('p', 'n') \
-               AND (op.subevent_id = $4 OR (op.subevent_id IS NULL AND $4 IS NULL)) \
-               AND ((op.variation_id IS NULL AND op.item_id IN \
-                     (SELECT item_id FROM quota_items WHERE quota_id = $1)) \
-                 OR op.variation_id IN \
-                     (SELECT variation_id FROM quota_variations WHERE quota_id = $1)) \
-               GROUP BY o.status";
-    txn.execute_raw(Statement::from_sql_and_values(
-        backend,
-        sql,
-        [
-            q.id.into(),
-            NEVER.into(),
-            q.event_id.into(),
-            q.subevent_id.into(),
-        ],
-    ))
-    .await?;
+    let positions = format!(
+        "FROM order_positions op JOIN orders o ON o.id = op.order_id \
+         WHERE o.event_id = $3 AND {}",
+        in_quota("op")
+    );
+    let queries = [
+        (
+            HoldKind::Paid,
+            format!("SELECT NULL AS expires, COUNT(*) AS total {positions} AND o.status = 'p'"),
+        ),
+        (
+            HoldKind::Pending,
+            format!(
+                "SELECT CASE WHEN o.expires_automatically THEN o.expires END AS expires, \
+                 COUNT(*) AS total {positions} AND o.status = 'n' \
+                 GROUP BY CASE WHEN o.expires_automatically THEN o.expires END"
+            ),
+        ),
+        (
+            HoldKind::Cart,
+            format!(
+                "SELECT c.expires, COUNT(*) AS total FROM cart_positions c \
+                 WHERE c.event_id = $3 AND {} GROUP BY c.expires",
+                in_quota("c")
+            ),
+        ),
+        (
+            HoldKind::Voucher,
+            format!(
+                "SELECT v.valid_until AS expires, SUM(v.max_usages - v.redeemed) AS total \
+                 FROM vouchers v WHERE v.event_id = $3 AND v.block_quota \
+                 AND v.redeemed < v.max_usages AND (v.quota_id = $1 \
+                 OR (v.quota_id IS NULL AND v.item_id IS NOT NULL AND {})) \
+                 GROUP BY v.valid_until",
+                in_quota("v")
+            ),
+        ),
+        (
+            HoldKind::WaitingList,
+            format!(
+                "SELECT NULL AS expires, COUNT(*) AS total FROM waiting_list_entries w \
+                 WHERE w.event_id = $3 AND w.voucher_id IS NULL AND {}",
+                in_quota("w")
+            ),
+        ),
+    ];
+    for (kind, sql) in queries {
+        let sql = sql.replace("COUNT(*)", "CAST(COUNT(*) AS BIGINT)").replace(
+            "SUM(v.max_usages - v.redeemed)",
+            "CAST(SUM(v.max_usages - v.redeemed) AS BIGINT)",
+        );
+        let stmt = Statement::from_sql_and_values(
+            backend,
+            sql,
+            [q.id.into(), q.subevent_id.into(), q.event_id.into()],
+        );
+        for row in Counted::find_by_statement(stmt).all(txn).await? {
+            if row.total != 0 {
+                adjust(txn, &[q.id], kind, row.expires, row.total).await?;
+            }
+        }
+    }
     Ok(())
 }
 

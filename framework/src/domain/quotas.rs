@@ -247,7 +247,7 @@ pub async fn create(
 ) -> Result<Quota, DbErr> {
     let txn = begin_write(db).await?;
     let saved = insert(&txn, event_id, &f).await?;
-    availability::recount_orders(&txn, &saved).await?;
+    availability::recount(&txn, &saved).await?;
     txn.commit().await?;
     Ok(shown(saved, f))
 }
@@ -279,7 +279,7 @@ pub async fn update(
     };
     if members_changed {
         set_members(&txn, saved.id, &f).await?;
-        availability::recount_orders(&txn, &saved).await?;
+        availability::recount(&txn, &saved).await?;
     }
     txn.commit().await?;
     Ok(shown(saved, f))

@@ -1,9 +1,12 @@
 //! The extension point: plugins compiled into the host binary register here, and events
 //! switch them on by name.
 
+pub mod payment;
+
 use std::sync::Arc;
 
 use crate::domain::settings::{SettingDef, SettingsRegistry};
+use payment::{ManualPayment, PaymentProvider};
 
 /// A plugin of the host app.
 pub trait Plugin: Send + Sync + 'static {
@@ -15,6 +18,10 @@ pub trait Plugin: Send + Sync + 'static {
     fn description(&self) -> &'static str;
     /// Settings the plugin declares; they appear in the settings API and inherit like core ones.
     fn settings(&self) -> Vec<SettingDef> {
+        Vec::new()
+    }
+    /// Payment providers the plugin brings; offered for events that enable the plugin.
+    fn payment_providers(&self) -> Vec<Arc<dyn PaymentProvider>> {
         Vec::new()
     }
 }
@@ -49,6 +56,23 @@ impl PluginRegistry {
             registry.declare(def);
         }
         registry
+    }
+
+    /// The payment provider of that identifier that an event with these plugins offers: the
+    /// core's `manual`, or one of an enabled plugin.
+    pub fn payment_provider(
+        &self,
+        enabled_plugins: &[String],
+        identifier: &str,
+    ) -> Option<Arc<dyn PaymentProvider>> {
+        if identifier == "manual" {
+            return Some(Arc::new(ManualPayment));
+        }
+        enabled_plugins
+            .iter()
+            .filter_map(|name| self.get(name))
+            .flat_map(|p| p.payment_providers())
+            .find(|p| p.identifier() == identifier)
     }
 
     /// Every registered plugin.

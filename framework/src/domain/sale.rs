@@ -1,0 +1,328 @@
+//! What can be sold: an event's items, variations, dates, prices, taxes and the quotas each
+//! product counts against, loaded once per request and shared by carts, orders, vouchers and
+//! the waiting list.
+
+use std::collections::{HashMap, HashSet};
+
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
+
+use crate::db::entities::{
+    event, item, item_variation, quota, quota_item, quota_variation, subevent,
+    subevent_item_price, tax_rule,
+};
+
+/// A product of an event: an item, its variation, on a date of a series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Product {
+    /// The item.
+    pub item_id: i64,
+    /// The variation; `None` for items without variations.
+    pub variation_id: Option<i64>,
+    /// The date of a series; `None` outside series.
+    pub subevent_id: Option<i64>,
+}
+
+/// The tax included in a price.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tax {
+    /// The rule applied.
+    pub rule_id: Option<i64>,
+    /// Rate in basis points (19 % is 1900).
+    pub rate_bps: i64,
+    /// Tax included in the gross price, in cents.
+    pub value_cents: i64,
+}
+
+impl Tax {
+    /// The tax a gross price includes at this rule.
+    pub fn of(rule: Option<&tax_rule::Model>, gross_cents: i64) -> Self {
+        let Some(rule) = rule else {
+            return Self::default();
+        };
+        let rate = rule.rate_bps;
+        let divisor = 10_000 + rate;
+        let value = if divisor == 0 {
+            0
+        } else {
+            (gross_cents * rate + divisor / 2).div_euclid(divisor)
+        };
+        Self {
+            rule_id: Some(rule.id),
+            rate_bps: rate,
+            value_cents: value,
+        }
+    }
+}
+
+struct QuotaMembers {
+    id: i64,
+    subevent_id: Option<i64>,
+    items: HashSet<i64>,
+    variations: HashSet<i64>,
+}
+
+/// The sellable catalogue of one event.
+pub struct Catalogue {
+    event_id: i64,
+    has_subevents: bool,
+    items: HashMap<i64, item::Model>,
+    variations: HashMap<i64, item_variation::Model>,
+    subevents: HashMap<i64, subevent::Model>,
+    subevent_prices: HashMap<(i64, i64), i64>,
+    tax_rules: HashMap<i64, tax_rule::Model>,
+    quotas: Vec<QuotaMembers>,
+}
+
+/// Why a product cannot be sold: the field and the message.
+pub type Refusal = (&'static str, String);
+
+impl Catalogue {
+    /// Loads the event's items, variations, taxes and quotas, and those of `subevent_ids`
+    /// that belong to the event.
+    pub async fn load(
+        db: &impl ConnectionTrait,
+        ev: &event::Model,
+        subevent_ids: &[i64],
+    ) -> Result<Self, DbErr> {
+        let items: HashMap<i64, item::Model> = item::Entity::find()
+            .filter(item::Column::EventId.eq(ev.id))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|i| (i.id, i))
+            .collect();
+        let variations = item_variation::Entity::find()
+            .filter(item_variation::Column::ItemId.is_in(items.keys().copied()))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|v| (v.id, v))
+            .collect();
+        let tax_rules = tax_rule::Entity::find()
+            .filter(tax_rule::Column::EventId.eq(ev.id))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|t| (t.id, t))
+            .collect();
+        let (subevents, subevent_prices) = if ev.has_subevents && !subevent_ids.is_empty() {
+            let subevents: HashMap<i64, subevent::Model> = subevent::Entity::find()
+                .filter(subevent::Column::EventId.eq(ev.id))
+                .filter(subevent::Column::Id.is_in(subevent_ids.iter().copied()))
+                .all(db)
+                .await?
+                .into_iter()
+                .map(|s| (s.id, s))
+                .collect();
+            let prices = subevent_item_price::Entity::find()
+                .filter(subevent_item_price::Column::SubeventId.is_in(subevents.keys().copied()))
+                .all(db)
+                .await?
+                .into_iter()
+                .map(|p| ((p.subevent_id, p.item_id), p.price_cents))
+                .collect();
+            (subevents, prices)
+        } else {
+            (HashMap::new(), HashMap::new())
+        };
+        Ok(Self {
+            event_id: ev.id,
+            has_subevents: ev.has_subevents,
+            items,
+            variations,
+            subevents,
+            subevent_prices,
+            tax_rules,
+            quotas: load_quotas(db, ev.id).await?,
+        })
+    }
+
+    /// The item, if it is one of the event's.
+    pub fn item(&self, id: i64) -> Option<&item::Model> {
+        self.items.get(&id)
+    }
+
+    /// Checks that the product can be sold at all: an active item of this event, a variation
+    /// exactly when the item has them, a date exactly in a series, and a quota.
+    pub fn resolve(
+        &self,
+        item_id: i64,
+        variation_id: Option<i64>,
+        subevent_id: Option<i64>,
+    ) -> Result<Product, Refusal> {
+        let item = self
+            .items
+            .get(&item_id)
+            .ok_or(("item", format!("Invalid pk \"{item_id}\" - object does not exist.")))?;
+        if !item.active {
+            return Err(("item", "The selected product is not active.".into()));
+        }
+        match (item.has_variations, variation_id) {
+            (true, None) => {
+                return Err(("variation", "You should specify a variation for this item.".into()));
+            }
+            (false, Some(_)) => {
+                return Err(("variation", "This item does not have variations.".into()));
+            }
+            (true, Some(v)) => {
+                let variation = self
+                    .variations
+                    .get(&v)
+                    .filter(|var| var.item_id == item_id)
+                    .ok_or(("variation", "The variation does not belong to this item.".into()))?;
+                if !variation.active {
+                    return Err(("variation", "The selected variation is not active.".into()));
+                }
+            }
+            (false, None) => {}
+        }
+        match (self.has_subevents, subevent_id) {
+            (true, None) => {
+                return Err(("subevent", "You need to set a subevent.".into()));
+            }
+            (false, Some(_)) => {
+                return Err(("subevent", "You cannot set a subevent for this event.".into()));
+            }
+            (true, Some(s)) => {
+                let date = self
+                    .subevents
+                    .get(&s)
+                    .ok_or(("subevent", format!("Invalid pk \"{s}\" - object does not exist.")))?;
+                if !date.active {
+                    return Err(("subevent", "The selected date is not active.".into()));
+                }
+            }
+            (false, None) => {}
+        }
+        let product = Product {
+            item_id,
+            variation_id,
+            subevent_id,
+        };
+        if self.quotas_of(&product).is_empty() {
+            return Err((
+                "item",
+                "The product is not assigned to a quota and cannot be sold.".into(),
+            ));
+        }
+        Ok(product)
+    }
+
+    /// The IDs of the quotas a product counts against.
+    pub fn quotas_of(&self, p: &Product) -> Vec<i64> {
+        self.quotas
+            .iter()
+            .filter(|q| q.subevent_id == p.subevent_id)
+            .filter(|q| match p.variation_id {
+                Some(v) => q.variations.contains(&v),
+                None => q.items.contains(&p.item_id),
+            })
+            .map(|q| q.id)
+            .collect()
+    }
+
+    /// The product's price without vouchers: the date's price for the item, else the
+    /// variation's, else the item's; taxes added when the item's rule does not include them.
+    pub fn default_price(&self, p: &Product) -> i64 {
+        let item = &self.items[&p.item_id];
+        let variation_price = p
+            .variation_id
+            .and_then(|v| self.variations.get(&v))
+            .and_then(|v| v.default_price_cents);
+        let base = p
+            .subevent_id
+            .and_then(|s| self.subevent_prices.get(&(s, p.item_id)).copied())
+            .or(variation_price)
+            .unwrap_or(item.default_price_cents);
+        match self.tax_rule_of(p.item_id) {
+            Some(rule) if !rule.price_includes_tax => {
+                base + (base * rule.rate_bps + 5_000).div_euclid(10_000)
+            }
+            _ => base,
+        }
+    }
+
+    fn tax_rule_of(&self, item_id: i64) -> Option<&tax_rule::Model> {
+        self.items
+            .get(&item_id)
+            .and_then(|i| i.tax_rule_id)
+            .and_then(|id| self.tax_rules.get(&id))
+    }
+
+    /// The tax a gross price of the item includes.
+    pub fn tax(&self, item_id: i64, gross_cents: i64) -> Tax {
+        Tax::of(self.tax_rule_of(item_id), gross_cents)
+    }
+
+    /// The event this catalogue is of.
+    pub fn event_id(&self) -> i64 {
+        self.event_id
+    }
+}
+
+async fn load_quotas(db: &impl ConnectionTrait, event_id: i64) -> Result<Vec<QuotaMembers>, DbErr> {
+    let rows = quota::Entity::find()
+        .filter(quota::Column::EventId.eq(event_id))
+        .all(db)
+        .await?;
+    let mut quotas: HashMap<i64, QuotaMembers> = rows
+        .into_iter()
+        .map(|q| {
+            (
+                q.id,
+                QuotaMembers {
+                    id: q.id,
+                    subevent_id: q.subevent_id,
+                    items: HashSet::new(),
+                    variations: HashSet::new(),
+                },
+            )
+        })
+        .collect();
+    if quotas.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = quotas.keys().copied().collect();
+    for m in quota_item::Entity::find()
+        .filter(quota_item::Column::QuotaId.is_in(ids.iter().copied()))
+        .all(db)
+        .await?
+    {
+        if let Some(q) = quotas.get_mut(&m.quota_id) {
+            q.items.insert(m.item_id);
+        }
+    }
+    for m in quota_variation::Entity::find()
+        .filter(quota_variation::Column::QuotaId.is_in(ids))
+        .all(db)
+        .await?
+    {
+        if let Some(q) = quotas.get_mut(&m.quota_id) {
+            q.variations.insert(m.variation_id);
+        }
+    }
+    let mut out: Vec<QuotaMembers> = quotas.into_values().collect();
+    out.sort_by_key(|q| q.id);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn included_tax_is_rounded_to_the_nearest_cent() {
+        let rule = tax_rule::Model {
+            id: 1,
+            event_id: 1,
+            name: serde_json::json!({}),
+            rate_bps: 1900,
+            price_includes_tax: true,
+            eu_reverse_charge: false,
+            home_country: None,
+        };
+        assert_eq!(Tax::of(Some(&rule), 2300).value_cents, 367);
+        assert_eq!(Tax::of(Some(&rule), 0).value_cents, 0);
+        assert_eq!(Tax::of(None, 2300), Tax::default());
+    }
+}

@@ -1,0 +1,90 @@
+//! Payment providers: the ways an order can be paid. The core has `manual`; plugins add more.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+
+/// What a provider knows of the order and payment it acts on.
+#[derive(Debug, Clone)]
+pub struct PaymentContext {
+    /// The organizer's slug.
+    pub organizer: String,
+    /// The event's slug.
+    pub event: String,
+    /// The order code.
+    pub order_code: String,
+    /// The amount to pay, in cents.
+    pub amount_cents: i64,
+    /// The event's currency.
+    pub currency: String,
+    /// Where the order was placed, e.g. `web`.
+    pub sales_channel: String,
+    /// The customer's e-mail, if known.
+    pub email: Option<String>,
+    /// The end of the payment term.
+    pub expires: Option<DateTime<Utc>>,
+    /// The event's effective settings (core and plugin keys).
+    pub settings: BTreeMap<&'static str, Value>,
+    /// The page of the service where this payment can be made, unless the provider has its
+    /// own.
+    pub default_payment_url: String,
+}
+
+/// A payment as a provider created it.
+#[derive(Debug, Clone, Default)]
+pub struct CreatedPayment {
+    /// Where the customer pays; `None` keeps the service's own payment page.
+    pub payment_url: Option<String>,
+    /// Provider-specific details, shown in the API's payment `details`.
+    pub details: Value,
+    /// Instructions for the customer, shown on the payment page and in e-mails.
+    pub instructions: String,
+}
+
+/// A way to pay.
+#[async_trait::async_trait]
+pub trait PaymentProvider: Send + Sync + 'static {
+    /// The identifier orders and payments name it by, e.g. `banktransfer`.
+    fn identifier(&self) -> &str;
+
+    /// A name for people.
+    fn name(&self) -> &str;
+
+    /// Whether an order can be paid this way (amount, sales channel, dates...).
+    fn is_available(&self, _ctx: &PaymentContext) -> bool {
+        true
+    }
+
+    /// Creates a payment of an order; an `Err` is a message for the client.
+    async fn create_payment(&self, ctx: &PaymentContext) -> Result<CreatedPayment, String>;
+}
+
+/// The core's provider for payments handled outside the service and confirmed through the
+/// API.
+#[derive(Debug, Default)]
+pub struct ManualPayment;
+
+#[async_trait::async_trait]
+impl PaymentProvider for ManualPayment {
+    fn identifier(&self) -> &str {
+        "manual"
+    }
+
+    fn name(&self) -> &str {
+        "Manual payment"
+    }
+
+    async fn create_payment(&self, ctx: &PaymentContext) -> Result<CreatedPayment, String> {
+        Ok(CreatedPayment {
+            payment_url: None,
+            details: json!({}),
+            instructions: format!(
+                "Please pay {} {} as agreed with the organizer, quoting order {}.",
+                crate::http::money::Money(ctx.amount_cents),
+                ctx.currency,
+                ctx.order_code
+            ),
+        })
+    }
+}
