@@ -3,7 +3,6 @@
 //! however many requests race for it, in however many processes.
 
 use chrono::{DateTime, Utc};
-use rand::Rng;
 use sea_orm::{
     ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult, Set,
     Statement, Value,
@@ -186,13 +185,8 @@ impl From<DbErr> for CreateError {
     }
 }
 
-const SECRET_CHARSET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ3789";
-
 fn generate_secret() -> String {
-    let mut rng = rand::rng();
-    (0..16)
-        .map(|_| SECRET_CHARSET[rng.random_range(0..SECRET_CHARSET.len())] as char)
-        .collect()
+    super::tokens::random_from(super::tokens::UNAMBIGUOUS, 16)
 }
 
 async fn secret_in_use(

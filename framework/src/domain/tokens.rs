@@ -14,6 +14,18 @@ pub fn generate() -> String {
         .collect()
 }
 
+/// Upper-case letters and digits that cannot be mistaken for each other (no 0/O, 1/I, 2/Z,
+/// 5/S, 6/G): for codes people read and type.
+pub const UNAMBIGUOUS: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ3789";
+
+/// A random string of `len` characters from `charset`.
+pub fn random_from(charset: &[u8], len: usize) -> String {
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| charset[rng.random_range(0..charset.len())] as char)
+        .collect()
+}
+
 /// The stored form of a token: hex SHA-256. Tokens carry enough entropy that a fast hash
 /// is safe; a slow password hash would cost every request dearly.
 pub fn hash(token: &str) -> String {
