@@ -141,6 +141,14 @@ impl Server {
             )
             .nest("/docs", make_sync(move |_| Html(ui.clone())))
             .at("/media/:key/:filename", get(crate::api::files::media))
+            .at(
+                "/:organizer/:event/order/:code/:secret",
+                get(crate::pages::order_page),
+            )
+            .at(
+                "/:organizer/:event/order/:code/:secret/pay/:local_id",
+                get(crate::pages::payment_page),
+            )
             .nest("/", service);
         let state = self.state.clone();
         api.with(NormalizePath::new(TrailingSlash::Trim))

@@ -19,6 +19,7 @@ pub mod db;
 pub mod domain;
 pub mod http;
 pub mod logging;
+pub mod pages;
 pub mod plugin;
 pub mod state;
 

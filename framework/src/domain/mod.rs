@@ -2,6 +2,7 @@
 //! availability, order placement and settings.
 
 pub mod availability;
+pub mod carts;
 pub mod categories;
 pub mod currency;
 pub mod event_config;
@@ -10,6 +11,7 @@ pub mod files;
 pub mod giftcards;
 pub mod items;
 pub mod meta;
+pub mod orders;
 pub mod permissions;
 pub mod questions;
 pub mod quotas;
@@ -23,3 +25,25 @@ pub mod tax_rules;
 pub mod teams;
 pub mod tokens;
 pub mod vouchers;
+pub mod waiting_list;
+
+/// Most entries a list in a request body may have (IDs of items, variations or events,
+/// nested objects): longer lists are refused before any query, since a statement takes a
+/// limited number of values.
+pub const MAX_LIST_LEN: usize = 1_000;
+
+/// The lists among `lists` (field and number of entries) longer than [`MAX_LIST_LEN`], each
+/// with its message. Validators check their lists with it first, and stop when it is not
+/// empty.
+pub fn overlong_lists(lists: &[(&'static str, usize)]) -> Vec<(&'static str, String)> {
+    lists
+        .iter()
+        .filter(|(_, len)| *len > MAX_LIST_LEN)
+        .map(|(field, _)| {
+            (
+                *field,
+                format!("Ensure this field has no more than {MAX_LIST_LEN} elements."),
+            )
+        })
+        .collect()
+}

@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, Select, Set,
+    QueryFilter, QueryOrder, QuerySelect, Select, Set,
 };
 use serde_json::Value;
 
@@ -377,6 +377,14 @@ pub async fn invalid(
     f: &QuestionFields,
     options: &[OptionFields],
 ) -> Result<Invalid, DbErr> {
+    let overlong = super::overlong_lists(&[
+        ("items", f.items.len()),
+        ("options", options.len()),
+        ("dependency_values", f.dependency_values.len()),
+    ]);
+    if !overlong.is_empty() {
+        return Ok(overlong);
+    }
     let mut invalid: Invalid = Vec::new();
     let self_id = existing.map(|e| e.row.id);
     if !TYPES.contains(&f.kind.as_str()) {
@@ -976,6 +984,12 @@ pub async fn delete_option(
     existing: &question_option::Model,
 ) -> Result<(), DeleteOptionError> {
     let txn = begin_write(db).await?;
+    // The question's row first (`FOR UPDATE` on PostgreSQL; SQLite writes one at a time), so
+    // that concurrent deletions of its last options count them one after the other.
+    question::Entity::find_by_id(existing.question_id)
+        .lock_exclusive()
+        .one(&txn)
+        .await?;
     let siblings = options_query(existing.question_id).all(&txn).await?.len();
     if siblings <= 1 {
         return Err(DeleteOptionError::LastOption);
@@ -1081,7 +1095,9 @@ fn is_country_code(code: &str) -> bool {
     code.len() == 2 && COUNTRY_CODES.split(' ').any(|c| c == code)
 }
 
-fn is_email(text: &str) -> bool {
+/// Whether a text is a plausible e-mail address: one `@`, a local part of at most 64
+/// characters, a domain of at least two labels, no spaces or control characters.
+pub fn is_email(text: &str) -> bool {
     let Some((local, domain)) = text.rsplit_once('@') else {
         return false;
     };

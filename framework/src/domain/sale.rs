@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
 use crate::db::entities::{
-    event, item, item_variation, quota, quota_item, quota_variation, subevent,
-    subevent_item_price, tax_rule,
+    event, item, item_variation, quota, quota_item, quota_variation, subevent, subevent_item_price,
+    tax_rule,
 };
 
 /// A product of an event: an item, its variation, on a date of a series.
@@ -150,16 +150,19 @@ impl Catalogue {
         variation_id: Option<i64>,
         subevent_id: Option<i64>,
     ) -> Result<Product, Refusal> {
-        let item = self
-            .items
-            .get(&item_id)
-            .ok_or(("item", format!("Invalid pk \"{item_id}\" - object does not exist.")))?;
+        let item = self.items.get(&item_id).ok_or((
+            "item",
+            format!("Invalid pk \"{item_id}\" - object does not exist."),
+        ))?;
         if !item.active {
             return Err(("item", "The selected product is not active.".into()));
         }
         match (item.has_variations, variation_id) {
             (true, None) => {
-                return Err(("variation", "You should specify a variation for this item.".into()));
+                return Err((
+                    "variation",
+                    "You should specify a variation for this item.".into(),
+                ));
             }
             (false, Some(_)) => {
                 return Err(("variation", "This item does not have variations.".into()));
@@ -169,7 +172,10 @@ impl Catalogue {
                     .variations
                     .get(&v)
                     .filter(|var| var.item_id == item_id)
-                    .ok_or(("variation", "The variation does not belong to this item.".into()))?;
+                    .ok_or((
+                        "variation",
+                        "The variation does not belong to this item.".into(),
+                    ))?;
                 if !variation.active {
                     return Err(("variation", "The selected variation is not active.".into()));
                 }
@@ -181,13 +187,16 @@ impl Catalogue {
                 return Err(("subevent", "You need to set a subevent.".into()));
             }
             (false, Some(_)) => {
-                return Err(("subevent", "You cannot set a subevent for this event.".into()));
+                return Err((
+                    "subevent",
+                    "You cannot set a subevent for this event.".into(),
+                ));
             }
             (true, Some(s)) => {
-                let date = self
-                    .subevents
-                    .get(&s)
-                    .ok_or(("subevent", format!("Invalid pk \"{s}\" - object does not exist.")))?;
+                let date = self.subevents.get(&s).ok_or((
+                    "subevent",
+                    format!("Invalid pk \"{s}\" - object does not exist."),
+                ))?;
                 if !date.active {
                     return Err(("subevent", "The selected date is not active.".into()));
                 }
@@ -252,6 +261,16 @@ impl Catalogue {
     /// The tax a gross price of the item includes.
     pub fn tax(&self, item_id: i64, gross_cents: i64) -> Tax {
         Tax::of(self.tax_rule_of(item_id), gross_cents)
+    }
+
+    /// Whether the event has this tax rule.
+    pub fn has_tax_rule(&self, id: i64) -> bool {
+        self.tax_rules.contains_key(&id)
+    }
+
+    /// The tax a gross fee includes at one of the event's rules.
+    pub fn fee_tax(&self, rule_id: Option<i64>, gross_cents: i64) -> Tax {
+        Tax::of(rule_id.and_then(|id| self.tax_rules.get(&id)), gross_cents)
     }
 
     /// The event this catalogue is of.

@@ -43,6 +43,7 @@
 mod assign;
 mod plans;
 mod seats;
+pub mod sell;
 
 pub use assign::{AssignError, assign, clone_seats};
 pub use plans::{

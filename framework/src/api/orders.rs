@@ -1,0 +1,1065 @@
+//! Orders of an event (external checkout), their payments and lifecycle:
+//! `/api/v1/organizers/{organizer}/events/{event}/orders/`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use poem::Request;
+use poem::web::Data;
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi};
+use serde_json::{Map, Value};
+
+use super::Tag;
+use crate::db::entities::{order_fee, order_payment, order_position, seat};
+use crate::domain::orders::{
+    self, AnswerInput, FeeInput, LifecycleError, NewOrder, Order, OrderFilter, PlaceContext,
+    PlaceError, PositionInput,
+};
+use crate::domain::permissions::Permission;
+use crate::domain::questions::is_email;
+use crate::domain::settings::{self, Scope};
+use crate::http::auth::EventAccess;
+use crate::http::error::{ListResult, ReadResult, WriteResult};
+use crate::http::{ApiError, Auth, Created, Decimal2, JsonBody, Money, Page, PageRequest};
+use crate::state::AppState;
+
+/// An answer to a question.
+#[derive(Object, Clone)]
+pub struct Answer {
+    /// The question's ID.
+    pub question: i64,
+    /// The question's identifier.
+    #[oai(read_only)]
+    pub question_identifier: Option<String>,
+    /// The answer as text.
+    #[oai(default)]
+    pub answer: String,
+    /// Chosen option IDs (choice questions).
+    #[oai(default)]
+    pub options: Vec<i64>,
+    /// Identifiers of the chosen options.
+    #[oai(read_only)]
+    pub option_identifiers: Option<Vec<String>>,
+}
+
+/// A seat taken by a position.
+#[derive(Object)]
+pub struct SeatRef {
+    /// Internal ID.
+    pub id: i64,
+    /// Human-readable name.
+    pub name: String,
+    /// Identifier in the plan.
+    pub seat_guid: String,
+}
+
+/// A position (ticket or product) of an order.
+#[derive(Object)]
+#[oai(rename = "OrderPosition")]
+pub struct PositionOut {
+    /// Internal ID.
+    pub id: i64,
+    /// The order's code.
+    pub order: String,
+    /// Number within the order.
+    pub positionid: i32,
+    /// The item.
+    pub item: i64,
+    /// The variation.
+    #[oai(nullable)]
+    pub variation: Option<i64>,
+    /// Price, taxes included.
+    pub price: Money,
+    /// Attendee name, from its parts.
+    #[oai(nullable)]
+    pub attendee_name: Option<String>,
+    /// Attendee name parts.
+    pub attendee_name_parts: BTreeMap<String, String>,
+    /// Attendee e-mail.
+    #[oai(nullable)]
+    pub attendee_email: Option<String>,
+    /// Voucher redeemed.
+    #[oai(nullable)]
+    pub voucher: Option<i64>,
+    /// Tax rate in percent.
+    pub tax_rate: Decimal2,
+    /// Tax included in the price.
+    pub tax_value: Money,
+    /// Tax rule applied.
+    #[oai(nullable)]
+    pub tax_rule: Option<i64>,
+    /// Ticket secret.
+    pub secret: String,
+    /// Position this one is an add-on to.
+    #[oai(nullable)]
+    pub addon_to: Option<i64>,
+    /// The date of a series.
+    #[oai(nullable)]
+    pub subevent: Option<i64>,
+    /// The seat.
+    #[oai(nullable)]
+    pub seat: Option<SeatRef>,
+    /// Answers to questions.
+    pub answers: Vec<Answer>,
+    /// Whether it was canceled.
+    pub canceled: bool,
+}
+
+/// A fee of an order.
+#[derive(Object)]
+#[oai(rename = "OrderFee")]
+pub struct FeeOut {
+    /// Internal ID.
+    pub id: i64,
+    /// Kind of fee.
+    pub fee_type: String,
+    /// Amount, taxes included.
+    pub value: Money,
+    /// Description.
+    pub description: String,
+    /// Internal type.
+    #[oai(nullable)]
+    pub internal_type: Option<String>,
+    /// Tax rate in percent.
+    pub tax_rate: Decimal2,
+    /// Tax included.
+    pub tax_value: Money,
+    /// Tax rule.
+    #[oai(nullable)]
+    pub tax_rule: Option<i64>,
+    /// Whether it was canceled.
+    pub canceled: bool,
+}
+
+/// A payment of an order.
+#[derive(Object)]
+#[oai(rename = "OrderPayment")]
+pub struct PaymentOut {
+    /// Number within the order.
+    pub local_id: i32,
+    /// `created`, `pending`, `confirmed`, `canceled`, `failed` or `refunded`.
+    pub state: String,
+    /// Amount.
+    pub amount: Money,
+    /// When it was created.
+    pub created: DateTime<Utc>,
+    /// When it was confirmed.
+    #[oai(nullable)]
+    pub payment_date: Option<DateTime<Utc>>,
+    /// Payment provider.
+    pub provider: String,
+    /// Where the customer pays.
+    #[oai(nullable)]
+    pub payment_url: Option<String>,
+    /// Provider-specific details.
+    pub details: BTreeMap<String, Value>,
+}
+
+/// An invoice address.
+#[derive(Object, Clone, Default)]
+pub struct InvoiceAddress {
+    /// A business customer.
+    #[oai(default)]
+    pub is_business: bool,
+    /// Company.
+    #[oai(default)]
+    pub company: String,
+    /// Name, from its parts.
+    #[oai(read_only)]
+    pub name: Option<String>,
+    /// Name parts.
+    #[oai(default)]
+    pub name_parts: BTreeMap<String, String>,
+    /// Street.
+    #[oai(default)]
+    pub street: String,
+    /// Postal code.
+    #[oai(default)]
+    pub zipcode: String,
+    /// City.
+    #[oai(default)]
+    pub city: String,
+    /// Country code.
+    #[oai(default)]
+    pub country: String,
+    /// State.
+    #[oai(default)]
+    pub state: String,
+    /// The customer's reference.
+    #[oai(default)]
+    pub internal_reference: String,
+    /// VAT ID.
+    #[oai(default)]
+    pub vat_id: String,
+}
+
+/// An order.
+#[derive(Object)]
+#[oai(rename = "Order")]
+pub struct OrderOut {
+    /// Order code.
+    pub code: String,
+    /// The event's slug.
+    pub event: String,
+    /// `n` pending, `p` paid, `e` expired, `c` canceled.
+    pub status: String,
+    /// Placed in test mode.
+    pub testmode: bool,
+    /// Secret of the order's links.
+    pub secret: String,
+    /// Customer e-mail.
+    #[oai(nullable)]
+    pub email: Option<String>,
+    /// Customer phone.
+    #[oai(nullable)]
+    pub phone: Option<String>,
+    /// Customer language.
+    pub locale: String,
+    /// When it was placed.
+    pub datetime: DateTime<Utc>,
+    /// End of the payment term.
+    #[oai(nullable)]
+    pub expires: Option<DateTime<Utc>>,
+    /// When it was paid.
+    #[oai(nullable)]
+    pub payment_date: Option<DateTime<Utc>>,
+    /// Provider of the latest payment.
+    #[oai(nullable)]
+    pub payment_provider: Option<String>,
+    /// Fees.
+    pub fees: Vec<FeeOut>,
+    /// Total.
+    pub total: Money,
+    /// Internal comment.
+    pub comment: String,
+    /// Invoice address.
+    #[oai(nullable)]
+    pub invoice_address: Option<InvoiceAddress>,
+    /// Positions.
+    pub positions: Vec<PositionOut>,
+    /// Payments.
+    pub payments: Vec<PaymentOut>,
+    /// Refunds.
+    pub refunds: Vec<Value>,
+    /// Whether it awaits approval.
+    pub require_approval: bool,
+    /// Sales channel.
+    pub sales_channel: String,
+    /// The confirmation page.
+    pub url: String,
+    /// Last change.
+    #[oai(nullable)]
+    pub last_modified: Option<DateTime<Utc>>,
+    /// When it was canceled.
+    #[oai(nullable)]
+    pub cancellation_date: Option<DateTime<Utc>>,
+    /// Free data of API clients.
+    pub api_meta: BTreeMap<String, Value>,
+}
+
+fn object(v: &Value) -> BTreeMap<String, Value> {
+    v.as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+fn strings(v: &Value) -> BTreeMap<String, String> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Builds the API's view of orders (seats read in one query for all).
+pub struct OrderView<'a> {
+    public_url: &'a str,
+    organizer: &'a str,
+    event: &'a str,
+    seats: HashMap<i64, seat::Model>,
+}
+
+impl<'a> OrderView<'a> {
+    /// Prepares the view of these orders.
+    pub async fn new(
+        state: &'a AppState,
+        ev: &'a EventAccess,
+        orders: &[Order],
+    ) -> Result<Self, ApiError> {
+        let seat_ids: Vec<i64> = orders
+            .iter()
+            .flat_map(|o| o.positions.iter().filter_map(|p| p.seat_id))
+            .collect();
+        let seats = if seat_ids.is_empty() {
+            HashMap::new()
+        } else {
+            use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+            seat::Entity::find()
+                .filter(seat::Column::Id.is_in(seat_ids))
+                .all(&state.db)
+                .await?
+                .into_iter()
+                .map(|s| (s.id, s))
+                .collect()
+        };
+        Ok(Self {
+            public_url: &state.public_url,
+            organizer: &ev.organizer.slug,
+            event: &ev.event.slug,
+            seats,
+        })
+    }
+
+    /// The order as shown.
+    pub fn show(&self, o: Order) -> OrderOut {
+        let r = &o.row;
+        let now = Utc::now();
+        OrderOut {
+            url: orders::confirmation_page(self.public_url, self.organizer, self.event, r),
+            code: r.code.clone(),
+            event: self.event.to_owned(),
+            status: orders::status(r, now).to_owned(),
+            testmode: r.testmode,
+            secret: r.secret.clone(),
+            email: r.email.clone(),
+            phone: r.phone.clone(),
+            locale: r.locale.clone(),
+            datetime: r.datetime,
+            expires: r.expires,
+            payment_date: r.payment_date,
+            payment_provider: o.payments.last().map(|p| p.provider.clone()),
+            total: Money(r.total_cents),
+            comment: r.comment.clone(),
+            invoice_address: r.invoice_address.as_ref().map(invoice_address),
+            positions: o
+                .positions
+                .iter()
+                .map(|p| self.position(&r.code, p, r.status == "c"))
+                .collect(),
+            fees: o.fees.iter().map(|f| fee(f, r.status == "c")).collect(),
+            payments: o.payments.iter().map(payment).collect(),
+            refunds: Vec::new(),
+            require_approval: false,
+            sales_channel: r.sales_channel.clone(),
+            last_modified: r.last_modified,
+            cancellation_date: r.cancellation_date,
+            api_meta: object(&r.api_meta),
+        }
+    }
+
+    fn position(&self, code: &str, p: &order_position::Model, canceled: bool) -> PositionOut {
+        PositionOut {
+            id: p.id,
+            order: code.to_owned(),
+            positionid: p.positionid,
+            item: p.item_id,
+            variation: p.variation_id,
+            price: Money(p.price_cents),
+            attendee_name: orders::display_name(&p.attendee_name_parts),
+            attendee_name_parts: strings(&p.attendee_name_parts),
+            attendee_email: p.attendee_email.clone(),
+            voucher: p.voucher_id,
+            tax_rate: Decimal2(p.tax_rate_bps),
+            tax_value: Money(p.tax_value_cents),
+            tax_rule: p.tax_rule_id,
+            secret: p.secret.clone(),
+            addon_to: None,
+            subevent: p.subevent_id,
+            seat: p
+                .seat_id
+                .and_then(|id| self.seats.get(&id))
+                .map(|s| SeatRef {
+                    id: s.id,
+                    name: s.name.clone(),
+                    seat_guid: s.seat_guid.clone(),
+                }),
+            answers: serde_json::from_value::<Vec<Value>>(p.answers.clone())
+                .unwrap_or_default()
+                .iter()
+                .map(answer)
+                .collect(),
+            canceled,
+        }
+    }
+}
+
+fn answer(v: &Value) -> Answer {
+    let ids = |key: &str| -> Vec<i64> {
+        v[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default()
+    };
+    Answer {
+        question: v["question"].as_i64().unwrap_or_default(),
+        question_identifier: v["question_identifier"].as_str().map(str::to_owned),
+        answer: v["answer"].as_str().unwrap_or_default().to_owned(),
+        options: ids("options"),
+        option_identifiers: Some(
+            v["option_identifiers"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+    }
+}
+
+fn invoice_address(v: &Value) -> InvoiceAddress {
+    let text = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+    InvoiceAddress {
+        is_business: v["is_business"].as_bool().unwrap_or(false),
+        company: text("company"),
+        name: orders::display_name(&v["name_parts"]),
+        name_parts: strings(&v["name_parts"]),
+        street: text("street"),
+        zipcode: text("zipcode"),
+        city: text("city"),
+        country: text("country"),
+        state: text("state"),
+        internal_reference: text("internal_reference"),
+        vat_id: text("vat_id"),
+    }
+}
+
+fn fee(f: &order_fee::Model, canceled: bool) -> FeeOut {
+    FeeOut {
+        id: f.id,
+        fee_type: f.fee_type.clone(),
+        value: Money(f.value_cents),
+        description: f.description.clone(),
+        internal_type: f.internal_type.clone(),
+        tax_rate: Decimal2(f.tax_rate_bps),
+        tax_value: Money(f.tax_value_cents),
+        tax_rule: f.tax_rule_id,
+        canceled,
+    }
+}
+
+/// A payment as the API shows it.
+pub fn payment(p: &order_payment::Model) -> PaymentOut {
+    PaymentOut {
+        local_id: p.local_id,
+        state: p.state.clone(),
+        amount: Money(p.amount_cents),
+        created: p.created,
+        payment_date: p.payment_date,
+        provider: p.provider.clone(),
+        payment_url: p.details["payment_url"].as_str().map(str::to_owned),
+        details: object(&p.details["provider"]),
+    }
+}
+
+/// A position of a new order.
+#[derive(Object)]
+pub struct PositionCreate {
+    /// The item.
+    pub item: i64,
+    /// The variation; required for items with variations.
+    #[oai(nullable)]
+    pub variation: Option<i64>,
+    /// The price, taxes included; computed from the product (and voucher) when not sent.
+    pub price: Option<Money>,
+    /// Attendee name parts.
+    #[oai(default)]
+    pub attendee_name_parts: BTreeMap<String, String>,
+    /// Attendee name, stored as the `full_name` part.
+    #[oai(nullable)]
+    pub attendee_name: Option<String>,
+    /// Attendee e-mail.
+    #[oai(nullable)]
+    pub attendee_email: Option<String>,
+    /// Answers to the event's questions.
+    #[oai(default)]
+    pub answers: Vec<Answer>,
+    /// The date of a series; required in a series.
+    #[oai(nullable)]
+    pub subevent: Option<i64>,
+    /// The seat's identifier in the seating plan.
+    #[oai(nullable)]
+    pub seat: Option<String>,
+    /// A voucher code.
+    #[oai(nullable)]
+    pub voucher: Option<String>,
+}
+
+/// A fee of a new order.
+#[derive(Object)]
+pub struct FeeCreate {
+    /// `payment`, `shipping`, `service`, `cancellation`, `insurance`, `late`, `other` or
+    /// `giftcard`.
+    pub fee_type: String,
+    /// Amount, taxes included.
+    pub value: Money,
+    /// Description.
+    #[oai(default)]
+    pub description: String,
+    /// Internal type.
+    #[oai(nullable)]
+    pub internal_type: Option<String>,
+    /// A tax rule of the event.
+    #[oai(nullable)]
+    pub tax_rule: Option<i64>,
+}
+
+/// A new order.
+#[derive(Object)]
+pub struct OrderCreate {
+    /// `n` pending (default) or `p` paid.
+    #[oai(default = "default_status")]
+    pub status: String,
+    /// Customer e-mail.
+    #[oai(nullable)]
+    pub email: Option<String>,
+    /// Customer phone.
+    #[oai(nullable)]
+    pub phone: Option<String>,
+    /// Customer language: one of the event's `locales`; its default `locale` when not sent.
+    pub locale: Option<String>,
+    /// Sales channel, one of the event's.
+    #[oai(default = "default_channel")]
+    pub sales_channel: String,
+    /// Payment provider identifier: `manual` or one of a plugin the event enables.
+    #[oai(nullable)]
+    pub payment_provider: Option<String>,
+    /// Invoice address.
+    #[oai(nullable)]
+    pub invoice_address: Option<InvoiceAddress>,
+    /// Positions; at least one.
+    pub positions: Vec<PositionCreate>,
+    /// Fees (not computed by the service).
+    #[oai(default)]
+    pub fees: Vec<FeeCreate>,
+    /// Internal comment.
+    #[oai(default)]
+    pub comment: String,
+    /// Send the order confirmation e-mail.
+    #[oai(default)]
+    pub send_mail: bool,
+    /// Cart IDs whose reserved quota and seats are credited to the order; the carts are
+    /// deleted if and only if the order is created.
+    #[oai(default)]
+    pub consume_carts: Vec<String>,
+    /// Validate and price only; nothing is kept.
+    #[oai(default)]
+    pub simulate: bool,
+    /// Place it in test mode.
+    #[oai(default)]
+    pub testmode: bool,
+    /// Free data of the client.
+    #[oai(default)]
+    pub api_meta: BTreeMap<String, Value>,
+}
+
+fn default_status() -> String {
+    "n".into()
+}
+
+fn default_channel() -> String {
+    "web".into()
+}
+
+impl OrderCreate {
+    fn into_new(self) -> NewOrder {
+        NewOrder {
+            paid: self.status == "p",
+            email: self.email,
+            phone: self.phone,
+            locale: self.locale,
+            sales_channel: self.sales_channel,
+            payment_provider: self.payment_provider,
+            invoice_address: self.invoice_address.map(|a| {
+                serde_json::json!({
+                    "is_business": a.is_business, "company": a.company,
+                    "name_parts": a.name_parts, "street": a.street, "zipcode": a.zipcode,
+                    "city": a.city, "country": a.country, "state": a.state,
+                    "internal_reference": a.internal_reference, "vat_id": a.vat_id,
+                })
+            }),
+            positions: self.positions.into_iter().map(position_input).collect(),
+            fees: self
+                .fees
+                .into_iter()
+                .map(|f| FeeInput {
+                    fee_type: f.fee_type,
+                    value: f.value.0,
+                    description: f.description,
+                    internal_type: f.internal_type,
+                    tax_rule: f.tax_rule,
+                })
+                .collect(),
+            comment: self.comment,
+            consume_carts: self.consume_carts,
+            simulate: self.simulate,
+            testmode: self.testmode,
+            api_meta: Value::Object(self.api_meta.into_iter().collect()),
+        }
+    }
+}
+
+fn position_input(p: PositionCreate) -> PositionInput {
+    let mut parts: Map<String, Value> = p
+        .attendee_name_parts
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    if let Some(name) = p.attendee_name.filter(|n| !n.is_empty())
+        && parts.is_empty()
+    {
+        parts.insert("full_name".into(), Value::String(name));
+    }
+    PositionInput {
+        item: p.item,
+        variation: p.variation,
+        price: p.price.map(|m| m.0),
+        attendee_name_parts: parts,
+        attendee_email: p.attendee_email,
+        answers: p
+            .answers
+            .into_iter()
+            .map(|a| AnswerInput {
+                question: a.question,
+                answer: a.answer,
+                options: a.options,
+            })
+            .collect(),
+        subevent: p.subevent,
+        seat: p.seat,
+        voucher: p.voucher,
+    }
+}
+
+/// The new term of an order.
+#[derive(Object)]
+pub struct ExtendBody {
+    /// The new end of the payment term.
+    pub expires: DateTime<Utc>,
+    /// Hold the quota again even if the products are no longer available.
+    #[oai(default)]
+    pub force: bool,
+}
+
+/// Options of a cancellation.
+#[derive(Object, Default)]
+pub struct CancelBody {
+    /// Tell the customer by e-mail.
+    #[oai(default)]
+    pub send_email: bool,
+}
+
+/// Order operations.
+pub struct OrdersApi;
+
+/// Checks what the order's fields ask of the event before anything is read for it.
+fn check_order(
+    body: &OrderCreate,
+    ev: &EventAccess,
+    values: &BTreeMap<&'static str, Value>,
+) -> Result<(), ApiError> {
+    let mut errors = crate::http::FieldErrors::new();
+    if !matches!(body.status.as_str(), "n" | "p") {
+        errors.push(
+            "status",
+            format!("\"{}\" is not a valid choice.", body.status),
+        );
+    }
+    if body
+        .email
+        .as_deref()
+        .is_some_and(|e| !e.is_empty() && !is_email(e))
+    {
+        errors.push("email", "Enter a valid email address.");
+    }
+    let locales = crate::domain::events::string_list(values.get("locales").unwrap_or(&Value::Null));
+    if let Some(l) = &body.locale
+        && !locales.contains(l)
+    {
+        errors.push("locale", format!("\"{l}\" is not a valid choice."));
+    }
+    if !crate::domain::events::string_list(&ev.event.sales_channels).contains(&body.sales_channel) {
+        errors.push(
+            "sales_channel",
+            format!("Unknown sales channel: '{}'.", body.sales_channel),
+        );
+    }
+    if body.positions.is_empty() {
+        errors.push("positions", "An order cannot be empty.");
+    }
+    errors.into_result()
+}
+
+fn lifecycle_error(e: LifecycleError) -> ApiError {
+    match e {
+        LifecycleError::NotFound => ApiError::forbidden(),
+        LifecycleError::Refused(m) => ApiError::bad_request(m),
+        LifecycleError::Db(e) => e.into(),
+    }
+}
+
+async fn event_settings(
+    state: &AppState,
+    ev: &EventAccess,
+) -> Result<BTreeMap<&'static str, Value>, ApiError> {
+    Ok(settings::resolve(
+        &state.db,
+        &state.settings,
+        Scope::Event {
+            organizer_id: ev.event.organizer_id,
+            event_id: ev.event.id,
+        },
+    )
+    .await?)
+}
+
+async fn shown(state: &AppState, ev: &EventAccess, o: Order) -> Result<OrderOut, ApiError> {
+    let view = OrderView::new(state, ev, std::slice::from_ref(&o)).await?;
+    Ok(view.show(o))
+}
+
+#[OpenApi(tag = "Tag::Orders")]
+impl OrdersApi {
+    /// List orders
+    ///
+    /// Filters `status` (`n`, `p`, `e`, `c`), `email`, `code`, `modified_since`;
+    /// `ordering` by `datetime` (default), `code`, `status` or `last_modified`, `-` for
+    /// descending. Needs `can_view_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders",
+        method = "get"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    async fn list_orders(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        page: Query<Option<String>>,
+        page_size: Query<Option<u64>>,
+        status: Query<Option<String>>,
+        email: Query<Option<String>>,
+        code: Query<Option<String>>,
+        modified_since: Query<Option<DateTime<Utc>>>,
+        ordering: Query<Option<String>>,
+    ) -> ListResult<Json<Page<OrderOut>>> {
+        let ev = auth
+            .0
+            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
+            .await?;
+        if let Some(o) = ordering.0.as_deref()
+            && !orders::ORDERINGS.contains(&o)
+        {
+            return Err(
+                ApiError::field("ordering", format!("Ordering by '{o}' is not possible.")).into(),
+            );
+        }
+        let filter = OrderFilter {
+            status: status.0,
+            email: email.0,
+            code: code.0,
+            modified_since: modified_since.0,
+            ordering: ordering.0,
+        };
+        let q = orders::query(ev.event.id, &filter, Utc::now());
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .window(orders::count(&state.db, q.clone()).await?)?;
+        let rows = orders::page(&state.db, q, window.offset, window.limit).await?;
+        let view = OrderView::new(&state, &ev, &rows).await?;
+        Ok(Json(
+            window.page(rows.into_iter().map(|o| view.show(o)).collect()),
+        ))
+    }
+
+    /// Show an order
+    ///
+    /// Needs `can_view_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code",
+        method = "get"
+    )]
+    async fn get_order(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+    ) -> ReadResult<Json<OrderOut>> {
+        let ev = auth
+            .0
+            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
+            .await?;
+        let o = orders::find(&state.db, ev.event.id, &code)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
+        Ok(Json(shown(&state, &ev, o).await?))
+    }
+
+    /// Create an order
+    ///
+    /// External checkout: the whole order is created, or nothing. Quotas, seats and
+    /// vouchers are checked (each position that does not fit gets its own error in the
+    /// `positions` list); time frames, minimum and maximum counts, bundles and fees are not.
+    /// With `payment_provider` the order has a payment in state `created` with a
+    /// `payment_url`. `simulate: true` validates and prices without saving. Needs
+    /// `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders",
+        method = "post"
+    )]
+    async fn create_order(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        body: JsonBody<OrderCreate>,
+    ) -> WriteResult<Created<OrderOut>> {
+        let ev = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeOrders),
+            )
+            .await?;
+        let values = event_settings(&state, &ev).await?;
+        check_order(&body.0, &ev, &values)?;
+        let provider = match body.0.payment_provider.as_deref() {
+            None => None,
+            Some(id) => Some(
+                state
+                    .plugins
+                    .payment_provider(&crate::domain::events::string_list(&ev.event.plugins), id)
+                    .ok_or_else(|| {
+                        ApiError::field(
+                            "payment_provider",
+                            "The given payment provider is not known.",
+                        )
+                    })?,
+            ),
+        };
+        let ctx = PlaceContext {
+            organizer_slug: &ev.organizer.slug,
+            event: &ev.event,
+            settings: &values,
+            provider,
+            public_url: &state.public_url,
+        };
+        let placed = match orders::place(&state.db, &ctx, body.0.into_new()).await {
+            Ok(o) => o,
+            Err(PlaceError::Invalid(body)) => {
+                return Err(ApiError::with_body(poem::http::StatusCode::BAD_REQUEST, body).into());
+            }
+            Err(PlaceError::Db(e)) => return Err(e.into()),
+        };
+        Ok(Created::Created(Json(shown(&state, &ev, placed).await?)))
+    }
+
+    /// Mark an order paid
+    ///
+    /// Confirms its open payment (or records a manual one). An expired order is paid only
+    /// while its products are still available. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/mark_paid",
+        method = "post"
+    )]
+    async fn mark_paid(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeOrders),
+            )
+            .await?;
+        let o = orders::mark_paid(&state.db, &ev.event, &code)
+            .await
+            .map_err(lifecycle_error)?;
+        Ok(Json(shown(&state, &ev, o).await?))
+    }
+
+    /// Cancel an order
+    ///
+    /// Gives back its quota, seats and voucher redemptions. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/mark_canceled",
+        method = "post"
+    )]
+    async fn mark_canceled(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        body: JsonBody<CancelBody>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeOrders),
+            )
+            .await?;
+        let _send_email = body.0.send_email;
+        let o = orders::cancel(&state.db, &ev.event, &code)
+            .await
+            .map_err(lifecycle_error)?;
+        Ok(Json(shown(&state, &ev, o).await?))
+    }
+
+    /// Extend an order's payment term
+    ///
+    /// For pending and expired orders. An expired order holds its quota again only while
+    /// its products are available, unless `force`. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/extend",
+        method = "post"
+    )]
+    async fn extend(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        body: JsonBody<ExtendBody>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeOrders),
+            )
+            .await?;
+        let o = orders::extend(&state.db, &ev.event, &code, body.0.expires, body.0.force)
+            .await
+            .map_err(lifecycle_error)?;
+        Ok(Json(shown(&state, &ev, o).await?))
+    }
+
+    /// List an order's payments
+    ///
+    /// Needs `can_view_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/payments",
+        method = "get"
+    )]
+    async fn list_payments(
+        &self,
+        req: &Request,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        page: Query<Option<String>>,
+    ) -> ListResult<Json<Page<PaymentOut>>> {
+        let ev = auth
+            .0
+            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
+            .await?;
+        let o = orders::find(&state.db, ev.event.id, &code)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
+        let window = PageRequest::new(req, &state.public_url, page.0, None)
+            .window(o.payments.len() as u64)?;
+        let rows = o
+            .payments
+            .iter()
+            .skip(window.offset as usize)
+            .take(window.limit as usize)
+            .map(payment)
+            .collect();
+        Ok(Json(window.page(rows)))
+    }
+
+    /// Show a payment
+    ///
+    /// Needs `can_view_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/payments/:local_id",
+        method = "get"
+    )]
+    async fn get_payment(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        local_id: Path<i32>,
+    ) -> ReadResult<Json<PaymentOut>> {
+        let ev = auth
+            .0
+            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
+            .await?;
+        let o = orders::find(&state.db, ev.event.id, &code)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
+        let p = o
+            .payments
+            .iter()
+            .find(|p| p.local_id == *local_id)
+            .ok_or_else(ApiError::forbidden)?;
+        Ok(Json(payment(p)))
+    }
+
+    /// Confirm a payment
+    ///
+    /// Marks the payment confirmed and the order paid. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/payments/:local_id/confirm",
+        method = "post"
+    )]
+    async fn confirm_payment(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        local_id: Path<i32>,
+    ) -> WriteResult<Json<PaymentOut>> {
+        let ev = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeOrders),
+            )
+            .await?;
+        let o = orders::confirm_payment(&state.db, &ev.event, &code, *local_id)
+            .await
+            .map_err(lifecycle_error)?;
+        let p = o
+            .payments
+            .iter()
+            .find(|p| p.local_id == *local_id)
+            .ok_or_else(ApiError::forbidden)?;
+        Ok(Json(payment(p)))
+    }
+}

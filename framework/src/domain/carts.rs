@@ -1,0 +1,197 @@
+//! Cart positions created through the API: a product (and seat) reserved for a while,
+//! exactly as an order would take it, until the cart expires, is deleted or becomes an order.
+
+use chrono::{DateTime, Duration, DurationRound, Utc};
+use sea_orm::{
+    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    QueryFilter, QueryOrder, Select, Set,
+};
+use serde_json::{Map, Value};
+
+use super::availability::{self, Demand, HoldKind};
+use super::sale::{Catalogue, Product};
+use super::seating::sell;
+use crate::db::begin_write;
+use crate::db::entities::{cart_position, event};
+
+/// A new cart position, as sent.
+#[derive(Debug, Clone, Default)]
+pub struct NewCartPosition {
+    /// The cart it belongs to.
+    pub cart_id: String,
+    /// The item.
+    pub item: i64,
+    /// The variation.
+    pub variation: Option<i64>,
+    /// The price in cents (carts created through the API are not priced automatically).
+    pub price: i64,
+    /// Attendee name parts.
+    pub attendee_name_parts: Map<String, Value>,
+    /// Attendee e-mail.
+    pub attendee_email: Option<String>,
+    /// The date of a series.
+    pub subevent: Option<i64>,
+    /// The seat's identifier in the plan.
+    pub seat: Option<String>,
+    /// End of the reservation; `reservation_time` minutes from now when not sent.
+    pub expires: Option<DateTime<Utc>>,
+}
+
+/// Why a cart position was not created: the field and the message (400).
+pub type Refusal = (&'static str, String);
+
+/// The event's cart positions, of one cart when given, by ID.
+pub fn query(event_id: i64, cart_id: Option<&str>) -> Select<cart_position::Entity> {
+    let mut q = cart_position::Entity::find().filter(cart_position::Column::EventId.eq(event_id));
+    if let Some(c) = cart_id {
+        q = q.filter(cart_position::Column::CartId.eq(c));
+    }
+    q.order_by_asc(cart_position::Column::Id)
+}
+
+/// A cart position of the event.
+pub async fn find(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    id: i64,
+) -> Result<Option<cart_position::Model>, DbErr> {
+    cart_position::Entity::find_by_id(id)
+        .filter(cart_position::Column::EventId.eq(event_id))
+        .one(db)
+        .await
+}
+
+/// The product of a cart position.
+pub fn product_of(c: &cart_position::Model) -> Product {
+    Product {
+        item_id: c.item_id,
+        variation_id: c.variation_id,
+        subevent_id: c.subevent_id,
+    }
+}
+
+/// Reserves a product (and seat) for a cart, in one transaction: the seat and quotas are
+/// locked, checked and held until the position expires. `reservation_minutes` is the
+/// event's `reservation_time`.
+pub async fn create(
+    db: &DatabaseConnection,
+    ev: &event::Model,
+    new: NewCartPosition,
+    reservation_minutes: i64,
+) -> Result<Result<cart_position::Model, Refusal>, DbErr> {
+    let now = Utc::now();
+    let subevents: Vec<i64> = new.subevent.into_iter().collect();
+    let catalogue = Catalogue::load(db, ev, &subevents).await?;
+    let product = match catalogue.resolve(new.item, new.variation, new.subevent) {
+        Ok(p) => p,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    if new.price < 0 {
+        return Ok(Err((
+            "price",
+            "Ensure this value is greater than or equal to 0.".into(),
+        )));
+    }
+    // Whole seconds: every cart made in the same second shares one hold row per quota.
+    let expires = new
+        .expires
+        .unwrap_or(now + Duration::minutes(reservation_minutes))
+        .duration_trunc(Duration::seconds(1))
+        .unwrap_or(now);
+    if expires <= now {
+        return Ok(Err((
+            "expires",
+            "The expiry date must be in the future.".into(),
+        )));
+    }
+    let txn = begin_write(db).await?;
+    let seat_id = match &new.seat {
+        None if sell::sold_by_seat(ev, new.item) => {
+            return Ok(Err((
+                "seat",
+                "The product requires you to select a seat.".into(),
+            )));
+        }
+        None => None,
+        Some(guid) => {
+            let seats = sell::lock_by_guids(&txn, ev.id, std::slice::from_ref(guid)).await?;
+            let seat = seats.get(guid);
+            if let Some(why) = sell::refusal(ev, new.item, seat) {
+                return Ok(Err(("seat", why.into())));
+            }
+            let Some(seat) = seat else {
+                return Ok(Err(("seat", "The selected seat does not exist.".into())));
+            };
+            if seat.blocked {
+                return Ok(Err(("seat", "The selected seat is blocked.".into())));
+            }
+            if !sell::held_by_carts(&txn, &[seat.id], now).await?.is_empty() {
+                return Ok(Err((
+                    "seat",
+                    "The selected seat is reserved by another cart.".into(),
+                )));
+            }
+            Some(seat.id)
+        }
+    };
+    let quota_ids = catalogue.quotas_of(&product);
+    let quotas = availability::lock_quotas(&txn, &quota_ids).await?;
+    let demand: Demand = quota_ids.iter().map(|&q| (q, 1)).collect();
+    if let Err(short) =
+        availability::reserve(&txn, &quotas, &demand, HoldKind::Cart, Some(expires)).await?
+    {
+        let name = quotas
+            .iter()
+            .find(|q| short.contains(&q.id))
+            .map(|q| q.name.clone())
+            .unwrap_or_default();
+        return Ok(Err((
+            "item",
+            format!(
+                "There is not enough quota available on quota \"{name}\" to perform the operation."
+            ),
+        )));
+    }
+    let row = cart_position::ActiveModel {
+        id: NotSet,
+        event_id: Set(ev.id),
+        cart_id: Set(new.cart_id),
+        item_id: Set(product.item_id),
+        variation_id: Set(product.variation_id),
+        subevent_id: Set(product.subevent_id),
+        price_cents: Set(new.price),
+        attendee_name_parts: Set(Value::Object(new.attendee_name_parts)),
+        attendee_email: Set(new.attendee_email),
+        seat_id: Set(seat_id),
+        datetime: Set(now),
+        expires: Set(expires),
+    };
+    let saved = cart_position::Entity::insert(row)
+        .exec_with_returning(&txn)
+        .await?;
+    txn.commit().await?;
+    Ok(Ok(saved))
+}
+
+/// Deletes a cart position and gives back what it held; `false` when the event has no such
+/// position (any more).
+pub async fn delete(db: &DatabaseConnection, ev: &event::Model, id: i64) -> Result<bool, DbErr> {
+    let txn = begin_write(db).await?;
+    let Some(c) = find(&txn, ev.id, id).await? else {
+        return Ok(false);
+    };
+    let subevents: Vec<i64> = c.subevent_id.into_iter().collect();
+    let catalogue = Catalogue::load(&txn, ev, &subevents).await?;
+    let quota_ids = catalogue.quotas_of(&product_of(&c));
+    availability::lock_quotas(&txn, &quota_ids).await?;
+    let gone = cart_position::Entity::delete_many()
+        .filter(cart_position::Column::Id.eq(c.id))
+        .exec(&txn)
+        .await?;
+    if gone.rows_affected == 0 {
+        return Ok(false);
+    }
+    availability::adjust(&txn, &quota_ids, HoldKind::Cart, Some(c.expires), -1).await?;
+    txn.commit().await?;
+    Ok(true)
+}

@@ -1,0 +1,304 @@
+//! Orders: placing them without ever selling more than there is, and what happens to them
+//! after (payment, cancellation, extension). Reading them is here too.
+//!
+//! # Locks
+//!
+//! Every transaction that changes what holds a quota takes its locks in one order: the
+//! order row, vouchers, seats, cart positions, then quotas (by ID). Quota rows are locked
+//! before their holds change ([`availability::lock_quotas`]), so two such transactions never
+//! wait on each other in a circle, and a check of what is left is never overtaken.
+
+mod lifecycle;
+mod place;
+
+pub use lifecycle::{CancelOptions, LifecycleError, cancel, confirm_payment, extend, mark_paid};
+pub use place::{
+    AnswerInput, FeeInput, NewOrder, PlaceContext, PlaceError, PositionInput, payment_page,
+    payment_term_end, place,
+};
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Select, Statement,
+};
+use serde_json::Value;
+
+use super::availability::{self, Demand, HoldKind};
+use super::sale::{Catalogue, Product};
+use crate::db::entities::{order, order_fee, order_payment, order_position};
+
+/// An order with everything shown with it.
+#[derive(Debug, Clone)]
+pub struct Order {
+    /// The row.
+    pub row: order::Model,
+    /// Its positions, by position number.
+    pub positions: Vec<order_position::Model>,
+    /// Its fees.
+    pub fees: Vec<order_fee::Model>,
+    /// Its payments, by number.
+    pub payments: Vec<order_payment::Model>,
+}
+
+/// An order's status as the API shows it: `n` pending, `p` paid, `e` expired (pending past
+/// its payment term, when it expires automatically), `c` canceled.
+pub fn status(o: &order::Model, now: DateTime<Utc>) -> &'static str {
+    match o.status.as_str() {
+        "p" => "p",
+        "c" => "c",
+        _ if expired(o, now) => "e",
+        _ => "n",
+    }
+}
+
+/// Whether a pending order's term has passed, so that it no longer holds quota.
+pub fn expired(o: &order::Model, now: DateTime<Utc>) -> bool {
+    o.status == "n" && o.expires_automatically && o.expires.is_some_and(|e| e <= now)
+}
+
+/// Until when a pending order holds its quota: its term, or forever when it does not expire
+/// automatically.
+pub fn pending_until(o: &order::Model) -> Option<DateTime<Utc>> {
+    o.expires.filter(|_| o.expires_automatically)
+}
+
+/// The product of a position.
+pub fn product_of(p: &order_position::Model) -> Product {
+    Product {
+        item_id: p.item_id,
+        variation_id: p.variation_id,
+        subevent_id: p.subevent_id,
+    }
+}
+
+/// Units each quota gives to these products.
+pub fn demand<'a>(
+    catalogue: &Catalogue,
+    products: impl IntoIterator<Item = &'a Product>,
+) -> Demand {
+    let mut d = Demand::new();
+    for p in products {
+        for q in catalogue.quotas_of(p) {
+            *d.entry(q).or_default() += 1;
+        }
+    }
+    d
+}
+
+/// Changes what an order's positions hold of their quotas by `sign` (1 or -1) units each,
+/// as `kind` until `until`. The quotas must be locked.
+pub async fn hold_positions(
+    txn: &impl ConnectionTrait,
+    catalogue: &Catalogue,
+    positions: &[order_position::Model],
+    kind: HoldKind,
+    until: Option<DateTime<Utc>>,
+    sign: i64,
+) -> Result<(), DbErr> {
+    let products: Vec<Product> = positions.iter().map(product_of).collect();
+    for (quota_id, n) in demand(catalogue, &products) {
+        availability::adjust(txn, &[quota_id], kind, until, sign * n).await?;
+    }
+    Ok(())
+}
+
+/// Filters of the order list.
+#[derive(Debug, Clone, Default)]
+pub struct OrderFilter {
+    /// Status as shown (`n`, `p`, `e`, `c`).
+    pub status: Option<String>,
+    /// Customer e-mail, case-insensitive.
+    pub email: Option<String>,
+    /// Order code.
+    pub code: Option<String>,
+    /// Changed at or after this instant.
+    pub modified_since: Option<DateTime<Utc>>,
+    /// `datetime`, `code`, `status`, `last_modified`, each optionally with `-`.
+    pub ordering: Option<String>,
+}
+
+/// The orders of an event matching a filter, in the asked order.
+pub fn query(event_id: i64, f: &OrderFilter, now: DateTime<Utc>) -> Select<order::Entity> {
+    use order::Column as C;
+    let mut q = order::Entity::find().filter(C::EventId.eq(event_id));
+    let term_passed = || {
+        sea_orm::Condition::all()
+            .add(C::Status.eq("n"))
+            .add(C::ExpiresAutomatically.eq(true))
+            .add(C::Expires.lte(now))
+    };
+    q = match f.status.as_deref() {
+        Some("e") => q.filter(term_passed()),
+        Some("n") => q.filter(C::Status.eq("n")).filter(term_passed().not()),
+        Some(s) => q.filter(C::Status.eq(s)),
+        None => q,
+    };
+    if let Some(email) = &f.email {
+        use sea_orm::sea_query::{Expr, ExprTrait, Func};
+        q = q.filter(Expr::expr(Func::lower(Expr::col(C::Email))).eq(email.to_lowercase()));
+    }
+    if let Some(code) = &f.code {
+        q = q.filter(C::Code.eq(code.to_uppercase()));
+    }
+    if let Some(since) = f.modified_since {
+        q = q.filter(C::LastModified.gte(since));
+    }
+    let ordering = f.ordering.as_deref().unwrap_or("datetime");
+    let (desc, field) = match ordering.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, ordering),
+    };
+    let col = match field {
+        "code" => C::Code,
+        "status" => C::Status,
+        "last_modified" => C::LastModified,
+        _ => C::Datetime,
+    };
+    q = if desc {
+        q.order_by_desc(col)
+    } else {
+        q.order_by_asc(col)
+    };
+    q.order_by_asc(C::Id)
+}
+
+/// The orderings the list accepts.
+pub const ORDERINGS: [&str; 8] = [
+    "datetime",
+    "-datetime",
+    "code",
+    "-code",
+    "status",
+    "-status",
+    "last_modified",
+    "-last_modified",
+];
+
+/// How many orders match.
+pub async fn count(db: &impl ConnectionTrait, q: Select<order::Entity>) -> Result<u64, DbErr> {
+    q.count(db).await
+}
+
+/// One page of orders, complete: four queries, whatever their number.
+pub async fn page(
+    db: &impl ConnectionTrait,
+    q: Select<order::Entity>,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<Order>, DbErr> {
+    let rows = q.offset(offset).limit(limit).all(db).await?;
+    complete(db, rows).await
+}
+
+/// The order of the event with this code.
+pub async fn find(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    code: &str,
+) -> Result<Option<Order>, DbErr> {
+    let row = order::Entity::find()
+        .filter(order::Column::EventId.eq(event_id))
+        .filter(order::Column::Code.eq(code.to_uppercase()))
+        .one(db)
+        .await?;
+    Ok(match row {
+        Some(r) => complete(db, vec![r]).await?.pop(),
+        None => None,
+    })
+}
+
+/// Reads an order of the event and locks it until the transaction ends.
+pub async fn lock(
+    txn: &impl ConnectionTrait,
+    event_id: i64,
+    code: &str,
+) -> Result<Option<order::Model>, DbErr> {
+    let backend = txn.get_database_backend();
+    let lock = if backend == DbBackend::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    order::Model::find_by_statement(Statement::from_sql_and_values(
+        backend,
+        format!("SELECT * FROM orders WHERE event_id = $1 AND code = $2{lock}"),
+        [event_id.into(), code.to_uppercase().into()],
+    ))
+    .one(txn)
+    .await
+}
+
+/// Adds positions, fees and payments to order rows.
+pub async fn complete(
+    db: &impl ConnectionTrait,
+    rows: Vec<order::Model>,
+) -> Result<Vec<Order>, DbErr> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let mut positions = group(
+        order_position::Entity::find()
+            .filter(order_position::Column::OrderId.is_in(ids.clone()))
+            .order_by_asc(order_position::Column::Positionid)
+            .all(db)
+            .await?,
+        |p| p.order_id,
+    );
+    let mut fees = group(
+        order_fee::Entity::find()
+            .filter(order_fee::Column::OrderId.is_in(ids.clone()))
+            .order_by_asc(order_fee::Column::Id)
+            .all(db)
+            .await?,
+        |f| f.order_id,
+    );
+    let mut payments = group(
+        order_payment::Entity::find()
+            .filter(order_payment::Column::OrderId.is_in(ids))
+            .order_by_asc(order_payment::Column::LocalId)
+            .all(db)
+            .await?,
+        |p| p.order_id,
+    );
+    Ok(rows
+        .into_iter()
+        .map(|row| Order {
+            positions: positions.remove(&row.id).unwrap_or_default(),
+            fees: fees.remove(&row.id).unwrap_or_default(),
+            payments: payments.remove(&row.id).unwrap_or_default(),
+            row,
+        })
+        .collect())
+}
+
+fn group<T>(rows: Vec<T>, key: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {
+    let mut out: HashMap<i64, Vec<T>> = HashMap::new();
+    for r in rows {
+        out.entry(key(&r)).or_default().push(r);
+    }
+    out
+}
+
+/// The order's confirmation page: a plain page showing the order, its status and tickets.
+pub fn confirmation_page(public_url: &str, org: &str, ev: &str, o: &order::Model) -> String {
+    format!("{public_url}/{org}/{ev}/order/{}/{}/", o.code, o.secret)
+}
+
+/// The name shown for name parts: `full_name` when given, else the other parts joined.
+pub fn display_name(parts: &Value) -> Option<String> {
+    let map = parts.as_object()?;
+    if let Some(full) = map.get("full_name").and_then(Value::as_str) {
+        return Some(full.to_owned()).filter(|s| !s.is_empty());
+    }
+    let joined: Vec<&str> = map
+        .iter()
+        .filter(|(k, _)| !k.starts_with('_'))
+        .filter_map(|(_, v)| v.as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!joined.is_empty()).then(|| joined.join(" "))
+}

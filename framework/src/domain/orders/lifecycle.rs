@@ -1,0 +1,372 @@
+//! What happens to an order after it was placed: payment, cancellation, a longer term.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DatabaseTransaction,
+    DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, Set,
+};
+use serde_json::json;
+
+use super::{Order, complete, demand, expired, hold_positions, lock, pending_until, product_of};
+use crate::db::begin_write;
+use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
+use crate::domain::availability::{self, HoldKind};
+use crate::domain::sale::{Catalogue, Product};
+use crate::domain::vouchers;
+
+/// Why a change of an order was refused.
+#[derive(Debug)]
+pub enum LifecycleError {
+    /// No such order (or payment) in the event.
+    NotFound,
+    /// Not possible in the order's state: a message for the client (400).
+    Refused(String),
+    /// The database failed.
+    Db(DbErr),
+}
+
+impl From<DbErr> for LifecycleError {
+    fn from(e: DbErr) -> Self {
+        Self::Db(e)
+    }
+}
+
+fn refused<T>(message: &str) -> Result<T, LifecycleError> {
+    Err(LifecycleError::Refused(message.to_owned()))
+}
+
+/// An order locked in a transaction, with its positions and the catalogue they are of.
+struct Locked {
+    txn: DatabaseTransaction,
+    order: order::Model,
+    positions: Vec<order_position::Model>,
+    catalogue: Catalogue,
+}
+
+async fn open(
+    db: &DatabaseConnection,
+    ev: &event::Model,
+    code: &str,
+) -> Result<Locked, LifecycleError> {
+    let txn = begin_write(db).await?;
+    let order = lock(&txn, ev.id, code)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    let positions = order_position::Entity::find()
+        .filter(order_position::Column::OrderId.eq(order.id))
+        .order_by_asc(order_position::Column::Positionid)
+        .all(&txn)
+        .await?;
+    let subevents: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
+    let catalogue = Catalogue::load(&txn, ev, &subevents).await?;
+    Ok(Locked {
+        txn,
+        order,
+        positions,
+        catalogue,
+    })
+}
+
+impl Locked {
+    fn products(&self) -> Vec<Product> {
+        self.positions.iter().map(product_of).collect()
+    }
+
+    async fn lock_quotas(
+        &self,
+        extra: &[i64],
+    ) -> Result<Vec<crate::db::entities::quota::Model>, DbErr> {
+        let mut ids: Vec<i64> = demand(&self.catalogue, &self.products())
+            .into_keys()
+            .collect();
+        ids.extend_from_slice(extra);
+        ids.sort_unstable();
+        ids.dedup();
+        availability::lock_quotas(&self.txn, &ids).await
+    }
+
+    /// Holds the positions again as `kind` until `until`, checking that they fit, for an
+    /// order whose term has passed and whose hold has lapsed.
+    async fn hold_again(
+        &self,
+        kind: HoldKind,
+        until: Option<DateTime<Utc>>,
+        force: bool,
+    ) -> Result<(), LifecycleError> {
+        let quotas = self.lock_quotas(&[]).await?;
+        let wanted = demand(&self.catalogue, &self.products());
+        if force {
+            for (q, n) in wanted {
+                availability::adjust(&self.txn, &[q], kind, until, n).await?;
+            }
+            return Ok(());
+        }
+        match availability::reserve(&self.txn, &quotas, &wanted, kind, until).await? {
+            Ok(()) => Ok(()),
+            Err(_) => refused("Some of the ordered products are no longer available."),
+        }
+    }
+
+    async fn finish(self) -> Result<Order, LifecycleError> {
+        let order = self.order.clone();
+        let mut shown = complete(&self.txn, vec![order]).await?;
+        self.txn.commit().await?;
+        shown.pop().ok_or(LifecycleError::NotFound)
+    }
+}
+
+/// Marks a pending (or expired) order paid, confirming its open payment or adding a manual
+/// one. An expired order is only paid if its products are still available.
+pub async fn mark_paid(
+    db: &DatabaseConnection,
+    ev: &event::Model,
+    code: &str,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(db, ev, code).await?;
+    pay(&mut l, None).await?;
+    l.finish().await
+}
+
+/// Confirms a payment of an order and marks the order paid (if it is not already).
+pub async fn confirm_payment(
+    db: &DatabaseConnection,
+    ev: &event::Model,
+    code: &str,
+    local_id: i32,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(db, ev, code).await?;
+    let payment = order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(l.order.id))
+        .filter(order_payment::Column::LocalId.eq(local_id))
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    if !matches!(payment.state.as_str(), "created" | "pending") {
+        return refused("Only payments that are created or pending can be confirmed.");
+    }
+    if l.order.status == "p" {
+        confirm(&l.txn, payment, Utc::now()).await?;
+    } else {
+        pay(&mut l, Some(payment)).await?;
+    }
+    l.finish().await
+}
+
+async fn pay(l: &mut Locked, payment: Option<order_payment::Model>) -> Result<(), LifecycleError> {
+    let now = Utc::now();
+    match l.order.status.as_str() {
+        "p" => return refused("The order has already been paid."),
+        "c" => return refused("The order has been canceled."),
+        _ => {}
+    }
+    if expired(&l.order, now) {
+        l.hold_again(HoldKind::Paid, None, false).await?;
+    } else {
+        l.lock_quotas(&[]).await?;
+        let positions = l.positions.clone();
+        hold_positions(
+            &l.txn,
+            &l.catalogue,
+            &positions,
+            HoldKind::Pending,
+            pending_until(&l.order),
+            -1,
+        )
+        .await?;
+        hold_positions(&l.txn, &l.catalogue, &positions, HoldKind::Paid, None, 1).await?;
+    }
+    let payment = match payment {
+        Some(p) => Some(p),
+        None => {
+            order_payment::Entity::find()
+                .filter(order_payment::Column::OrderId.eq(l.order.id))
+                .filter(order_payment::Column::State.is_in(["created", "pending"]))
+                .order_by_asc(order_payment::Column::LocalId)
+                .one(&l.txn)
+                .await?
+        }
+    };
+    match payment {
+        Some(p) => confirm(&l.txn, p, now).await?,
+        None => add_manual_payment(&l.txn, &l.order, now).await?,
+    }
+    let mut row = l.order.clone().into_active_model();
+    row.status = Set("p".into());
+    row.payment_date = Set(Some(now));
+    row.last_modified = Set(Some(now));
+    l.order = row.update(&l.txn).await?;
+    Ok(())
+}
+
+async fn confirm(
+    txn: &DatabaseTransaction,
+    p: order_payment::Model,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let mut row = p.into_active_model();
+    row.state = Set("confirmed".into());
+    row.payment_date = Set(Some(now));
+    row.update(txn).await?;
+    Ok(())
+}
+
+async fn add_manual_payment(
+    txn: &DatabaseTransaction,
+    o: &order::Model,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    let next = order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(o.id))
+        .order_by_desc(order_payment::Column::LocalId)
+        .one(txn)
+        .await?
+        .map_or(1, |p| p.local_id + 1);
+    order_payment::ActiveModel {
+        id: NotSet,
+        order_id: Set(o.id),
+        local_id: Set(next),
+        state: Set("confirmed".into()),
+        amount_cents: Set(o.total_cents),
+        provider: Set("manual".into()),
+        created: Set(now),
+        payment_date: Set(Some(now)),
+        details: Set(json!({})),
+    }
+    .insert(txn)
+    .await?;
+    Ok(())
+}
+
+/// Options of a cancellation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CancelOptions {
+    /// Tell the customer by e-mail.
+    pub send_email: bool,
+}
+
+/// Cancels a pending, expired or paid order: its quota, seats and voucher redemptions are
+/// given back, its open payments canceled.
+pub async fn cancel(
+    db: &DatabaseConnection,
+    ev: &event::Model,
+    code: &str,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(db, ev, code).await?;
+    if l.order.status == "c" {
+        return refused("The order has already been canceled.");
+    }
+    let now = Utc::now();
+    let voucher_ids: Vec<i64> = l.positions.iter().filter_map(|p| p.voucher_id).collect();
+    let used = lock_vouchers(&l.txn, &voucher_ids).await?;
+    let blocked: Vec<i64> = used
+        .iter()
+        .flat_map(|v| vouchers::blocked_quotas(v, &l.catalogue))
+        .collect();
+    l.lock_quotas(&blocked).await?;
+    let positions = l.positions.clone();
+    let (kind, until) = if l.order.status == "p" {
+        (HoldKind::Paid, None)
+    } else {
+        (HoldKind::Pending, pending_until(&l.order))
+    };
+    hold_positions(&l.txn, &l.catalogue, &positions, kind, until, -1).await?;
+    for v in &used {
+        let n = voucher_ids.iter().filter(|&&id| id == v.id).count() as i32;
+        vouchers::redeem(&l.txn, v, &l.catalogue, -n).await?;
+    }
+    let seats: Vec<i64> = positions.iter().filter_map(|p| p.seat_id).collect();
+    if !seats.is_empty() {
+        seat::Entity::update_many()
+            .col_expr(seat::Column::Sold, sea_orm::sea_query::Expr::value(false))
+            .filter(seat::Column::Id.is_in(seats))
+            .exec(&l.txn)
+            .await?;
+    }
+    order_payment::Entity::update_many()
+        .col_expr(
+            order_payment::Column::State,
+            sea_orm::sea_query::Expr::value("canceled"),
+        )
+        .filter(order_payment::Column::OrderId.eq(l.order.id))
+        .filter(order_payment::Column::State.is_in(["created", "pending"]))
+        .exec(&l.txn)
+        .await?;
+    let mut row = l.order.clone().into_active_model();
+    row.status = Set("c".into());
+    row.cancellation_date = Set(Some(now));
+    row.last_modified = Set(Some(now));
+    l.order = row.update(&l.txn).await?;
+    l.finish().await
+}
+
+async fn lock_vouchers(
+    txn: &DatabaseTransaction,
+    ids: &[i64],
+) -> Result<Vec<voucher::Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let codes: Vec<String> = voucher::Entity::find()
+        .filter(voucher::Column::Id.is_in(ids.iter().copied()))
+        .all(txn)
+        .await?
+        .into_iter()
+        .map(|v| v.code)
+        .collect();
+    let event_id = voucher::Entity::find_by_id(ids[0])
+        .one(txn)
+        .await?
+        .map_or(0, |v| v.event_id);
+    vouchers::lock_by_codes(txn, event_id, &codes).await
+}
+
+/// Moves the payment term of a pending or expired order to `expires`. An expired order
+/// holds its quota again only if its products are still available, unless `force`.
+pub async fn extend(
+    db: &DatabaseConnection,
+    ev: &event::Model,
+    code: &str,
+    expires: DateTime<Utc>,
+    force: bool,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(db, ev, code).await?;
+    let now = Utc::now();
+    if l.order.status != "n" {
+        return refused("Only pending or expired orders can be extended.");
+    }
+    if expires <= now {
+        return refused("The new expiry date must be in the future.");
+    }
+    let mut changed = l.order.clone();
+    changed.expires = Some(expires);
+    if expired(&l.order, now) {
+        l.hold_again(HoldKind::Pending, pending_until(&changed), force)
+            .await?;
+    } else if pending_until(&l.order) != pending_until(&changed) {
+        l.lock_quotas(&[]).await?;
+        let positions = l.positions.clone();
+        hold_positions(
+            &l.txn,
+            &l.catalogue,
+            &positions,
+            HoldKind::Pending,
+            pending_until(&l.order),
+            -1,
+        )
+        .await?;
+        hold_positions(
+            &l.txn,
+            &l.catalogue,
+            &positions,
+            HoldKind::Pending,
+            pending_until(&changed),
+            1,
+        )
+        .await?;
+    }
+    let mut row = l.order.clone().into_active_model();
+    row.expires = Set(Some(expires));
+    row.last_modified = Set(Some(now));
+    l.order = row.update(&l.txn).await?;
+    l.finish().await
+}

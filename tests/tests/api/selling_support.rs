@@ -1,0 +1,94 @@
+//! Arrangement shared by the selling tests: an event with a ticket on a quota, and calls
+//! that place orders and read availability through the API.
+
+use serde_json::{Value, json};
+use tessera_tests::{Reply, TestApp};
+
+pub use crate::catalogue_support::{EVENT, catalogue_app, created, id, item};
+
+/// A fresh server with event `conf` of `acme`, an all-powerful token, an item "Ticket" at
+/// 23.00 and a quota of `size` on it.
+pub struct Shop {
+    /// The server.
+    pub app: TestApp,
+    /// The event's ID.
+    pub event: i64,
+    /// An all-powerful token.
+    pub token: String,
+    /// The ticket's ID.
+    pub ticket: i64,
+    /// The quota's ID.
+    pub quota: i64,
+}
+
+/// A shop whose ticket's quota has `size` (`None`: unlimited).
+pub async fn shop(size: Option<i64>) -> Shop {
+    let (app, event, token) = catalogue_app().await;
+    let ticket = id(&item(
+        &app,
+        &token,
+        json!({"name": {"en": "Ticket"}, "default_price": "23.00", "admission": true}),
+    )
+    .await);
+    let quota = id(&created(
+        &app,
+        &format!("{EVENT}/quotas/"),
+        &token,
+        json!({"name": "Hall", "size": size, "items": [ticket]}),
+    )
+    .await);
+    Shop {
+        app,
+        event,
+        token,
+        ticket,
+        quota,
+    }
+}
+
+impl Shop {
+    /// POSTs an order.
+    pub async fn order(&self, body: Value) -> Reply {
+        self.app
+            .post(&format!("{EVENT}/orders/"), &self.token, body)
+            .await
+    }
+
+    /// Places an order of `n` tickets and expects 201.
+    pub async fn ordered(&self, n: usize, extra: Value) -> Value {
+        let mut body = json!({
+            "email": "ada@example.org",
+            "positions": vec![json!({"item": self.ticket}); n],
+        });
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            b.extend(e.clone());
+        }
+        let r = self.order(body).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        r.body
+    }
+
+    /// The availability of a quota.
+    pub async fn availability(&self, quota: i64) -> Value {
+        let r = self
+            .app
+            .get(
+                &format!("{EVENT}/quotas/{quota}/availability/"),
+                &self.token,
+            )
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
+    }
+
+    /// POSTs an action on an order (`mark_paid`, `mark_canceled`, `extend`).
+    pub async fn act(&self, code: &str, action: &str, body: Value) -> Reply {
+        self.app
+            .post(
+                &format!("{EVENT}/orders/{code}/{action}/"),
+                &self.token,
+                body,
+            )
+            .await
+    }
+}
