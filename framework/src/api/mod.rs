@@ -1,12 +1,14 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
+pub mod carts;
 pub mod categories;
 pub mod events;
 pub mod files;
 pub mod giftcards;
 pub mod item_parts;
 pub mod items;
+pub mod orders;
 pub mod organizers;
 pub mod properties;
 pub mod questions;
@@ -49,6 +51,11 @@ pub enum Tag {
     Questions,
     /// File uploads.
     Files,
+    /// Orders, their payments and lifecycle (external checkout).
+    Orders,
+    /// Cart positions reserved through the API.
+    #[oai(rename = "Cart positions")]
+    CartPositions,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -70,6 +77,8 @@ pub fn ticketing_api() -> impl OpenApi {
             quotas::QuotasApi,
             questions::QuestionsApi,
             files::FilesApi,
+            orders::OrdersApi,
+            carts::CartsApi,
         ),
     )
 }
