@@ -441,6 +441,33 @@ pub async fn short_quotas(
         .collect())
 }
 
+/// The IDs of those locked quotas that have less left than `demand` asks of them when the
+/// waiting list is left out (pretix's `count_waitinglist=False`): what serves the waiting
+/// list, or goes ahead of it, asks this instead of [`short_quotas`]. Blocking vouchers are
+/// such, and so is the question whether somebody may join the waiting list at all.
+pub async fn short_ahead_of_waiting_list(
+    txn: &impl ConnectionTrait,
+    quotas: &[quota::Model],
+    demand: &Demand,
+) -> Result<Vec<i64>, DbErr> {
+    let wanted: Vec<&quota::Model> = quotas
+        .iter()
+        .filter(|q| demand.get(&q.id).is_some_and(|&n| n > 0))
+        .collect();
+    let ids: Vec<i64> = wanted.iter().map(|q| q.id).collect();
+    let mut held = holds(txn, &ids, Utc::now()).await?;
+    Ok(wanted
+        .into_iter()
+        .filter(|q| {
+            let mut h = held.remove(&q.id).unwrap_or_default();
+            h.waiting_list = 0;
+            let left = compute(q, h).available_number;
+            q.closed || left.is_some_and(|left| left < demand[&q.id])
+        })
+        .map(|q| q.id)
+        .collect())
+}
+
 #[derive(FromQueryResult)]
 struct Counted {
     expires: Option<DateTime<Utc>>,
