@@ -8,6 +8,8 @@ use super::availability::{self, HoldKind};
 use super::sale::{Catalogue, Product};
 use crate::db::entities::voucher;
 
+pub mod manage;
+
 /// How a voucher changes the price.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PriceMode {
