@@ -25,6 +25,7 @@ pub mod tax_rules;
 pub mod teams;
 pub mod tokens;
 pub mod vouchers;
+pub mod waiting_list;
 
 /// Most entries a list in a request body may have (IDs of items, variations or events,
 /// nested objects): longer lists are refused before any query, since a statement takes a
