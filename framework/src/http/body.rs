@@ -46,21 +46,103 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
         body: &mut RequestBody,
         _param_opts: ExtractParamOptions<Self::ParamType>,
     ) -> poem::Result<Self> {
-        if let Some(ct) = request.content_type() {
-            let json = ct.parse::<mime::Mime>().is_ok_and(|m| {
-                m.type_() == "application"
-                    && (m.subtype() == "json" || m.suffix().is_some_and(|s| s == "json"))
-            });
-            if !json {
-                return Err(ApiError::detail(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    format!("Unsupported media type \"{ct}\" in request."),
-                )
-                .into());
-            }
-        }
+        require_json(request)?;
         let bytes = body.take()?.into_bytes().await?;
         Ok(Self(parse::<T>(&bytes)?))
+    }
+}
+
+/// 415 unless the request's content type, when it has one, is JSON.
+fn require_json(request: &Request) -> Result<(), ApiError> {
+    if let Some(ct) = request.content_type() {
+        let json = ct.parse::<mime::Mime>().is_ok_and(|m| {
+            m.type_() == "application"
+                && (m.subtype() == "json" || m.suffix().is_some_and(|s| s == "json"))
+        });
+        if !json {
+            return Err(ApiError::detail(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("Unsupported media type \"{ct}\" in request."),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Most entries a [`JsonList`] body may have.
+pub const MAX_LIST_ENTRIES: usize = 1_000;
+
+/// A JSON request body that is a list of `T` (at most [`MAX_LIST_ENTRIES`]), each
+/// validated as a [`JsonBody`] would be. Invalid entries are answered with a list holding
+/// the field errors of each entry in order, `{}` for the valid ones.
+#[derive(Debug)]
+pub struct JsonList<T>(pub Vec<T>);
+
+impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonList<T> {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::RequestObject];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut Registry) {
+        T::register(registry);
+    }
+
+    fn request_meta() -> Option<MetaRequest> {
+        Some(MetaRequest {
+            description: None,
+            content: vec![MetaMediaType {
+                content_type: "application/json",
+                schema: Vec::<T>::schema_ref(),
+            }],
+            required: true,
+        })
+    }
+
+    async fn from_request(
+        request: &'a Request,
+        body: &mut RequestBody,
+        _param_opts: ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        require_json(request)?;
+        let bytes = body.take()?.into_bytes().await?;
+        let refuse = |message: String| {
+            ApiError::with_body(
+                StatusCode::BAD_REQUEST,
+                json!({ "non_field_errors": [message] }),
+            )
+        };
+        let list = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Array(list)) => list,
+            Ok(other) => {
+                return Err(refuse(format!(
+                    "Expected a list of items but got type \"{}\".",
+                    type_name(&other)
+                ))
+                .into());
+            }
+            Err(e) => return Err(ApiError::bad_request(format!("JSON parse error - {e}")).into()),
+        };
+        if list.len() > MAX_LIST_ENTRIES {
+            return Err(refuse(format!(
+                "Ensure this field has no more than {MAX_LIST_ENTRIES} elements."
+            ))
+            .into());
+        }
+        let mut parsed = Vec::with_capacity(list.len());
+        let mut errors = Vec::with_capacity(list.len());
+        for entry in list {
+            match parse::<T>(entry.to_string().as_bytes()) {
+                Ok(t) => {
+                    parsed.push(t);
+                    errors.push(json!({}));
+                }
+                Err(e) => errors.push(e.body().clone()),
+            }
+        }
+        if parsed.len() < errors.len() {
+            return Err(ApiError::with_body(StatusCode::BAD_REQUEST, Value::Array(errors)).into());
+        }
+        Ok(Self(parsed))
     }
 }
 

@@ -13,7 +13,7 @@ pub mod responses;
 pub mod routes;
 
 pub use auth::{Auth, Caller};
-pub use body::JsonBody;
+pub use body::{JsonBody, JsonList};
 pub use error::{ApiError, FieldErrors};
 pub use i18n::I18nString;
 pub use money::{Currency, Decimal2, Money};
