@@ -18,6 +18,8 @@ pub mod settings;
 pub mod subevents;
 pub mod taxrules;
 pub mod teams;
+pub mod vouchers;
+pub mod waiting_list;
 
 use poem_openapi::{OpenApi, Tags};
 
@@ -56,6 +58,11 @@ pub enum Tag {
     /// Cart positions reserved through the API.
     #[oai(rename = "Cart positions")]
     CartPositions,
+    /// Vouchers of an event and the quota they block.
+    Vouchers,
+    /// People waiting for sold-out products, and the vouchers sent to them.
+    #[oai(rename = "Waiting list")]
+    WaitingList,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -80,5 +87,6 @@ pub fn ticketing_api() -> impl OpenApi {
             orders::OrdersApi,
             carts::CartsApi,
         ),
+        (vouchers::VouchersApi, waiting_list::WaitingListApi),
     )
 }
