@@ -1,6 +1,7 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
 mod auth;
+mod carts;
 mod catalogue_clone;
 mod catalogue_support;
 mod categories;
@@ -21,6 +22,7 @@ mod properties;
 mod questions;
 mod quotas;
 mod seating;
+mod selling_races;
 mod selling_support;
 mod settings;
 mod subevents;

@@ -45,11 +45,18 @@ pub fn sold_by_seat(ev: &event::Model, item_id: i64) -> bool {
     ev.seating_plan_id.is_some() && seat_category(ev, item_id).is_some()
 }
 
+/// The category of the event's plan mapped to the item (the mapping stores item IDs as
+/// numbers or strings).
 fn seat_category(ev: &event::Model, item_id: i64) -> Option<String> {
-    super::super::events::string_map(&ev.seat_category_mapping)
-        .into_iter()
-        .find(|(_, item)| item.parse::<i64>().ok() == Some(item_id))
-        .map(|(category, _)| category)
+    let mapping = ev.seat_category_mapping.as_object()?;
+    mapping
+        .iter()
+        .find(|(_, item)| {
+            item.as_i64()
+                .or_else(|| item.as_str().and_then(|s| s.parse().ok()))
+                == Some(item_id)
+        })
+        .map(|(category, _)| category.clone())
 }
 
 /// Why an item cannot take this seat (of the event, possibly unknown), as a message; `None`

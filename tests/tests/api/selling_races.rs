@@ -1,0 +1,153 @@
+//! No oversell under real concurrency: many orders and carts racing for a quota or for
+//! seats, all sent at once to one server (several processes: app/tests/cli.rs).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use tessera_tests::TestApp;
+
+use crate::selling_support::{EVENT, Shop, shop};
+
+/// Sends all bodies at once to `path`; gives the statuses, in order.
+async fn race(app: &Arc<TestApp>, token: &str, path: &str, bodies: Vec<Value>) -> Vec<u16> {
+    let tasks: Vec<_> = bodies
+        .into_iter()
+        .map(|body| {
+            let (app, token, path) = (app.clone(), token.to_owned(), path.to_owned());
+            tokio::spawn(async move { app.post(&path, &token, body).await.status })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.expect("task"));
+    }
+    statuses
+}
+
+fn tally(statuses: &[u16]) -> (usize, usize) {
+    for s in statuses {
+        assert!(matches!(s, 201 | 400), "unexpected status {s}");
+    }
+    let ok = statuses.iter().filter(|&&s| s == 201).count();
+    (ok, statuses.len() - ok)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn five_hundred_concurrent_orders_sell_exactly_a_quota_of_one_hundred() {
+    let Shop {
+        app,
+        token,
+        ticket,
+        quota,
+        ..
+    } = shop(Some(100)).await;
+    let app = Arc::new(app);
+    let bodies = (0..500)
+        .map(|i| {
+            json!({
+                "email": format!("buyer{i}@example.org"),
+                "payment_provider": "manual",
+                "status": if i % 2 == 0 { "p" } else { "n" },
+                "positions": [{"item": ticket}],
+            })
+        })
+        .collect();
+    let statuses = race(&app, &token, &format!("{EVENT}/orders/"), bodies).await;
+    assert_eq!(tally(&statuses), (100, 400));
+    let a = app
+        .get(&format!("{EVENT}/quotas/{quota}/availability/"), &token)
+        .await
+        .body;
+    assert_eq!(a["available_number"], 0);
+    let held = a["paid_orders"].as_i64().unwrap_or(-1) + a["pending_orders"].as_i64().unwrap_or(-1);
+    assert_eq!(held, 100, "{a}");
+    let orders = app.get(&format!("{EVENT}/orders/"), &token).await.body;
+    assert_eq!(orders["count"], 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_carts_and_orders_together_never_exceed_the_quota() {
+    let s = shop(Some(30)).await;
+    let app = Arc::new(s.app);
+    let carts: Vec<Value> = (0..60)
+        .map(|i| json!({"cart_id": format!("cart{i}"), "item": s.ticket, "price": "23.00"}))
+        .collect();
+    let orders: Vec<Value> = (0..60)
+        .map(|_| json!({"positions": [{"item": s.ticket}]}))
+        .collect();
+    let (cart_path, order_path) = (
+        format!("{EVENT}/cartpositions/"),
+        format!("{EVENT}/orders/"),
+    );
+    let (cart_statuses, order_statuses) = tokio::join!(
+        race(&app, &s.token, &cart_path, carts),
+        race(&app, &s.token, &order_path, orders),
+    );
+    let (carts_ok, _) = tally(&cart_statuses);
+    let (orders_ok, _) = tally(&order_statuses);
+    assert_eq!(carts_ok + orders_ok, 30);
+    let a = app
+        .get(
+            &format!("{EVENT}/quotas/{}/availability/", s.quota),
+            &s.token,
+        )
+        .await
+        .body;
+    assert_eq!(a["cart_positions"], carts_ok);
+    assert_eq!(a["pending_orders"], orders_ok);
+    assert_eq!(a["available_number"], 0);
+}
+
+/// A plan of `n` seats of category "Stalls", given to `conf` with the ticket on Stalls.
+pub async fn seat_the_shop(s: &Shop, n: usize) {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    use tessera::db::entities::organizer;
+    let seats: Vec<Value> = (0..n)
+        .map(|i| json!({"seat_guid": format!("s{i}"), "seat_number": format!("{i}"), "category": "Stalls"}))
+        .collect();
+    let layout = json!({
+        "name": "Hall",
+        "categories": [{"name": "Stalls"}],
+        "zones": [{"name": "Main", "rows": [{"row_number": "1", "seats": seats}]}],
+    });
+    let r = s
+        .app
+        .post(
+            "/api/v1/organizers/acme/seatingplans/",
+            &s.token,
+            json!({"name": "Hall", "layout": layout}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let org = organizer::Entity::find()
+        .filter(organizer::Column::Slug.eq("acme"))
+        .one(&s.app.db)
+        .await
+        .expect("query")
+        .expect("acme")
+        .id;
+    let mut mapping = Map::new();
+    mapping.insert("Stalls".into(), json!(s.ticket));
+    tessera::domain::seating::assign(&s.app.db, org, s.event, r.body["id"].as_i64(), &mapping)
+        .await
+        .expect("assign");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_buyers_racing_for_ten_seats_get_each_seat_once() {
+    let s = shop(None).await;
+    seat_the_shop(&s, 10).await;
+    let app = Arc::new(s.app);
+    let bodies = (0..50)
+        .map(|i| json!({"positions": [{"item": s.ticket, "seat": format!("s{}", i % 10)}]}))
+        .collect();
+    let statuses = race(&app, &s.token, &format!("{EVENT}/orders/"), bodies).await;
+    assert_eq!(tally(&statuses), (10, 40));
+    let seats = app
+        .get(&format!("{EVENT}/seats/?page_size=50"), &s.token)
+        .await
+        .body;
+    let results = seats["results"].as_array().expect("seats");
+    assert_eq!(results.len(), 10);
+    assert!(results.iter().all(|seat| seat["sold"] == true), "{seats}");
+}
