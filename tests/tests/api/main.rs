@@ -15,6 +15,7 @@ mod giftcards_accepted;
 mod item_parts;
 mod items;
 mod openapi;
+mod order_vouchers;
 mod orders;
 mod organizers;
 mod pagination;
