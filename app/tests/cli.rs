@@ -387,3 +387,140 @@ async fn a_change_made_through_one_process_reaches_what_the_other_keeps() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+/// POSTs JSON and gives the status and body.
+async fn post_json(client: &reqwest::Client, url: &str, auth: &str, body: Value) -> (u16, Value) {
+    let r = client
+        .post(url)
+        .header("Authorization", auth)
+        .json(&body)
+        .send()
+        .await
+        .expect("post");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// Sends every body to `path` at once, alternating between the servers; gives the count
+/// of 201 answers, after checking every other answer is a clean 400.
+async fn race_orders(servers: &[Served], auth: &str, path: &str, bodies: Vec<Value>) -> usize {
+    let client = reqwest::Client::new();
+    let requests = bodies.into_iter().enumerate().map(|(i, body)| {
+        let url = format!("{}{path}", servers[i % servers.len()].base);
+        let (client, auth) = (client.clone(), auth.to_owned());
+        tokio::spawn(async move { post_json(&client, &url, &auth, body).await })
+    });
+    let answers = futures::future::join_all(requests).await;
+    let mut created = 0;
+    for a in answers {
+        let (status, body) = a.expect("task");
+        match status {
+            201 => created += 1,
+            400 => assert!(body["positions"][0].is_object(), "{body}"),
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    created
+}
+
+/// An event `conf` with a ticket, through the first server; gives the ticket's ID.
+async fn event_with_ticket(server: &Served, auth: &str) -> i64 {
+    let client = reqwest::Client::new();
+    let base = format!("{}/api/v1/organizers/acme/events/", server.base);
+    let (status, body) = post_json(
+        &client,
+        &base,
+        auth,
+        json!({"name": {"en": "Conf"}, "slug": "conf", "currency": "EUR",
+               "date_from": "2030-06-01T09:00:00Z"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, ticket) = post_json(
+        &client,
+        &format!("{base}conf/items/"),
+        auth,
+        json!({"name": {"en": "Ticket"}, "default_price": "23.00"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{ticket}");
+    ticket["id"].as_i64().expect("id")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_sell_exactly_a_quota_of_one_hundred_to_five_hundred_buyers() {
+    let db = fresh_database().await;
+    let auth = format!("Token {}", organizer_with_token(&db));
+    let servers = [serve(&db).await, serve(&db).await];
+    let ticket = event_with_ticket(&servers[0], &auth).await;
+    let client = reqwest::Client::new();
+    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[1].base);
+    let (status, quota) = post_json(
+        &client,
+        &format!("{event}/quotas/"),
+        &auth,
+        json!({"name": "Hall", "size": 100, "items": [ticket]}),
+    )
+    .await;
+    assert_eq!(status, 201, "{quota}");
+    let bodies = (0..500)
+        .map(|_| json!({"payment_provider": "manual", "positions": [{"item": ticket}]}))
+        .collect();
+    let path = "/api/v1/organizers/acme/events/conf/orders/";
+    assert_eq!(race_orders(&servers, &auth, path, bodies).await, 100);
+    let (_, a) = get_json(
+        &client,
+        &format!("{event}/quotas/{}/availability/", quota["id"]),
+        &auth,
+    )
+    .await;
+    assert_eq!(a["available_number"], 0, "{a}");
+    assert_eq!(
+        a["pending_orders"].as_i64().unwrap_or(0) + a["paid_orders"].as_i64().unwrap_or(0),
+        100
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_sell_each_of_ten_seats_once_to_fifty_buyers() {
+    let db = fresh_database().await;
+    let auth = format!("Token {}", organizer_with_token(&db));
+    let servers = [serve(&db).await, serve(&db).await];
+    let ticket = event_with_ticket(&servers[0], &auth).await;
+    let client = reqwest::Client::new();
+    let seats: Vec<Value> = (0..10)
+        .map(|i| json!({"seat_guid": format!("s{i}"), "seat_number": format!("{i}"), "category": "Stalls"}))
+        .collect();
+    let layout = json!({"name": "Hall", "categories": [{"name": "Stalls"}],
+                        "zones": [{"name": "Main", "rows": [{"row_number": "1", "seats": seats}]}]});
+    let (status, plan) = post_json(
+        &client,
+        &format!("{}/api/v1/organizers/acme/seatingplans/", servers[0].base),
+        &auth,
+        json!({"name": "Hall", "layout": layout}),
+    )
+    .await;
+    assert_eq!(status, 201, "{plan}");
+    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[0].base);
+    let r = client
+        .patch(format!("{event}/"))
+        .header("Authorization", &auth)
+        .json(&json!({"seating_plan": plan["id"], "seat_category_mapping": {"Stalls": ticket}}))
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(r.status().as_u16(), 200);
+    let (status, quota) = post_json(
+        &client,
+        &format!("{event}/quotas/"),
+        &auth,
+        json!({"name": "Hall", "size": null, "items": [ticket]}),
+    )
+    .await;
+    assert_eq!(status, 201, "{quota}");
+    let bodies = (0..50)
+        .map(|i| json!({"positions": [{"item": ticket, "seat": format!("s{}", i % 10)}]}))
+        .collect();
+    let path = "/api/v1/organizers/acme/events/conf/orders/";
+    assert_eq!(race_orders(&servers, &auth, path, bodies).await, 10);
+}
