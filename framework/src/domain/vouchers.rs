@@ -77,8 +77,7 @@ pub fn refusal(
     let mismatch = v.item_id.is_some_and(|i| i != product.item_id)
         || v.variation_id.is_some() && v.variation_id != product.variation_id
         || v.subevent_id.is_some() && v.subevent_id != product.subevent_id
-        || v
-            .quota_id
+        || v.quota_id
             .is_some_and(|q| !catalogue.quotas_of(product).contains(&q));
     if mismatch {
         return Some("This voucher is not valid for this product.");
@@ -108,7 +107,7 @@ pub fn blocked_quotas(v: &voucher::Model, catalogue: &Catalogue) -> Vec<i64> {
     }
 }
 
-/// Reads the event's vouchers with these codes and locks them until the transaction ends
+/// Reads the event's vouchers with these codes (ignoring case) and locks them until the transaction ends
 /// (in ID order, on PostgreSQL).
 pub async fn lock_by_codes(
     txn: &impl ConnectionTrait,
@@ -126,11 +125,11 @@ pub async fn lock_by_codes(
     };
     let placeholders: Vec<String> = (0..codes.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
-        "SELECT * FROM vouchers WHERE event_id = $1 AND code IN ({}) ORDER BY id{lock}",
+        "SELECT * FROM vouchers WHERE event_id = $1 AND UPPER(code) IN ({}) ORDER BY id{lock}",
         placeholders.join(", ")
     );
     let mut values = vec![event_id.into()];
-    values.extend(codes.iter().map(|c| c.clone().into()));
+    values.extend(codes.iter().map(|c| c.to_uppercase().into()));
     voucher::Model::find_by_statement(Statement::from_sql_and_values(backend, sql, values))
         .all(txn)
         .await

@@ -62,7 +62,7 @@ async fn unknown_used_up_expired_and_foreign_vouchers_are_400_on_the_position() 
     voucher(&s, json!({"code": "OTHER", "item": other})).await;
     s.ordered(
         0,
-        json!({"positions": [{"item": s.ticket, "voucher": "ONCE1"}]}),
+        json!({"positions": [{"item": s.ticket, "voucher": "once1"}]}),
     )
     .await;
     for code in ["NOPE1", "ONCE1", "OLDIE", "OTHER"] {

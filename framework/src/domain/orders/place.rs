@@ -209,7 +209,10 @@ pub async fn place(
         let seat = p.seat.as_ref().and_then(|g| seats.get(g)).cloned();
         let voucher = match &p.voucher {
             None => None,
-            Some(code) => match locked_vouchers.iter().position(|v| &v.code == code) {
+            Some(code) => match locked_vouchers
+                .iter()
+                .position(|v| v.code.eq_ignore_ascii_case(code))
+            {
                 None => {
                     errors.add(i, "voucher", "Object with code does not exist.");
                     continue;
