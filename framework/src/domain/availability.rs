@@ -13,8 +13,8 @@ use std::sync::OnceLock;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter, Statement,
-    Value as DbValue,
+    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, QueryFilter,
+    Statement, Value as DbValue,
 };
 
 use crate::db::entities::quota;
