@@ -967,6 +967,7 @@ impl OrdersApi {
         path = "/api/v1/organizers/:organizer/events/:event/orders/:code/payments",
         method = "get"
     )]
+    #[allow(clippy::too_many_arguments)]
     async fn list_payments(
         &self,
         req: &Request,
