@@ -137,7 +137,7 @@ async fn a_voucher_that_ignores_quota_sells_beyond_it() {
             json!({"positions": [{"item": s.ticket, "voucher": "CREW1"}]}),
         )
         .await;
-    assert_eq!(o["positions"][0]["voucher"].is_i64(), true);
+    assert!(o["positions"][0]["voucher"].is_i64());
     assert_eq!(s.availability(s.quota).await["pending_orders"], 2);
 }
 
