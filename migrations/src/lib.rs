@@ -9,6 +9,7 @@ mod m0004_event_config;
 mod m0005_quotas;
 mod m0006_catalogue;
 mod m0007_selling;
+mod m0008_mail_idempotency;
 mod schema_helpers;
 
 /// Every migration of the schema, in order.
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0005_quotas::Migration),
             Box::new(m0006_catalogue::Migration),
             Box::new(m0007_selling::Migration),
+            Box::new(m0008_mail_idempotency::Migration),
         ]
     }
 }
