@@ -12,6 +12,7 @@ use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
 
 use crate::config::Config;
+use crate::domain::mail::Mailer;
 use crate::http::middleware::{RateLimiter, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
 use crate::plugin::{Plugin, PluginRegistry};
@@ -29,6 +30,9 @@ pub enum StartError {
     /// The database could not be opened or migrated.
     #[error("database: {0}")]
     Database(#[from] DbErr),
+    /// The mail settings cannot work.
+    #[error("mail: {0}")]
+    Mail(#[from] crate::domain::mail::MailConfigError),
     /// The address could not be bound, or serving failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -51,6 +55,7 @@ impl App {
 
     /// Connects to the configured database, migrates it, and gives the server.
     pub async fn build(self) -> Result<Server, StartError> {
+        Mailer::check(&self.config)?;
         let db = crate::db::connect(
             &self.config.effective_database_url(),
             self.config.db_max_connections,
@@ -68,6 +73,10 @@ impl App {
         if tokio::runtime::Handle::try_current().is_ok() {
             cache.listen(&url);
         }
+        let mailer = Mailer::new(db.clone(), &self.config).unwrap_or_else(|error| {
+            tracing::error!(%error, "mail settings unusable; mails stay in the outbox");
+            Mailer::outbox_only(db.clone())
+        });
         Server {
             state: AppState {
                 db,
@@ -76,6 +85,7 @@ impl App {
                 settings: Arc::new(self.plugins.settings()),
                 plugins: Arc::new(self.plugins),
                 cache,
+                mailer,
             },
         }
     }
@@ -162,6 +172,9 @@ impl Server {
         let bind = self.state.config.bind.clone();
         let listener = poem::listener::TcpListener::bind(bind.clone());
         tracing::info!(%bind, public_url = %self.state.public_url, "serving");
+        if self.state.mailer.spawn().is_none() {
+            tracing::info!("no smtp_host: mails stay in the outbox (`tessera admin outbox`)");
+        }
         poem::Server::new(listener)
             .run_with_graceful_shutdown(
                 self.endpoint(),

@@ -17,6 +17,30 @@ pub enum LogFormat {
     Json,
 }
 
+/// How the connection to the SMTP server is secured.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpTls {
+    /// Plain text (a local relay, or tests).
+    None,
+    /// Plain text upgraded with `STARTTLS`, which is required (port 587 by default).
+    #[default]
+    Starttls,
+    /// TLS from the first byte (port 465 by default).
+    Tls,
+}
+
+impl SmtpTls {
+    /// The usual port of the mode: 25, 587 or 465.
+    pub fn default_port(self) -> u16 {
+        match self {
+            SmtpTls::None => 25,
+            SmtpTls::Starttls => 587,
+            SmtpTls::Tls => 465,
+        }
+    }
+}
+
 /// The service configuration.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -35,6 +59,18 @@ pub struct Config {
     pub rate_limit_per_minute: Option<u32>,
     /// Size of the database connection pool.
     pub db_max_connections: u32,
+    /// SMTP server for outgoing mail; without it mails stay in the outbox.
+    pub smtp_host: Option<String>,
+    /// SMTP port; default: the usual port of `smtp_tls`.
+    pub smtp_port: Option<u16>,
+    /// SMTP user name; with `smtp_password`, the server is logged in to.
+    pub smtp_username: Option<String>,
+    /// SMTP password.
+    pub smtp_password: Option<String>,
+    /// How the SMTP connection is secured.
+    pub smtp_tls: SmtpTls,
+    /// Sender address of outgoing mail, e.g. `Tickets <tickets@example.com>`.
+    pub mail_from: String,
 }
 
 impl Default for Config {
@@ -47,6 +83,12 @@ impl Default for Config {
             log_format: LogFormat::Text,
             rate_limit_per_minute: None,
             db_max_connections: 16,
+            smtp_host: None,
+            smtp_port: None,
+            smtp_username: None,
+            smtp_password: None,
+            smtp_tls: SmtpTls::default(),
+            mail_from: "tessera@localhost".into(),
         }
     }
 }
@@ -141,6 +183,7 @@ impl Config {
                 message: "expected a whole number".into(),
             })?;
         }
+        config.apply_mail_env(&env)?;
         if let Some(v) = overrides.bind {
             config.bind = v;
         }
@@ -151,6 +194,42 @@ impl Config {
             config.data_dir = v;
         }
         Ok(config)
+    }
+
+    /// The `TESSERA_SMTP_*` and `TESSERA_MAIL_FROM` variables.
+    fn apply_mail_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        if let Some(v) = env("TESSERA_SMTP_HOST") {
+            self.smtp_host = Some(v).filter(|h| !h.is_empty());
+        }
+        if let Some(v) = env("TESSERA_SMTP_PORT") {
+            self.smtp_port = Some(v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_SMTP_PORT",
+                message: "expected a port number".into(),
+            })?);
+        }
+        if let Some(v) = env("TESSERA_SMTP_USERNAME") {
+            self.smtp_username = Some(v);
+        }
+        if let Some(v) = env("TESSERA_SMTP_PASSWORD") {
+            self.smtp_password = Some(v);
+        }
+        if let Some(v) = env("TESSERA_SMTP_TLS") {
+            self.smtp_tls = match v.as_str() {
+                "none" => SmtpTls::None,
+                "starttls" => SmtpTls::Starttls,
+                "tls" => SmtpTls::Tls,
+                _ => {
+                    return Err(ConfigError::Env {
+                        name: "TESSERA_SMTP_TLS",
+                        message: "expected `none`, `starttls` or `tls`".into(),
+                    });
+                }
+            };
+        }
+        if let Some(v) = env("TESSERA_MAIL_FROM") {
+            self.mail_from = v;
+        }
+        Ok(())
     }
 
     fn from_file(path: &Path) -> Result<Self, ConfigError> {
@@ -210,6 +289,35 @@ mod tests {
         assert_eq!(config.bind, "0.0.0.0:3");
         assert_eq!(config.effective_public_url(), "https://env");
         assert_eq!(config.log_format, LogFormat::Json);
+    }
+
+    #[test]
+    fn smtp_settings_come_from_the_file_and_the_environment() {
+        let dir = std::env::temp_dir().join(format!("tessera-config-smtp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("tessera.toml");
+        std::fs::write(
+            &file,
+            "smtp_host = \"mail.example.com\"\nsmtp_tls = \"tls\"\nmail_from = \"a@example.com\"\n",
+        )
+        .expect("write");
+        let env = |name: &str| match name {
+            "TESSERA_SMTP_PORT" => Some("2525".to_string()),
+            "TESSERA_SMTP_USERNAME" => Some("user".to_string()),
+            _ => None,
+        };
+        let overrides = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let config = Config::load_from(overrides, env).expect("config");
+        assert_eq!(config.smtp_host.as_deref(), Some("mail.example.com"));
+        assert_eq!(config.smtp_tls, SmtpTls::Tls);
+        assert_eq!(config.smtp_port, Some(2525));
+        assert_eq!(config.smtp_username.as_deref(), Some("user"));
+        assert_eq!(config.mail_from, "a@example.com");
+        let bad = |name: &str| (name == "TESSERA_SMTP_TLS").then(|| "ssl".to_string());
+        assert!(Config::load_from(Overrides::default(), bad).is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use sea_orm::DatabaseConnection;
 
 use crate::cache::Cache;
 use crate::config::Config;
+use crate::domain::mail::Mailer;
 use crate::domain::settings::SettingsRegistry;
 use crate::plugin::PluginRegistry;
 
@@ -24,4 +25,6 @@ pub struct AppState {
     pub settings: Arc<SettingsRegistry>,
     /// What this process keeps of the configuration between requests.
     pub cache: Arc<Cache>,
+    /// Sends the mail outbox; wake it after committing a transaction that queued mail.
+    pub mailer: Mailer,
 }

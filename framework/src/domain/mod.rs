@@ -10,6 +10,7 @@ pub mod events;
 pub mod files;
 pub mod giftcards;
 pub mod items;
+pub mod mail;
 pub mod meta;
 pub mod orders;
 pub mod permissions;

@@ -1,0 +1,179 @@
+//! Outgoing mail through a transactional outbox. Whoever causes a mail writes it with
+//! [`queue`] in its own transaction, so the mail exists exactly when that transaction
+//! commits; after the commit it calls [`Mailer::wake`], and the mailer's worker sends it over
+//! SMTP in the background, retrying with growing pauses when the server refuses. A request
+//! never waits for, nor fails because of, a mail. Without SMTP configured, mails stay
+//! `queued` in the outbox, where `tessera admin outbox` shows them.
+
+mod mailer;
+mod smtp;
+
+pub use mailer::{Delivered, MAX_ATTEMPTS, Mailer, retry_delay};
+pub use smtp::MailConfigError;
+
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
+
+use crate::db::entities::outbox_mail;
+
+/// A mail to send.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mail {
+    /// The organizer it is about, if any.
+    pub organizer_id: Option<i64>,
+    /// The event it is about, if any.
+    pub event_id: Option<i64>,
+    /// The recipient's address.
+    pub to: String,
+    /// Subject line.
+    pub subject: String,
+    /// Plain-text body.
+    pub body_text: String,
+    /// An HTML alternative of the body.
+    pub body_html: Option<String>,
+}
+
+impl Mail {
+    /// A plain-text mail about no organizer or event.
+    pub fn text(to: impl Into<String>, subject: impl Into<String>, body: impl Into<String>) -> Self {
+        Self {
+            to: to.into(),
+            subject: subject.into(),
+            body_text: body.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The same mail, about this organizer and event.
+    pub fn about(mut self, organizer_id: Option<i64>, event_id: Option<i64>) -> Self {
+        self.organizer_id = organizer_id;
+        self.event_id = event_id;
+        self
+    }
+}
+
+/// Where a mail of the outbox stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MailState {
+    /// Waiting to be sent, or to be tried again.
+    Queued,
+    /// Handed to the SMTP server.
+    Sent,
+    /// Given up after [`MAX_ATTEMPTS`], or undeliverable (a malformed address).
+    Failed,
+}
+
+impl MailState {
+    /// Every state, in the order mails go through them.
+    pub const ALL: [MailState; 3] = [MailState::Queued, MailState::Sent, MailState::Failed];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MailState::Queued => "queued",
+            MailState::Sent => "sent",
+            MailState::Failed => "failed",
+        }
+    }
+
+    /// The state with this stored name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// Writes a mail to the outbox in the caller's transaction and gives its ID. Call
+/// [`Mailer::wake`] after the transaction commits, so that it goes out at once.
+pub async fn queue(txn: &impl ConnectionTrait, mail: Mail) -> Result<i64, DbErr> {
+    let now = Utc::now();
+    let row = outbox_mail::ActiveModel {
+        organizer_id: Set(mail.organizer_id),
+        event_id: Set(mail.event_id),
+        to_address: Set(mail.to),
+        subject: Set(mail.subject),
+        body_text: Set(mail.body_text),
+        body_html: Set(mail.body_html),
+        created: Set(now),
+        state: Set(MailState::Queued.as_str().into()),
+        attempts: Set(0),
+        next_attempt_at: Set(now),
+        ..Default::default()
+    }
+    .insert(txn)
+    .await?;
+    Ok(row.id)
+}
+
+/// Fills `{name}` placeholders of a mail text from `values`, as pretix's mail texts do
+/// (`"Your order {code} for {event}"`). Placeholders without a value, and braces that
+/// enclose no name, are left as they are.
+pub fn render(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let value = after.find('}').and_then(|close| {
+            let name = &after[..close];
+            let found = values.iter().find(|(n, _)| *n == name)?;
+            Some((found.1, close))
+        });
+        match value {
+            Some((value, close)) => {
+                out.push_str(value);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The mails of the outbox, newest first, at most `limit`, only those in `state` if given.
+pub async fn list(
+    db: &impl ConnectionTrait,
+    state: Option<MailState>,
+    limit: u64,
+) -> Result<Vec<outbox_mail::Model>, DbErr> {
+    let mut query = outbox_mail::Entity::find();
+    if let Some(state) = state {
+        query = query.filter(outbox_mail::Column::State.eq(state.as_str()));
+    }
+    query
+        .order_by_desc(outbox_mail::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await
+}
+
+/// One mail of the outbox.
+pub async fn find(db: &impl ConnectionTrait, id: i64) -> Result<Option<outbox_mail::Model>, DbErr> {
+    outbox_mail::Entity::find_by_id(id).one(db).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::render;
+
+    #[test]
+    fn placeholders_are_filled_and_unknown_ones_kept() {
+        let text = render(
+            "Order {code} for {event}: {unknown} {}{",
+            &[("code", "ABC12"), ("event", "DemoCon")],
+        );
+        assert_eq!(text, "Order ABC12 for DemoCon: {unknown} {}{");
+    }
+
+    #[test]
+    fn a_value_is_not_searched_for_placeholders_again() {
+        let text = render("{a}{b}", &[("a", "{b}"), ("b", "x")]);
+        assert_eq!(text, "{b}x");
+    }
+}

@@ -1,0 +1,230 @@
+//! The mailer: sends the outbox's due mails over SMTP, in this process's background.
+//!
+//! Several processes may share one database. A worker claims a batch of due mails in one
+//! statement that moves their next attempt a lease ahead (on PostgreSQL with `FOR UPDATE
+//! SKIP LOCKED`, so that concurrent workers take different mails; SQLite has one writer at a
+//! time), sends them, and then marks each sent or due again later. A worker that dies
+//! mid-batch leaves its mails to be claimed again once the lease has passed.
+
+use std::sync::Arc;
+use std::time::Duration as StdDuration;
+
+use chrono::{Duration, Utc};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait,
+    FromQueryResult, QueryFilter, Set, Statement,
+};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use super::smtp::{MailConfigError, SendError, Smtp};
+use super::MailState;
+use crate::config::Config;
+use crate::db::entities::outbox_mail;
+
+/// Attempts after which a mail that could not be sent is given up as `failed`.
+pub const MAX_ATTEMPTS: i32 = 10;
+
+/// Mails claimed at once.
+const BATCH: i64 = 20;
+
+/// How long a claimed mail is left to its worker before others may take it.
+const LEASE_SECONDS: i64 = 300;
+
+/// How often an idle worker looks for mails queued by other processes, or due again.
+const POLL: StdDuration = StdDuration::from_secs(10);
+
+/// The pause before the attempt after `attempts` failed ones: 30 seconds, doubling each
+/// time, at most 4 hours (ten attempts span about eight hours).
+pub fn retry_delay(attempts: i32) -> Duration {
+    let doublings = attempts.clamp(1, 20) - 1;
+    let seconds = 30_i64.saturating_mul(1 << doublings);
+    Duration::seconds(seconds.min(4 * 3600))
+}
+
+/// What one delivery pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Delivered {
+    /// Mails handed to the SMTP server.
+    pub sent: usize,
+    /// Mails refused or not reached, to be tried again later.
+    pub retried: usize,
+    /// Mails given up.
+    pub failed: usize,
+}
+
+/// Sends the outbox's mails; cheap to clone. Without SMTP configured it sends nothing and
+/// mails stay queued.
+#[derive(Clone)]
+pub struct Mailer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: DatabaseConnection,
+    smtp: Option<Smtp>,
+    wake: Notify,
+}
+
+impl Mailer {
+    /// A mailer for the configured SMTP server, or one that keeps mails in the outbox when
+    /// `smtp_host` is not set.
+    pub fn new(db: DatabaseConnection, config: &Config) -> Result<Self, MailConfigError> {
+        Ok(Self::with(db, Smtp::from_config(config)?))
+    }
+
+    /// Checks the mail settings without making a mailer.
+    pub fn check(config: &Config) -> Result<(), MailConfigError> {
+        Smtp::from_config(config).map(drop)
+    }
+
+    /// A mailer that sends nothing: mails stay in the outbox.
+    pub fn outbox_only(db: DatabaseConnection) -> Self {
+        Self::with(db, None)
+    }
+
+    fn with(db: DatabaseConnection, smtp: Option<Smtp>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                db,
+                smtp,
+                wake: Notify::new(),
+            }),
+        }
+    }
+
+    /// Whether this mailer sends mails (SMTP is configured).
+    pub fn sends(&self) -> bool {
+        self.inner.smtp.is_some()
+    }
+
+    /// Tells the worker that mails were queued; call it after the transaction that queued
+    /// them commits. Returns at once.
+    pub fn wake(&self) {
+        self.inner.wake.notify_one();
+    }
+
+    /// Starts [`Mailer::run`] on the current tokio runtime, when this mailer sends mails.
+    pub fn spawn(&self) -> Option<JoinHandle<()>> {
+        self.sends().then(|| tokio::spawn(self.clone().run()))
+    }
+
+    /// Sends due mails whenever woken, and every few seconds; never returns.
+    pub async fn run(self) {
+        loop {
+            match self.deliver_due().await {
+                Ok(done) if done != Delivered::default() => {
+                    tracing::info!(sent = done.sent, retried = done.retried, failed = done.failed, "mail delivery");
+                }
+                Ok(_) => {}
+                Err(error) => tracing::warn!(%error, "mail delivery pass failed"),
+            }
+            tokio::select! {
+                () = self.inner.wake.notified() => {}
+                () = tokio::time::sleep(POLL) => {}
+            }
+        }
+    }
+
+    /// Sends every mail that is due now, batch by batch, and records each outcome. Does
+    /// nothing without SMTP.
+    pub async fn deliver_due(&self) -> Result<Delivered, DbErr> {
+        let mut done = Delivered::default();
+        let Some(smtp) = &self.inner.smtp else {
+            return Ok(done);
+        };
+        loop {
+            let batch = claim(&self.inner.db).await?;
+            for mail in &batch {
+                let outcome = smtp.send(mail).await;
+                record(&self.inner.db, mail, outcome, &mut done).await?;
+            }
+            if (batch.len() as i64) < BATCH {
+                return Ok(done);
+            }
+        }
+    }
+}
+
+/// Takes up to [`BATCH`] due mails for this worker: counts the attempt and moves their next
+/// attempt a lease ahead, in one statement.
+async fn claim(db: &DatabaseConnection) -> Result<Vec<outbox_mail::Model>, DbErr> {
+    let backend = db.get_database_backend();
+    let lock = match backend {
+        DbBackend::Postgres => " FOR UPDATE SKIP LOCKED",
+        _ => "",
+    };
+    let sql = format!(
+        "UPDATE outbox_mails SET attempts = attempts + 1, next_attempt_at = $1 \
+         WHERE id IN (SELECT id FROM outbox_mails WHERE state = $2 AND next_attempt_at <= $3 \
+         ORDER BY next_attempt_at, id LIMIT $4{lock}) RETURNING *"
+    );
+    let now = Utc::now();
+    let values = [
+        (now + Duration::seconds(LEASE_SECONDS)).into(),
+        MailState::Queued.as_str().into(),
+        now.into(),
+        BATCH.into(),
+    ];
+    let rows = db
+        .query_all_raw(Statement::from_sql_and_values(backend, sql, values))
+        .await?;
+    let mut mails = rows
+        .iter()
+        .map(|row| outbox_mail::Model::from_query_result(row, ""))
+        .collect::<Result<Vec<_>, _>>()?;
+    mails.sort_by_key(|m| m.id);
+    Ok(mails)
+}
+
+/// Stores what became of one claimed mail.
+async fn record(
+    db: &DatabaseConnection,
+    mail: &outbox_mail::Model,
+    outcome: Result<(), SendError>,
+    done: &mut Delivered,
+) -> Result<(), DbErr> {
+    let now = Utc::now();
+    let mut change = outbox_mail::ActiveModel::default();
+    match outcome {
+        Ok(()) => {
+            done.sent += 1;
+            change.state = Set(MailState::Sent.as_str().into());
+            change.sent_at = Set(Some(now));
+            change.last_error = Set(None);
+        }
+        Err(SendError::Retry(error)) if mail.attempts < MAX_ATTEMPTS => {
+            tracing::warn!(mail = mail.id, attempts = mail.attempts, %error, "mail not sent, will retry");
+            done.retried += 1;
+            change.next_attempt_at = Set(now + retry_delay(mail.attempts));
+            change.last_error = Set(Some(error));
+        }
+        Err(SendError::Retry(error) | SendError::Undeliverable(error)) => {
+            tracing::warn!(mail = mail.id, attempts = mail.attempts, %error, "mail given up");
+            done.failed += 1;
+            change.state = Set(MailState::Failed.as_str().into());
+            change.last_error = Set(Some(error));
+        }
+    }
+    outbox_mail::Entity::update_many()
+        .set(change)
+        .filter(outbox_mail::Column::Id.eq(mail.id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_delay;
+    use chrono::Duration;
+
+    #[test]
+    fn pauses_between_attempts_double_up_to_four_hours() {
+        assert_eq!(retry_delay(1), Duration::seconds(30));
+        assert_eq!(retry_delay(2), Duration::seconds(60));
+        assert_eq!(retry_delay(5), Duration::seconds(480));
+        assert_eq!(retry_delay(12), Duration::hours(4));
+        assert_eq!(retry_delay(i32::MAX), Duration::hours(4));
+    }
+}
