@@ -17,8 +17,8 @@ use sea_orm::{
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::smtp::{MailConfigError, SendError, Smtp};
 use super::MailState;
+use super::smtp::{MailConfigError, SendError, Smtp};
 use crate::config::Config;
 use crate::db::entities::outbox_mail;
 
@@ -114,7 +114,12 @@ impl Mailer {
         loop {
             match self.deliver_due().await {
                 Ok(done) if done != Delivered::default() => {
-                    tracing::info!(sent = done.sent, retried = done.retried, failed = done.failed, "mail delivery");
+                    tracing::info!(
+                        sent = done.sent,
+                        retried = done.retried,
+                        failed = done.failed,
+                        "mail delivery"
+                    );
                 }
                 Ok(_) => {}
                 Err(error) => tracing::warn!(%error, "mail delivery pass failed"),

@@ -5,9 +5,9 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use lettre::message::{Mailbox, MultiPart, SinglePart};
+use lettre::transport::smtp::AsyncSmtpTransportBuilder;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
-use lettre::transport::smtp::AsyncSmtpTransportBuilder;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
 use crate::config::{Config, SmtpTls};
