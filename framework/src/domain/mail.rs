@@ -38,7 +38,11 @@ pub struct Mail {
 
 impl Mail {
     /// A plain-text mail about no organizer or event.
-    pub fn text(to: impl Into<String>, subject: impl Into<String>, body: impl Into<String>) -> Self {
+    pub fn text(
+        to: impl Into<String>,
+        subject: impl Into<String>,
+        body: impl Into<String>,
+    ) -> Self {
         Self {
             to: to.into(),
             subject: subject.into(),
