@@ -39,7 +39,11 @@ async fn create_outbox(m: &SchemaManager<'_>) -> Result<(), DbErr> {
             .col(timestamp_with_time_zone("next_attempt_at"))
             .col(text_null("last_error"))
             .col(timestamp_with_time_zone_null("sent_at"))
-            .foreign_key(&mut fk_set_null("outbox_mails", "organizer_id", "organizers"))
+            .foreign_key(&mut fk_set_null(
+                "outbox_mails",
+                "organizer_id",
+                "organizers",
+            ))
             .foreign_key(&mut fk_set_null("outbox_mails", "event_id", "events"))
             .to_owned(),
     )
