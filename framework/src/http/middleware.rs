@@ -1,5 +1,5 @@
-//! What every request goes through: request logs, the `lang` scope, rate limits, and the
-//! shaping of every error into the spec's JSON forms.
+//! What every request goes through: request logs, the `lang` scope, rate limits, the
+//! shaping of every error into the spec's JSON forms, and `X-Idempotency-Key` on writes.
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use poem_openapi::error::{ParseParamError, ParsePathError};
 
 use super::error::ApiError;
 use super::i18n;
+use super::idempotency::Keyed;
 use super::routes::RouteTable;
 use crate::db::count_queries;
 use crate::state::AppState;
@@ -81,12 +82,22 @@ pub async fn shared_behaviour<E: Endpoint>(
     let resp = match throttled {
         Some(wait) => ApiError::too_many_requests(wait).as_response(),
         None => {
-            let (result, queries) = count_queries(i18n::with_lang(lang, ep.call(req))).await;
+            let keyed = Keyed::of(&req);
+            let answer = async {
+                match ep.call(req).await {
+                    Ok(resp) => resp.into_response(),
+                    Err(err) => shape_error(err, &routes, method.as_str(), &path),
+                }
+            };
+            let once = async {
+                match (keyed, &state) {
+                    (Some(keyed), Some(state)) => keyed.run(&state.db, answer).await,
+                    _ => answer.await,
+                }
+            };
+            let (resp, queries) = count_queries(i18n::with_lang(lang, once)).await;
             request_queries = queries;
-            match result {
-                Ok(resp) => resp.into_response(),
-                Err(err) => shape_error(err, &routes, method.as_str(), &path),
-            }
+            resp
         }
     };
     if changes_configuration(&method, &path)

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod body;
 pub mod error;
 pub mod i18n;
+pub mod idempotency;
 pub mod middleware;
 pub mod money;
 pub mod nullable_map;

@@ -12,6 +12,7 @@ mod event_config;
 mod events;
 mod giftcards;
 mod giftcards_accepted;
+mod idempotency;
 mod item_parts;
 mod items;
 mod openapi;

@@ -1,0 +1,329 @@
+//! `X-Idempotency-Key` on writes (POST, PUT, PATCH, DELETE) under `/api/v1/`: a client that
+//! is not sure its request arrived sends it again with the same key, and gets the first
+//! answer again instead of the work being done twice.
+//!
+//! Keys belong to credentials (a hash of the `Authorization` header), so two callers may use
+//! the same key independently. The first request with a key claims it (a row in
+//! `idempotency_keys`, in progress), runs, and stores its answer; a later one with that key
+//! gets the stored answer, or 409 with `Retry-After` while the first is still running.
+//! Answers that are not final are not stored: after a 5xx (or a 401, 429) the key is
+//! released, so that the client can try again with it. Keys are kept 24 hours; older ones
+//! count as unused. Requests without the header, or without credentials, cost nothing here.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use chrono::{DateTime, Duration, Utc};
+use poem::error::ResponseError;
+use poem::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use poem::{Body, Request, Response};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+    Statement,
+};
+use serde_json::{Value, json};
+
+use super::auth::Credentials;
+use super::error::ApiError;
+use crate::db::entities::idempotency_key;
+use crate::domain::tokens;
+
+/// The request header carrying the key.
+pub const HEADER: &str = "x-idempotency-key";
+
+/// Longest key accepted, in bytes.
+pub const MAX_KEY_LEN: usize = 255;
+
+/// How long a key is remembered.
+pub fn expiry() -> Duration {
+    Duration::hours(24)
+}
+
+/// How long a request may hold its key before the key counts as abandoned (its process
+/// died mid-request): no request legitimately runs this long.
+fn abandoned_after() -> Duration {
+    Duration::minutes(5)
+}
+
+/// Response headers stored with an answer and repeated with it.
+const KEPT_HEADERS: [HeaderName; 3] = [
+    header::CONTENT_TYPE,
+    header::LOCATION,
+    header::CONTENT_DISPOSITION,
+];
+
+const IN_PROGRESS: &str = "in_progress";
+const DONE: &str = "done";
+
+/// A write request that carries a key, with who sent it.
+#[derive(Debug, Clone)]
+pub struct Keyed {
+    credential: String,
+    key: String,
+    method: String,
+    path: String,
+}
+
+/// What the database says about a key for this request.
+enum Claim {
+    /// The key is this request's now: run it.
+    Mine(i64),
+    /// Answered before: repeat the answer.
+    Done(idempotency_key::Model),
+    /// Another request with the key is running.
+    InProgress,
+    /// The key was used for another method or path.
+    Mismatch(idempotency_key::Model),
+}
+
+impl Keyed {
+    /// The key of a request, when it is a write under `/api/v1/` with credentials and the
+    /// header; `None` otherwise. Reads headers only.
+    pub fn of(req: &Request) -> Option<Self> {
+        let method = req.method();
+        let writes = [Method::POST, Method::PUT, Method::PATCH, Method::DELETE];
+        if !writes.contains(method) || !req.uri().path().starts_with("/api/v1/") {
+            return None;
+        }
+        let key = req.headers().get(HEADER)?;
+        let authorization = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+        let credential = match Credentials::parse(authorization)? {
+            Credentials::Token(t) => format!("token:{t}"),
+            Credentials::Bearer(t) => format!("bearer:{t}"),
+            Credentials::Device(t) => format!("device:{t}"),
+        };
+        Some(Self {
+            credential: tokens::hash(&credential),
+            key: String::from_utf8_lossy(key.as_bytes()).into_owned(),
+            method: method.as_str().to_owned(),
+            path: req.uri().path().trim_end_matches('/').to_owned(),
+        })
+    }
+
+    /// Answers the request: runs `answer` when the key is new (or expired) and stores its
+    /// result, or repeats the stored answer.
+    ///
+    /// A key used before for another method or path is answered with 400 (not 409, which
+    /// tells the client to wait and retry): the same request must not be retried with it,
+    /// and a different one needs a new key.
+    pub async fn run(
+        self,
+        db: &DatabaseConnection,
+        answer: impl Future<Output = Response>,
+    ) -> Response {
+        if self.key.is_empty() || self.key.len() > MAX_KEY_LEN {
+            let message = format!("X-Idempotency-Key must be 1 to {MAX_KEY_LEN} characters.");
+            return ApiError::bad_request(message).as_response();
+        }
+        match self.claim(db).await {
+            Ok(Claim::Mine(id)) => finish(db, id, answer.await).await,
+            Ok(Claim::Done(row)) => replay(row),
+            Ok(Claim::InProgress) => in_progress(),
+            Ok(Claim::Mismatch(row)) => mismatch(&row),
+            Err(error) => {
+                tracing::error!(%error, "idempotency key not claimed");
+                ApiError::internal().as_response()
+            }
+        }
+    }
+
+    /// Inserts the key as in progress, or finds what holds it; takes over an expired or
+    /// abandoned row.
+    async fn claim(&self, db: &DatabaseConnection) -> Result<Claim, DbErr> {
+        for _ in 0..3 {
+            if let Some(id) = self.insert(db).await? {
+                clean_up_now_and_then(db);
+                return Ok(Claim::Mine(id));
+            }
+            let Some(row) = self.existing(db).await? else {
+                continue;
+            };
+            if is_stale(&row, Utc::now()) {
+                if self.take_over(db, row.id).await? {
+                    return Ok(Claim::Mine(row.id));
+                }
+                continue;
+            }
+            return Ok(self.judge(row));
+        }
+        Ok(Claim::InProgress)
+    }
+
+    fn judge(&self, row: idempotency_key::Model) -> Claim {
+        if row.method != self.method || row.path != self.path {
+            Claim::Mismatch(row)
+        } else if row.state == DONE {
+            Claim::Done(row)
+        } else {
+            Claim::InProgress
+        }
+    }
+
+    /// The new row's ID, or `None` when the key is taken.
+    async fn insert(&self, db: &DatabaseConnection) -> Result<Option<i64>, DbErr> {
+        let sql = "INSERT INTO idempotency_keys \
+                   (credential, idempotency_key, method, path, state, created) \
+                   VALUES ($1, $2, $3, $4, $5, $6) \
+                   ON CONFLICT (credential, idempotency_key) DO NOTHING RETURNING id";
+        let values = [
+            self.credential.clone().into(),
+            self.key.clone().into(),
+            self.method.clone().into(),
+            self.path.clone().into(),
+            IN_PROGRESS.into(),
+            Utc::now().into(),
+        ];
+        let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
+        match db.query_one_raw(stmt).await? {
+            Some(row) => Ok(Some(row.try_get("", "id")?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn existing(
+        &self,
+        db: &DatabaseConnection,
+    ) -> Result<Option<idempotency_key::Model>, DbErr> {
+        idempotency_key::Entity::find()
+            .filter(idempotency_key::Column::Credential.eq(&self.credential))
+            .filter(idempotency_key::Column::IdempotencyKey.eq(&self.key))
+            .one(db)
+            .await
+    }
+
+    /// Makes a stale row this request's; false when another request was quicker.
+    async fn take_over(&self, db: &DatabaseConnection, id: i64) -> Result<bool, DbErr> {
+        let now = Utc::now();
+        let sql = "UPDATE idempotency_keys SET method = $1, path = $2, state = $3, \
+                   status = NULL, body = NULL, created = $4 \
+                   WHERE id = $5 AND (created < $6 OR (state = $3 AND created < $7))";
+        let values = [
+            self.method.clone().into(),
+            self.path.clone().into(),
+            IN_PROGRESS.into(),
+            now.into(),
+            id.into(),
+            (now - expiry()).into(),
+            (now - abandoned_after()).into(),
+        ];
+        let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
+        Ok(db.execute_raw(stmt).await?.rows_affected() == 1)
+    }
+}
+
+/// Whether a row no longer holds its key: expired, or in progress for too long.
+fn is_stale(row: &idempotency_key::Model, now: DateTime<Utc>) -> bool {
+    row.created < now - expiry()
+        || (row.state == IN_PROGRESS && row.created < now - abandoned_after())
+}
+
+/// Whether an answer is final, and so repeated for the key.
+fn is_final(status: StatusCode) -> bool {
+    !(status.is_server_error()
+        || status == StatusCode::UNAUTHORIZED
+        || status == StatusCode::TOO_MANY_REQUESTS)
+}
+
+/// Stores a final answer under the key, or releases the key; gives the answer.
+async fn finish(db: &DatabaseConnection, id: i64, resp: Response) -> Response {
+    if !is_final(resp.status()) {
+        release(db, id).await;
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let Ok(bytes) = body.into_vec().await else {
+        release(db, id).await;
+        return ApiError::internal().as_response();
+    };
+    let headers: Vec<Value> = KEPT_HEADERS
+        .iter()
+        .filter_map(|name| {
+            let value = parts.headers.get(name)?.to_str().ok()?;
+            Some(json!([name.as_str(), value]))
+        })
+        .collect();
+    let done = idempotency_key::ActiveModel {
+        id: Set(id),
+        state: Set(DONE.into()),
+        status: Set(Some(i32::from(parts.status.as_u16()))),
+        headers: Set(Value::Array(headers)),
+        body: Set(Some(bytes.clone())),
+        ..Default::default()
+    };
+    if let Err(error) = idempotency_key::Entity::update(done).exec(db).await {
+        tracing::error!(%error, "answer of an idempotency key not stored");
+    }
+    Response::from_parts(parts, Body::from(bytes))
+}
+
+async fn release(db: &DatabaseConnection, id: i64) {
+    if let Err(error) = idempotency_key::Entity::delete_by_id(id).exec(db).await {
+        tracing::error!(%error, "idempotency key not released");
+    }
+}
+
+/// The stored answer, as it was given.
+fn replay(row: idempotency_key::Model) -> Response {
+    let status = row
+        .status
+        .and_then(|s| u16::try_from(s).ok())
+        .and_then(|s| StatusCode::from_u16(s).ok())
+        .unwrap_or(StatusCode::OK);
+    let mut resp = Response::builder()
+        .status(status)
+        .body(row.body.unwrap_or_default());
+    for pair in row.headers.as_array().into_iter().flatten() {
+        let (Some(name), Some(value)) = (pair[0].as_str(), pair[1].as_str()) else {
+            continue;
+        };
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            resp.headers_mut().insert(name, value);
+        }
+    }
+    resp
+}
+
+fn in_progress() -> Response {
+    ApiError::detail(
+        StatusCode::CONFLICT,
+        "A request with this X-Idempotency-Key is still being processed; try again shortly.",
+    )
+    .header(header::RETRY_AFTER, "1")
+    .as_response()
+}
+
+fn mismatch(row: &idempotency_key::Model) -> Response {
+    ApiError::bad_request(format!(
+        "This X-Idempotency-Key was used for {} {}/; use a new key for a different request.",
+        row.method, row.path
+    ))
+    .as_response()
+}
+
+/// Unix time of the last clean-up started by this process.
+static LAST_CLEAN_UP: AtomicI64 = AtomicI64::new(0);
+
+/// Deletes expired keys, at most once an hour per process, in the background.
+fn clean_up_now_and_then(db: &DatabaseConnection) {
+    let now = Utc::now();
+    let last = LAST_CLEAN_UP.load(Ordering::Relaxed);
+    if now.timestamp() - last < 3600
+        || LAST_CLEAN_UP
+            .compare_exchange(last, now.timestamp(), Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    let db = db.clone();
+    tokio::spawn(async move {
+        let deleted = idempotency_key::Entity::delete_many()
+            .filter(idempotency_key::Column::Created.lt(now - expiry()))
+            .exec(&db)
+            .await;
+        if let Err(error) = deleted {
+            tracing::warn!(%error, "expired idempotency keys not deleted");
+        }
+    });
+}
