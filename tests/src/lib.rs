@@ -3,6 +3,8 @@
 //! Tests run on SQLite by default and on PostgreSQL when `TESSERA_TEST_DATABASE_URL` is set:
 //! each test then gets its own schema in that database.
 
+pub mod smtp;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use poem::endpoint::BoxEndpoint;
@@ -12,6 +14,8 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::Value;
 use tempfile::TempDir;
 use tessera::admin::{self, TokenRequest};
+use tessera::db::entities::outbox_mail;
+use tessera::domain::mail::Mailer;
 use tessera::domain::permissions::{Permission, PermissionSet};
 use tessera::{App, Config};
 
@@ -77,6 +81,16 @@ pub async fn fresh_database() -> TestDatabase {
     }
 }
 
+/// Every mail in the outbox, oldest first: whatever the code under test queued.
+pub async fn outbox(db: &DatabaseConnection) -> Vec<outbox_mail::Model> {
+    use sea_orm::{EntityTrait, QueryOrder};
+    outbox_mail::Entity::find()
+        .order_by_asc(outbox_mail::Column::Id)
+        .all(db)
+        .await
+        .expect("outbox")
+}
+
 /// An answer: status, JSON body (or `Value::Null`, or the text as a string), headers.
 #[derive(Debug)]
 pub struct Reply {
@@ -99,6 +113,8 @@ impl Reply {
 pub struct TestApp {
     /// The database.
     pub db: DatabaseConnection,
+    /// The server's mailer; its worker does not run unless a test starts it.
+    pub mailer: Mailer,
     endpoint: BoxEndpoint<'static>,
     _database: TestDatabase,
 }
@@ -130,6 +146,7 @@ impl TestApp {
         let server = assemble(App::new(config)).build().await.expect("server");
         Self {
             db: server.state().db.clone(),
+            mailer: server.state().mailer.clone(),
             endpoint: server.endpoint(),
             _database: database,
         }

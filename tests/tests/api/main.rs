@@ -15,6 +15,7 @@ mod giftcards_accepted;
 mod idempotency;
 mod item_parts;
 mod items;
+mod mail;
 mod openapi;
 mod order_vouchers;
 mod orders;
