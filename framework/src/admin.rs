@@ -8,7 +8,9 @@ use sea_orm::{
 use crate::db::entities::{event, giftcard, giftcard_acceptance, organizer, team};
 use crate::domain::categories::{self, CategoryFields};
 use crate::domain::giftcards::{self, NewCard};
-use crate::domain::items::{self, AddonFields, BundleFields, ItemFields, NewItem, VariationFields};
+use crate::domain::items::{
+    self, AddonFields, BundleFields, ItemFields, NewItem, PictureChange, VariationFields,
+};
 use crate::domain::permissions::PermissionSet;
 use crate::domain::questions::{self, OptionFields, QuestionFields};
 use crate::domain::quotas::{self, QuotaFields};
@@ -26,6 +28,22 @@ pub enum AdminError {
     /// The database failed.
     #[error("database: {0}")]
     Db(#[from] DbErr),
+}
+
+impl From<items::WriteError> for AdminError {
+    fn from(e: items::WriteError) -> Self {
+        match e {
+            items::WriteError::Invalid(errors) => invalid(
+                errors
+                    .iter()
+                    .map(|(field, message)| format!("{field}: {message}"))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            items::WriteError::Gone => invalid("the item was deleted meanwhile"),
+            items::WriteError::Db(e) => Self::Db(e),
+        }
+    }
 }
 
 fn invalid(message: impl Into<String>) -> AdminError {
@@ -290,6 +308,7 @@ async fn seed_demo_catalogue(
             addons: Vec::new(),
             bundles: Vec::new(),
         },
+        PictureChange::Keep,
     )
     .await?;
     let mut ticket = ItemFields::new(json!({"en": "Ticket", "de": "Eintrittskarte"}), 9_900);
@@ -318,6 +337,7 @@ async fn seed_demo_catalogue(
             addons: vec![addon],
             bundles: Vec::new(),
         },
+        PictureChange::Keep,
     )
     .await?;
     let mut supporter = ItemFields::new(
@@ -343,6 +363,7 @@ async fn seed_demo_catalogue(
             addons: Vec::new(),
             bundles: vec![bundle],
         },
+        PictureChange::Keep,
     )
     .await?;
     let all = [&ticket, &shirt, &supporter];

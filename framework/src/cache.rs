@@ -23,32 +23,63 @@ use crate::http::auth::Caller;
 /// The PostgreSQL channel changes are announced on.
 pub const CHANNEL: &str = "tessera_changes";
 
-/// Entries per map before it is emptied (a bound, not an eviction policy).
+/// Callers or events kept before their map is emptied (a bound, not an eviction policy).
 const MAX_ENTRIES: usize = 10_000;
 
-/// A map whose entries belong to a generation.
-struct Generational<K, V>(RwLock<HashMap<K, (u64, V)>>);
+/// Finished answers kept before they are all forgotten. Answers are far larger than callers
+/// and events, and emptying their map leaves the other maps alone.
+pub const MAX_ANSWERS: usize = 1_000;
+
+/// A map whose entries belong to a generation, emptied when it holds `max` entries.
+struct Generational<K, V> {
+    map: RwLock<HashMap<K, (u64, V)>>,
+    max: usize,
+}
 
 impl<K: Eq + Hash, V: Clone> Generational<K, V> {
-    fn new() -> Self {
-        Self(RwLock::new(HashMap::new()))
+    fn new(max: usize) -> Self {
+        Self {
+            map: RwLock::new(HashMap::new()),
+            max,
+        }
     }
 
     fn get(&self, generation: u64, key: &K) -> Option<V> {
-        let map = self.0.read().ok()?;
+        let map = self.map.read().ok()?;
         map.get(key)
             .filter(|(g, _)| *g == generation)
             .map(|(_, v)| v.clone())
     }
 
     fn put(&self, generation: u64, key: K, value: V) {
-        if let Ok(mut map) = self.0.write() {
-            if map.len() >= MAX_ENTRIES {
+        if let Ok(mut map) = self.map.write() {
+            if map.len() >= self.max && !map.contains_key(&key) {
                 map.clear();
             }
             map.insert(key, (generation, value));
         }
     }
+}
+
+/// The key a list answer for `scope` (say `items:<event ID>`) at `path_and_query` is kept
+/// under, or `None` when it must not be kept: a query parameter that is not one of `known`,
+/// or one sent twice, is answered without the cache, so that made-up parameters cannot fill
+/// it. Empty parameters are left out; the others keep the order they were sent in, since the
+/// answer's page links repeat them in that order.
+pub fn answer_key(scope: &str, path_and_query: &str, known: &[&str]) -> Option<String> {
+    let (path, query) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    let params: Vec<&str> = query.split('&').filter(|p| !p.is_empty()).collect();
+    let mut seen: Vec<&str> = Vec::with_capacity(params.len());
+    for p in &params {
+        let name = p.split_once('=').map_or(*p, |(n, _)| n);
+        if !known.contains(&name) || seen.contains(&name) {
+            return None;
+        }
+        seen.push(name);
+    }
+    Some(format!("{scope}:{path}?{}", params.join("&")))
 }
 
 /// When the SQLite write-ahead log was last seen changed, and its length then.
@@ -86,9 +117,9 @@ impl Cache {
             live: AtomicBool::new(backend == DbBackend::Sqlite && wal.is_some()),
             wal,
             notify: (backend == DbBackend::Postgres).then(|| db.clone()),
-            callers: Generational::new(),
-            events: Generational::new(),
-            answers: Generational::new(),
+            callers: Generational::new(MAX_ENTRIES),
+            events: Generational::new(MAX_ENTRIES),
+            answers: Generational::new(MAX_ANSWERS),
         })
     }
 
@@ -196,4 +227,51 @@ pub async fn announce(db: &DatabaseConnection) -> Result<(), sea_orm::DbErr> {
     ))
     .await
     .map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: [&str; 3] = ["page", "active", "lang"];
+
+    #[test]
+    fn known_parameters_make_a_key_in_the_order_sent() {
+        let key = |uri| answer_key("items:1", uri, &KNOWN);
+        assert_eq!(key("/items/").as_deref(), Some("items:1:/items/?"));
+        assert_eq!(
+            key("/items/?active=true&&page=2").as_deref(),
+            Some("items:1:/items/?active=true&page=2")
+        );
+        assert_ne!(key("/items/?lang=de"), key("/items/?lang=en"));
+    }
+
+    #[test]
+    fn unknown_or_repeated_parameters_are_not_kept() {
+        let key = |uri| answer_key("items:1", uri, &KNOWN);
+        assert_eq!(key("/items/?nonce=1"), None);
+        assert_eq!(key("/items/?active=true&x"), None);
+        assert_eq!(key("/items/?page=1&page=2"), None);
+        assert_eq!(key("/items/?act%69ve=true"), None);
+    }
+
+    #[test]
+    fn a_full_map_is_emptied_before_it_grows_and_others_are_left_alone() {
+        let answers: Generational<String, u8> = Generational::new(3);
+        let callers: Generational<String, u8> = Generational::new(3);
+        callers.put(1, "caller".into(), 1);
+        for k in ["a", "b", "c"] {
+            answers.put(1, k.into(), 0);
+        }
+        answers.put(1, "c".into(), 2);
+        assert_eq!(
+            answers.get(1, &"a".into()),
+            Some(0),
+            "replacing is not growing"
+        );
+        answers.put(1, "d".into(), 3);
+        assert_eq!(answers.get(1, &"a".into()), None);
+        assert_eq!(answers.get(1, &"d".into()), Some(3));
+        assert_eq!(callers.get(1, &"caller".into()), Some(1));
+    }
 }

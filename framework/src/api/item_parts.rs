@@ -9,7 +9,7 @@ use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi};
 
 use super::Tag;
-use super::items::{delete_error, find_item};
+use super::items::{delete_error, find_item, write_error};
 use crate::db::entities::{item, item_addon, item_bundle, item_variation};
 use crate::domain::items::{self, AddonFields, BundleFields, VariationFields};
 use crate::domain::permissions::Permission;
@@ -452,7 +452,9 @@ impl ItemPartsApi {
         let existing = found(items::find_variation(&state.db, it.id, *id).await?)?;
         let fields = VariationFields::from(body.0);
         FieldErrors::check(items::invalid_variation(&fields))?;
-        let v = items::update_variation(&state.db, &existing, fields).await?;
+        let v = items::update_variation(&state.db, &existing, fields)
+            .await
+            .map_err(write_error)?;
         Ok(Json(VariationOut::new(v, it.default_price_cents)))
     }
 
@@ -476,7 +478,9 @@ impl ItemPartsApi {
         let existing = found(items::find_variation(&state.db, it.id, *id).await?)?;
         let fields = body.0.apply(VariationFields::from(&existing));
         FieldErrors::check(items::invalid_variation(&fields))?;
-        let v = items::update_variation(&state.db, &existing, fields).await?;
+        let v = items::update_variation(&state.db, &existing, fields)
+            .await
+            .map_err(write_error)?;
         Ok(Json(VariationOut::new(v, it.default_price_cents)))
     }
 
@@ -568,7 +572,9 @@ impl ItemPartsApi {
         let fields = AddonFields::from(body.0);
         let others = items::addon_categories(&state.db, it.id, None).await?;
         FieldErrors::check(items::invalid_addon(&state.db, ev.event.id, &fields, &others).await?)?;
-        let a = items::insert_addon(&state.db, it.id, fields).await?;
+        let a = items::create_addon(&state.db, it.id, fields)
+            .await
+            .map_err(write_error)?;
         Ok(Created::Created(Json(a.into())))
     }
 
@@ -786,7 +792,8 @@ async fn save_addon(
     FieldErrors::check(items::invalid_addon(&state.db, event_id, &fields, &others).await?)?;
     Ok(Json(
         items::update_addon(&state.db, existing, fields)
-            .await?
+            .await
+            .map_err(write_error)?
             .into(),
     ))
 }
@@ -802,7 +809,8 @@ async fn save_bundle(
     FieldErrors::check(invalid)?;
     Ok(Json(
         items::update_bundle(&state.db, existing, fields)
-            .await?
+            .await
+            .map_err(write_error)?
             .into(),
     ))
 }

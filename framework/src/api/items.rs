@@ -15,9 +15,12 @@ use super::Tag;
 use super::item_parts::{
     AddonCreate, AddonOut, BundleCreate, BundleOut, VariationCreate, VariationOut,
 };
+use crate::cache;
 use crate::db::entities::{event, item};
 use crate::domain::files;
-use crate::domain::items::{self, DeleteError, Item, ItemFields, ItemFilter, NewItem};
+use crate::domain::items::{
+    self, DeleteError, Item, ItemFields, ItemFilter, NewItem, PictureChange, WriteError,
+};
 use crate::domain::permissions::Permission;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::middleware::original_uri;
@@ -351,46 +354,25 @@ pub struct ItemPatch {
     pub meta_data: Option<BTreeMap<String, String>>,
 }
 
-/// What an item body says about its picture.
-enum PictureInput {
-    Keep,
-    Remove,
-    Set(String),
-}
-
-fn picture_input(value: Option<Option<String>>) -> PictureInput {
-    match value {
-        None => PictureInput::Keep,
-        Some(None) => PictureInput::Remove,
-        Some(Some(v)) => PictureInput::Set(v),
-    }
-}
-
-/// Resolves a picture input against the current stored reference: a file ID is claimed
-/// for the caller, the current URL keeps the picture, anything else is 400.
-async fn resolve_picture(
+/// What an item body's `picture` (absent, null or a value) does to the current picture: its
+/// current URL keeps it, any other value is a file ID the caller uploaded (claimed when the
+/// item is written).
+fn picture_change(
     state: &AppState,
     auth: &Auth,
     current: Option<&str>,
-    input: PictureInput,
-) -> Result<Option<String>, ApiError> {
-    match input {
-        PictureInput::Keep => Ok(current.map(str::to_owned)),
-        PictureInput::Remove => Ok(None),
-        PictureInput::Set(v) => {
-            if current.is_some_and(|c| files::url(&state.public_url, c) == v) {
-                return Ok(current.map(str::to_owned));
-            }
-            files::claim(&state.db, &auth.0.identity(), &v)
-                .await?
-                .map(Some)
-                .ok_or_else(|| {
-                    ApiError::field(
-                        "picture",
-                        "The file ID is unknown, has expired or belongs to someone else.",
-                    )
-                })
+    value: Option<Option<String>>,
+) -> PictureChange {
+    match value {
+        None => PictureChange::Keep,
+        Some(None) => PictureChange::Remove,
+        Some(Some(v)) if current.is_some_and(|c| files::url(&state.public_url, c) == v) => {
+            PictureChange::Keep
         }
+        Some(Some(file_id)) => PictureChange::Claim {
+            owner: auth.0.identity(),
+            file_id,
+        },
     }
 }
 
@@ -512,6 +494,20 @@ pub fn by_id(ordering: Option<&str>) -> Result<bool, ApiError> {
     }
 }
 
+/// Query parameters of the item list (`lang` is read by the middleware); a list asked for
+/// with any other is not kept in the process cache.
+const LIST_PARAMS: [&str; 9] = [
+    "page",
+    "page_size",
+    "active",
+    "category",
+    "admission",
+    "tax_rate",
+    "free_price",
+    "ordering",
+    "lang",
+];
+
 /// Item operations.
 pub struct ItemsApi;
 
@@ -554,10 +550,14 @@ impl ItemsApi {
         ordering: Query<Option<String>>,
     ) -> ListResult<JsonBytes<Page<ItemOut>>> {
         let ev = auth.0.event(&state.db, &organizer, &event, None).await?;
-        // The list is the same for every caller who may see the event: kept per URL.
-        let generation = state.cache.generation();
-        let key = format!("items:{}:{}", ev.event.id, original_uri(req));
-        if let Some(kept) = generation.and_then(|g| state.cache.answer(g, &key)) {
+        // The list is the same for every caller who may see the event: kept per URL, as
+        // long as it has nothing but the list's own parameters.
+        let scope = format!("items:{}", ev.event.id);
+        let key = cache::answer_key(&scope, &original_uri(req), &LIST_PARAMS);
+        let generation = key.as_ref().and(state.cache.generation());
+        if let (Some(g), Some(key)) = (generation, &key)
+            && let Some(kept) = state.cache.answer(g, key)
+        {
             return Ok(JsonBytes::from_bytes(kept));
         }
         let filter = ItemFilter {
@@ -578,7 +578,7 @@ impl ItemsApi {
                 .map(|it| item_out(it, &ev.event, &state.public_url))
                 .collect(),
         ));
-        if let Some(g) = generation {
+        if let (Some(g), Some(key)) = (generation, key) {
             state.cache.keep_answer(g, key, answer.0.clone());
         }
         Ok(answer)
@@ -625,7 +625,8 @@ impl ItemsApi {
             .event(&state.db, &organizer, &event, Some(Permission::ChangeItems))
             .await?;
         let body = body.0;
-        let mut fields = body.fields();
+        let picture = picture_change(&state, &auth, None, body.picture.clone().map(Some));
+        let fields = body.fields();
         let new = NewItem {
             variations: body
                 .variations
@@ -645,12 +646,12 @@ impl ItemsApi {
                 .into_iter()
                 .map(Into::into)
                 .collect(),
-            fields: fields.clone(),
+            fields,
         };
         FieldErrors::check(items::invalid_new(&state.db, &ev.event, &new).await?)?;
-        fields.picture =
-            resolve_picture(&state, &auth, None, picture_input(body.picture.map(Some))).await?;
-        let saved = items::create(&state.db, ev.event.id, NewItem { fields, ..new }).await?;
+        let saved = items::create(&state.db, ev.event.id, new, picture)
+            .await
+            .map_err(write_error)?;
         Ok(Created::Created(Json(item_out(
             saved,
             &ev.event,
@@ -683,11 +684,13 @@ impl ItemsApi {
         if body.0.nested_sent() {
             return Err(nested_not_accepted().into());
         }
-        let mut fields = body.0.fields();
+        let fields = body.0.fields();
         check(&state, &ev.event, &fields).await?;
-        let input = picture_input(Some(body.0.picture));
-        fields.picture = resolve_picture(&state, &auth, existing.picture.as_deref(), input).await?;
-        let saved = items::update(&state.db, &existing, fields).await?;
+        let current = existing.picture.as_deref();
+        let picture = picture_change(&state, &auth, current, Some(body.0.picture));
+        let saved = items::update(&state.db, &existing, fields, picture)
+            .await
+            .map_err(write_error)?;
         Ok(Json(item_out(saved, &ev.event, &state.public_url)))
     }
 
@@ -716,11 +719,14 @@ impl ItemsApi {
         if body.nested_sent() {
             return Err(nested_not_accepted().into());
         }
-        let input = picture_input(patched(std::mem::take(&mut body.picture)));
-        let mut fields = body.apply(ItemFields::from(&existing));
+        let current = existing.picture.as_deref();
+        let sent = patched(std::mem::take(&mut body.picture));
+        let picture = picture_change(&state, &auth, current, sent);
+        let fields = body.apply(ItemFields::from(&existing));
         check(&state, &ev.event, &fields).await?;
-        fields.picture = resolve_picture(&state, &auth, existing.picture.as_deref(), input).await?;
-        let saved = items::update(&state.db, &existing, fields).await?;
+        let saved = items::update(&state.db, &existing, fields, picture)
+            .await
+            .map_err(write_error)?;
         Ok(Json(item_out(saved, &ev.event, &state.public_url)))
     }
 
@@ -748,6 +754,18 @@ impl ItemsApi {
             Ok(()) => Ok(NoContent::NoContent),
             Err(e) => Err(delete_error(e).into()),
         }
+    }
+}
+
+/// The answer to a refused or failed write of an item or a part of it: broken rules are 400
+/// on their fields, something deleted meanwhile is 403 like anything missing.
+pub fn write_error(e: WriteError) -> ApiError {
+    match e {
+        WriteError::Invalid(invalid) => FieldErrors::check(invalid)
+            .err()
+            .unwrap_or_else(ApiError::internal),
+        WriteError::Gone => ApiError::forbidden(),
+        WriteError::Db(e) => e.into(),
     }
 }
 

@@ -14,7 +14,7 @@ use crate::db::entities::{team, team_token};
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::teams;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
-use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
+use crate::http::{ApiError, Auth, Created, FieldErrors, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
 
 macro_rules! permission_objects {
@@ -180,6 +180,10 @@ async fn event_ids(
     organizer_id: i64,
     slugs: &[String],
 ) -> Result<Vec<i64>, ApiError> {
+    FieldErrors::check(crate::domain::overlong_lists(&[(
+        "limit_events",
+        slugs.len(),
+    )]))?;
     teams::resolve_event_slugs(&state.db, organizer_id, slugs)
         .await?
         .map_err(|missing| {

@@ -2,8 +2,9 @@
 //! that takes it (an item's picture) claims it, and from then on it is served publicly under
 //! its unguessable key.
 
-use chrono::{Duration, Utc};
+use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
 };
@@ -16,7 +17,7 @@ pub const UPLOAD_LIFETIME: Duration = Duration::hours(24);
 /// Largest accepted upload, in bytes.
 pub const MAX_SIZE: usize = 10 * 1024 * 1024;
 
-/// Media types accepted for upload.
+/// Media types accepted for upload (what any resource may take).
 pub const ACCEPTED_TYPES: [&str; 5] = [
     "image/png",
     "image/jpeg",
@@ -24,6 +25,9 @@ pub const ACCEPTED_TYPES: [&str; 5] = [
     "image/webp",
     "application/pdf",
 ];
+
+/// Media types an item's picture may have: images only.
+pub const PICTURE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
 /// Prefix of the file IDs clients send back.
 const ID_PREFIX: &str = "file:";
@@ -60,29 +64,51 @@ pub async fn upload(
     Ok(format!("{ID_PREFIX}{key}"))
 }
 
-/// Claims an upload of `owner` by its file ID; returns its stored reference
-/// (`<key>/<file name>`), or `None` when there is no such unexpired upload of this owner.
+/// Why an upload was not claimed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimRefused {
+    /// No unexpired, unclaimed upload of this owner has the file ID.
+    Unknown,
+    /// The upload's media type is not one the resource takes; it stays unclaimed.
+    WrongType,
+}
+
+/// Claims an upload of `owner` by its file ID, when its media type is one of `accepted`;
+/// returns its stored reference (`<key>/<file name>`). Claim in the transaction that writes
+/// the resource taking it, so that a failed write leaves the upload unclaimed. An upload is
+/// claimed once, even by concurrent requests.
 pub async fn claim(
     db: &impl ConnectionTrait,
     owner: &str,
     file_id: &str,
-) -> Result<Option<String>, DbErr> {
+    accepted: &[&str],
+) -> Result<Result<String, ClaimRefused>, DbErr> {
     let Some(key) = file_id.strip_prefix(ID_PREFIX) else {
-        return Ok(None);
+        return Ok(Err(ClaimRefused::Unknown));
     };
+    let now = Utc::now();
     let Some(found) = file::Entity::find_by_id(key.to_owned())
         .filter(file::Column::Owner.eq(owner))
-        .filter(file::Column::Expires.gt(Utc::now()))
+        .filter(file::Column::Expires.gt(now))
         .one(db)
         .await?
     else {
-        return Ok(None);
+        return Ok(Err(ClaimRefused::Unknown));
     };
-    let reference = format!("{}/{}", found.id, found.filename);
-    let mut claimed: file::ActiveModel = found.into();
-    claimed.expires = Set(None);
-    claimed.update(db).await?;
-    Ok(Some(reference))
+    if !accepted.contains(&found.content_type.as_str()) {
+        return Ok(Err(ClaimRefused::WrongType));
+    }
+    let claimed = file::Entity::update_many()
+        .col_expr(file::Column::Expires, Expr::value(None::<DateTime<Utc>>))
+        .filter(file::Column::Id.eq(key))
+        .filter(file::Column::Owner.eq(owner))
+        .filter(file::Column::Expires.gt(now))
+        .exec(db)
+        .await?;
+    if claimed.rows_affected == 0 {
+        return Ok(Err(ClaimRefused::Unknown));
+    }
+    Ok(Ok(format!("{}/{}", found.id, found.filename)))
 }
 
 /// The public URL of a stored reference.

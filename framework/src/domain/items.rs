@@ -7,19 +7,97 @@ use chrono::{DateTime, Utc};
 use sea_orm::sea_query::Query;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
-    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, Select, Set,
+    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Select, Set,
 };
 use serde_json::Value;
 
 use super::events::{SALES_CHANNELS, string_list, string_map};
+use super::files::{self, ClaimRefused};
 use super::meta::{self, Property};
-use crate::db::begin_write;
 use crate::db::entities::{
     category, event, item, item_addon, item_bundle, item_variation, order_position, quota, tax_rule,
 };
+use crate::db::{begin_write, is_unique_violation};
 
 /// A rule broken by a change, reported on a field.
 pub type Invalid = Vec<(&'static str, String)>;
+
+/// Why an item, or a part of it, was not written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// Rules found broken while writing, on their fields: an upload that cannot be the
+    /// picture, an add-on category a concurrent write took.
+    Invalid(Invalid),
+    /// It was deleted meanwhile.
+    Gone,
+    /// The database failed.
+    Db(DbErr),
+}
+
+impl From<DbErr> for WriteError {
+    fn from(e: DbErr) -> Self {
+        match e {
+            DbErr::RecordNotUpdated => Self::Gone,
+            e => Self::Db(e),
+        }
+    }
+}
+
+/// The message of an add-on category an item already has an add-on configuration for.
+const ADDON_CATEGORY_TAKEN: &str =
+    "The item already has an add-on configuration for this category.";
+
+/// A failed add-on write: a unique violation is the add-on category taken meanwhile,
+/// reported on `field`, with `prefix` before the message.
+fn addon_error(e: DbErr, field: &'static str, prefix: &str) -> WriteError {
+    if is_unique_violation(&e) {
+        WriteError::Invalid(vec![(field, format!("{prefix}{ADDON_CATEGORY_TAKEN}"))])
+    } else {
+        e.into()
+    }
+}
+
+/// What a write does to an item's picture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PictureChange {
+    /// It stays as it is (none for a new item).
+    Keep,
+    /// It is removed.
+    Remove,
+    /// It becomes the upload with this file ID, claimed for `owner` in the item's transaction.
+    Claim {
+        /// Identity of the caller who uploaded it.
+        owner: String,
+        /// The file ID sent.
+        file_id: String,
+    },
+}
+
+/// The picture after `change`, from `current`; an upload is claimed in `txn`, and only images
+/// ([`files::PICTURE_TYPES`]) are taken.
+async fn picture_after(
+    txn: &impl ConnectionTrait,
+    current: Option<&str>,
+    change: PictureChange,
+) -> Result<Option<String>, WriteError> {
+    let (owner, file_id) = match change {
+        PictureChange::Keep => return Ok(current.map(str::to_owned)),
+        PictureChange::Remove => return Ok(None),
+        PictureChange::Claim { owner, file_id } => (owner, file_id),
+    };
+    match files::claim(txn, &owner, &file_id, &files::PICTURE_TYPES).await? {
+        Ok(reference) => Ok(Some(reference)),
+        Err(refused) => {
+            let message = match refused {
+                ClaimRefused::Unknown => {
+                    "The file ID is unknown, has expired or belongs to someone else."
+                }
+                ClaimRefused::WrongType => "A picture has to be an image: PNG, JPEG, GIF or WebP.",
+            };
+            Err(WriteError::Invalid(vec![("picture", message.into())]))
+        }
+    }
+}
 
 /// Every writable field of an item.
 #[derive(Debug, Clone, PartialEq)]
@@ -552,10 +630,7 @@ pub async fn invalid_addon(
         Some(_) => {}
     }
     if others.contains(&f.addon_category_id) {
-        invalid.push((
-            "addon_category",
-            "The item already has an add-on configuration for this category.".into(),
-        ));
+        invalid.push(("addon_category", ADDON_CATEGORY_TAKEN.into()));
     }
     Ok(invalid)
 }
@@ -581,6 +656,20 @@ pub async fn invalid_bundle(
     if Some(f.bundled_item_id) == item_id {
         invalid.push(("bundled_item", "An item cannot bundle itself.".into()));
         return Ok(invalid);
+    }
+    if let Some(id) = item_id {
+        let bundled_elsewhere = item_bundle::Entity::find()
+            .filter(item_bundle::Column::BundledItemId.eq(id))
+            .count(db)
+            .await?;
+        if bundled_elsewhere > 0 {
+            invalid.push((
+                "non_field_errors",
+                "This item is bundled by another item; an item within a bundle may not have \
+                 bundles itself."
+                    .into(),
+            ));
+        }
     }
     let Some(bundled) = find_row(db, event_id, f.bundled_item_id).await? else {
         invalid.push((
@@ -753,6 +842,14 @@ pub async fn invalid_new(
     ev: &event::Model,
     new: &NewItem,
 ) -> Result<Invalid, DbErr> {
+    let overlong = super::overlong_lists(&[
+        ("variations", new.variations.len()),
+        ("addons", new.addons.len()),
+        ("bundles", new.bundles.len()),
+    ]);
+    if !overlong.is_empty() {
+        return Ok(overlong);
+    }
     let mut invalid = invalid_fields(db, ev, &new.fields).await?;
     let nested = |list: &'static str, i: usize, (field, message): (&str, String)| {
         (list, format!("Entry {}: {field}: {message}", i + 1))
@@ -777,38 +874,53 @@ pub async fn invalid_new(
     Ok(invalid)
 }
 
-/// Creates an item with its variations, add-ons and bundles in one transaction; the caller
-/// has checked [`invalid_new`].
-pub async fn create(db: &DatabaseConnection, event_id: i64, new: NewItem) -> Result<Item, DbErr> {
+/// Creates an item with its picture, variations, add-ons and bundles in one transaction;
+/// the caller has checked [`invalid_new`].
+pub async fn create(
+    db: &DatabaseConnection,
+    event_id: i64,
+    new: NewItem,
+    picture: PictureChange,
+) -> Result<Item, WriteError> {
     let txn = begin_write(db).await?;
-    let row = insert_item(&txn, event_id, new.fields, !new.variations.is_empty()).await?;
+    let mut fields = new.fields;
+    fields.picture = picture_after(&txn, fields.picture.as_deref(), picture).await?;
+    let row = insert_item(&txn, event_id, fields, !new.variations.is_empty()).await?;
     for v in new.variations {
         insert_variation(&txn, row.id, v).await?;
     }
     for a in new.addons {
-        insert_addon(&txn, row.id, a).await?;
+        insert_addon(&txn, row.id, a)
+            .await
+            .map_err(|e| addon_error(e, "addons", "addon_category: "))?;
     }
     for b in new.bundles {
         insert_bundle(&txn, row.id, b).await?;
     }
     let item = complete(&txn, vec![row]).await?.pop();
     txn.commit().await?;
-    item.ok_or_else(|| DbErr::RecordNotFound("item".into()))
+    item.ok_or(WriteError::Gone)
 }
 
-/// Replaces every writable field of an item; the caller has checked [`invalid_fields`].
+/// Replaces every writable field of an item and changes its picture, in one transaction;
+/// the caller has checked [`invalid_fields`]. [`WriteError::Gone`] when it was deleted
+/// meanwhile.
 pub async fn update(
     db: &DatabaseConnection,
     existing: &item::Model,
     f: ItemFields,
-) -> Result<Item, DbErr> {
-    let mut changed = item_row(f);
+    picture: PictureChange,
+) -> Result<Item, WriteError> {
+    let txn = begin_write(db).await?;
+    let picture = picture_after(&txn, existing.picture.as_deref(), picture).await?;
+    let mut changed = item_row(ItemFields { picture, ..f });
     changed.id = Set(existing.id);
     changed.event_id = Set(existing.event_id);
     changed.has_variations = Set(existing.has_variations);
-    let row = changed.update(db).await?;
-    let item = complete(db, vec![row]).await?.pop();
-    item.ok_or_else(|| DbErr::RecordNotFound("item".into()))
+    let row = changed.update(&txn).await?;
+    let item = complete(&txn, vec![row]).await?.pop();
+    txn.commit().await?;
+    item.ok_or(WriteError::Gone)
 }
 
 /// Whether an order contains the item (`variation: None`) or the variation.
@@ -875,12 +987,13 @@ pub async fn find_variation(
         .await
 }
 
-/// Replaces every writable field of a variation.
+/// Replaces every writable field of a variation; [`WriteError::Gone`] when it was deleted
+/// meanwhile.
 pub async fn update_variation(
     db: &DatabaseConnection,
     existing: &item_variation::Model,
     f: VariationFields,
-) -> Result<item_variation::Model, DbErr> {
+) -> Result<item_variation::Model, WriteError> {
     item_variation::ActiveModel {
         id: Set(existing.id),
         item_id: Set(existing.item_id),
@@ -893,6 +1006,7 @@ pub async fn update_variation(
     }
     .update(db)
     .await
+    .map_err(Into::into)
 }
 
 /// Deletes a variation that was never ordered and is not its item's last, with the bundles
@@ -902,6 +1016,12 @@ pub async fn delete_variation(
     existing: &item_variation::Model,
 ) -> Result<(), DeleteError> {
     let txn = begin_write(db).await?;
+    // The item's row first (`FOR UPDATE` on PostgreSQL; SQLite writes one at a time), so
+    // that concurrent deletions of its last variations count them one after the other.
+    item::Entity::find_by_id(existing.item_id)
+        .lock_exclusive()
+        .one(&txn)
+        .await?;
     if ordered(&txn, existing.item_id, Some(existing.id)).await? {
         return Err(DeleteError::Ordered);
     }
@@ -958,16 +1078,33 @@ pub async fn addon_categories(
         .collect())
 }
 
-/// Replaces every writable field of an add-on.
+/// Adds an add-on to an item; the caller has checked [`invalid_addon`]. A category taken by a
+/// concurrent write is [`WriteError::Invalid`] on `addon_category`.
+pub async fn create_addon(
+    db: &DatabaseConnection,
+    item_id: i64,
+    f: AddonFields,
+) -> Result<item_addon::Model, WriteError> {
+    insert_addon(db, item_id, f)
+        .await
+        .map_err(|e| addon_error(e, "addon_category", ""))
+}
+
+/// Replaces every writable field of an add-on; the caller has checked [`invalid_addon`]. A
+/// category taken by a concurrent write is [`WriteError::Invalid`] on `addon_category`,
+/// [`WriteError::Gone`] an add-on deleted meanwhile.
 pub async fn update_addon(
     db: &DatabaseConnection,
     existing: &item_addon::Model,
     f: AddonFields,
-) -> Result<item_addon::Model, DbErr> {
+) -> Result<item_addon::Model, WriteError> {
     let mut changed = addon_row(f);
     changed.id = Set(existing.id);
     changed.item_id = Set(existing.item_id);
-    changed.update(db).await
+    changed
+        .update(db)
+        .await
+        .map_err(|e| addon_error(e, "addon_category", ""))
 }
 
 /// The bundles of an item, by ID.
@@ -989,16 +1126,17 @@ pub async fn find_bundle(
         .await
 }
 
-/// Replaces every writable field of a bundle.
+/// Replaces every writable field of a bundle; [`WriteError::Gone`] when it was deleted
+/// meanwhile.
 pub async fn update_bundle(
     db: &DatabaseConnection,
     existing: &item_bundle::Model,
     f: BundleFields,
-) -> Result<item_bundle::Model, DbErr> {
+) -> Result<item_bundle::Model, WriteError> {
     let mut changed = bundle_row(f);
     changed.id = Set(existing.id);
     changed.item_id = Set(existing.item_id);
-    changed.update(db).await
+    Ok(changed.update(db).await?)
 }
 
 /// Item IDs of the event among `ids`.

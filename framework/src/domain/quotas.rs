@@ -138,6 +138,11 @@ pub async fn invalid_fields(
     ev: &event::Model,
     f: &QuotaFields,
 ) -> Result<Invalid, DbErr> {
+    let overlong =
+        super::overlong_lists(&[("items", f.items.len()), ("variations", f.variations.len())]);
+    if !overlong.is_empty() {
+        return Ok(overlong);
+    }
     let mut invalid: Invalid = Vec::new();
     if f.size.is_some_and(|s| s < 0) {
         invalid.push((

@@ -152,6 +152,10 @@ async fn invalid_item_prices(
     prices: &[(i64, i64)],
 ) -> Result<Vec<(&'static str, String)>, DbErr> {
     const FIELD: &str = "item_price_overrides";
+    let overlong = super::overlong_lists(&[(FIELD, prices.len())]);
+    if !overlong.is_empty() {
+        return Ok(overlong);
+    }
     let wanted: HashSet<i64> = prices.iter().map(|(i, _)| *i).collect();
     if wanted.is_empty() {
         return Ok(Vec::new());

@@ -1,8 +1,12 @@
 //! Arrangement shared by the catalogue tests: an organizer with an event, items created
 //! through the API, and orders inserted directly (the selling issue adds their API).
 
+use std::time::Duration;
+
 use chrono::Utc;
-use sea_orm::{ActiveModelTrait, Set};
+use sea_orm::{
+    ActiveModelTrait, DatabaseTransaction, EntityTrait, PrimaryKeyTrait, QuerySelect, Set,
+};
 use serde_json::{Value, json};
 use tessera::db::entities::{order, order_position};
 use tessera_tests::TestApp;
@@ -101,4 +105,29 @@ fn rand_suffix() -> u32 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static N: AtomicU32 = AtomicU32::new(0);
     N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Holds row `id` of `E` in a write transaction: on SQLite the database's write lock, on
+/// PostgreSQL the row `FOR UPDATE`. Requests sent meanwhile read freely but wait to write
+/// (on PostgreSQL: to write that row, or a row referring to it).
+pub async fn hold<E>(app: &TestApp, id: i64) -> DatabaseTransaction
+where
+    E: EntityTrait,
+    E::PrimaryKey: PrimaryKeyTrait<ValueType = i64>,
+{
+    let txn = tessera::db::begin_write(&app.db).await.expect("begin");
+    E::find_by_id(id)
+        .lock_exclusive()
+        .one(&txn)
+        .await
+        .expect("lock")
+        .expect("row to hold");
+    txn
+}
+
+/// Lets go of a held row after a moment, long enough for requests sent together with this
+/// to have read what they check and to be waiting to write.
+pub async fn release_soon(held: DatabaseTransaction) {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    held.commit().await.expect("commit");
 }

@@ -1,8 +1,12 @@
+use sea_orm::{DatabaseTransaction, EntityTrait};
 use serde_json::{Value, json};
+use tessera::db::entities::item::Entity as ItemRow;
+use tessera::db::entities::{item_addon, item_bundle, item_variation};
 use tessera_tests::TestApp;
 
 use crate::catalogue_support::{
-    EVENT, add_order, another_event, catalogue_app, created, id, item, plain_item,
+    EVENT, add_order, another_event, catalogue_app, created, hold, id, item, plain_item,
+    release_soon,
 };
 
 async fn item_with_variations(app: &TestApp, token: &str) -> Value {
@@ -304,4 +308,133 @@ async fn nested_parts_can_be_read_by_any_event_token_and_written_with_can_change
         assert_eq!(app.delete(&one, &reader).await.status, 403, "{part}");
         assert_eq!(app.delete(&one, &writer).await.status, 204, "{part}");
     }
+}
+
+#[tokio::test]
+async fn two_add_ons_for_one_category_sent_at_once_are_one_201_and_one_400() {
+    let (app, _, token) = catalogue_app().await;
+    let category = addon_category(&app, &token, "conf", true).await;
+    let item_id = plain_item(&app, &token, "Ticket").await;
+    let base = format!("{EVENT}/items/{item_id}/addons/");
+    let body = json!({"addon_category": category});
+    // Both check the category before either writes.
+    let held = hold::<ItemRow>(&app, item_id).await;
+    let (a, b, ()) = tokio::join!(
+        app.post(&base, &token, body.clone()),
+        app.post(&base, &token, body.clone()),
+        release_soon(held),
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [201, 400], "{} / {}", a.body, b.body);
+    let refused = if a.status == 400 { &a } else { &b };
+    assert!(
+        refused.body["addon_category"][0].is_string(),
+        "{}",
+        refused.body
+    );
+    assert_eq!(app.get(&base, &token).await.body["count"], 1);
+}
+
+#[tokio::test]
+async fn deleting_the_last_two_variations_at_once_leaves_one() {
+    let (app, _, token) = catalogue_app().await;
+    let it = item_with_variations(&app, &token).await;
+    let base = format!("{EVENT}/items/{}/variations/", id(&it));
+    let first = format!("{base}{}/", id(&it["variations"][0]));
+    let second = format!("{base}{}/", id(&it["variations"][1]));
+    let held = hold::<ItemRow>(&app, id(&it)).await;
+    let (a, b, ()) = tokio::join!(
+        app.delete(&first, &token),
+        app.delete(&second, &token),
+        release_soon(held),
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [204, 403], "{} / {}", a.body, b.body);
+    assert_eq!(app.get(&base, &token).await.body["count"], 1);
+}
+
+#[tokio::test]
+async fn an_item_within_another_items_bundle_cannot_get_bundles_itself() {
+    let (app, _, token) = catalogue_app().await;
+    let shirt = plain_item(&app, &token, "Shirt").await;
+    let mug = plain_item(&app, &token, "Mug").await;
+    item(
+        &app,
+        &token,
+        json!({"name": {"en": "Package"}, "default_price": "1", "bundles": [{"bundled_item": shirt}]}),
+    )
+    .await;
+    let shirt_bundles = format!("{EVENT}/items/{shirt}/bundles/");
+    let r = app
+        .post(&shirt_bundles, &token, json!({"bundled_item": mug}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let message = r.body["non_field_errors"][0].as_str().expect("message");
+    assert!(message.contains("bundled by another item"), "{message}");
+    assert_eq!(app.get(&shirt_bundles, &token).await.body["count"], 0);
+    // The mug, bundled by nobody, may bundle the shirt's neighbours as before.
+    let r = app
+        .post(
+            &format!("{EVENT}/items/{mug}/bundles/"),
+            &token,
+            json!({"bundled_item": plain_item(&app, &token, "Pen").await}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_variation_add_on_or_bundle_changed_after_it_was_deleted_is_403() {
+    let (app, _, token) = catalogue_app().await;
+    let category = addon_category(&app, &token, "conf", true).await;
+    let it = item(
+        &app,
+        &token,
+        json!({"name": {"en": "Ticket"}, "default_price": "20.00",
+               "variations": [{"value": {"en": "A"}}, {"value": {"en": "B"}}],
+               "addons": [{"addon_category": category}],
+               "bundles": [{"bundled_item": plain_item(&app, &token, "Shirt").await}]}),
+    )
+    .await;
+    let item_id = id(&it);
+    for (part, body) in [
+        ("variations", json!({"position": 5})),
+        ("addons", json!({"position": 5})),
+        ("bundles", json!({"count": 2})),
+    ] {
+        let part_id = id(&it[part][0]);
+        let one = format!("{EVENT}/items/{item_id}/{part}/{part_id}/");
+        let held = hold_part(&app, part, part_id).await;
+        let (r, ()) = tokio::join!(app.patch(&one, &token, body), async {
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            delete_part(&held, part, part_id).await;
+            held.commit().await.expect("commit");
+        });
+        assert_eq!(r.status, 403, "{part}: {}", r.body);
+    }
+}
+
+/// Holds a variation, add-on or bundle row.
+async fn hold_part(app: &TestApp, part: &str, part_id: i64) -> DatabaseTransaction {
+    match part {
+        "variations" => hold::<item_variation::Entity>(app, part_id).await,
+        "addons" => hold::<item_addon::Entity>(app, part_id).await,
+        _ => hold::<item_bundle::Entity>(app, part_id).await,
+    }
+}
+
+/// Deletes a variation, add-on or bundle row in `txn`.
+async fn delete_part(txn: &DatabaseTransaction, part: &str, part_id: i64) {
+    let done = match part {
+        "variations" => {
+            item_variation::Entity::delete_by_id(part_id)
+                .exec(txn)
+                .await
+        }
+        "addons" => item_addon::Entity::delete_by_id(part_id).exec(txn).await,
+        _ => item_bundle::Entity::delete_by_id(part_id).exec(txn).await,
+    };
+    assert_eq!(done.expect("delete").rows_affected, 1);
 }

@@ -1,9 +1,13 @@
+use std::time::{Duration, Instant};
+
+use poem::http::Method;
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
 use serde_json::json;
 use tessera::db::entities::event;
+use tessera::db::entities::item::Entity as ItemRow;
 
 use crate::catalogue_support::{
-    EVENT, add_order, another_event, catalogue_app, created, id, item, plain_item,
+    EVENT, add_order, another_event, catalogue_app, created, hold, id, item, plain_item,
 };
 
 fn items() -> String {
@@ -519,4 +523,72 @@ async fn anyone_with_access_to_the_event_reads_items_but_only_can_change_items_w
     assert_eq!(app.put(&one, &writer, new).await.status, 200);
     assert_eq!(app.delete(&one, &writer).await.status, 204);
     assert_eq!(app.get(&items(), &admin).await.body["count"], 1);
+}
+
+#[tokio::test]
+async fn an_item_deleted_while_it_is_changed_is_403_not_500() {
+    let (app, _, token) = catalogue_app().await;
+    for method in [Method::PATCH, Method::PUT] {
+        let item_id = plain_item(&app, &token, "Ticket").await;
+        let one = format!("{}{item_id}/", items());
+        let body = json!({"name": {"en": "Renamed"}, "default_price": "12.00"});
+        let held = hold::<ItemRow>(&app, item_id).await;
+        let (r, ()) = tokio::join!(
+            app.call(method.clone(), &one, Some(&token), Some(body)),
+            async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                ItemRow::delete_by_id(item_id)
+                    .exec(&held)
+                    .await
+                    .expect("delete");
+                held.commit().await.expect("commit");
+            }
+        );
+        assert_eq!(r.status, 403, "{method}: {}", r.body);
+    }
+}
+
+/// GETs `path` twice; the statements the second answer took.
+async fn second_queries(app: &tessera_tests::TestApp, path: &str, token: &str) -> u32 {
+    let first = app.get(path, token).await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let (second, queries) = tessera::db::count_queries(app.get(path, token)).await;
+    assert_eq!(second.body, first.body);
+    queries
+}
+
+#[tokio::test]
+async fn only_lists_asked_for_with_the_lists_own_parameters_are_kept_in_the_cache() {
+    let (app, _, token) = catalogue_app().await;
+    for name in ["A", "B", "C"] {
+        plain_item(&app, &token, name).await;
+    }
+    let known = format!("{}?active=true&page_size=2&lang=en", items());
+    // On PostgreSQL the cache starts once the process listens for changes.
+    let started = Instant::now();
+    while second_queries(&app, &known, &token).await > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the list is never kept"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    for unknown in [
+        format!("{}?active=true&page_size=2&nonce=1", items()),
+        format!("{}?active=true&active=false&page_size=2", items()),
+    ] {
+        assert!(
+            second_queries(&app, &unknown, &token).await > 0,
+            "{unknown} was kept"
+        );
+    }
+    // Made-up parameters still answer as before, page links included.
+    let r = app
+        .get(&format!("{}?page_size=2&nonce=1", items()), &token)
+        .await;
+    assert_eq!(
+        r.body["next"],
+        "http://tessera.test/api/v1/organizers/acme/events/conf/items/?page_size=2&nonce=1&page=2"
+    );
 }

@@ -1273,3 +1273,71 @@ async fn cloning_copies_questions_options_items_and_dependencies_to_another_even
         "the source is unchanged"
     );
 }
+
+#[tokio::test]
+async fn a_question_with_more_than_a_thousand_items_or_options_is_400() {
+    let s = setup().await;
+    let items: Vec<i64> = (1..=70_000).collect();
+    let r = s
+        .app
+        .post(
+            QUESTIONS,
+            &s.token,
+            json!({"question": {"en": "Q"}, "type": "S", "items": items}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.body["items"][0],
+        "Ensure this field has no more than 1000 elements."
+    );
+    let options: Vec<Value> = (0..1_001)
+        .map(|i| json!({"answer": {"en": format!("O{i}")}}))
+        .collect();
+    let r = s
+        .app
+        .post(
+            QUESTIONS,
+            &s.token,
+            json!({"question": {"en": "Q"}, "type": "C", "options": options}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body["options"][0].is_string());
+}
+
+#[tokio::test]
+async fn deleting_the_last_two_options_at_once_leaves_one() {
+    use tessera::db::entities::question;
+    let s = setup().await;
+    let q = create(
+        &s.app,
+        &s.token,
+        json!({"question": {"en": "Size"}, "type": "C", "options": sizes()}),
+    )
+    .await;
+    let list = options_of(id_of(&q));
+    let doomed = &q["options"].as_array().expect("options")[..2];
+    let r = s
+        .app
+        .delete(&format!("{list}{}/", doomed[0]["id"]), &s.token)
+        .await;
+    assert_eq!(r.status, 204);
+    let left: Vec<String> = s.app.get(&list, &s.token).await.body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|o| format!("{list}{}/", o["id"]))
+        .collect();
+    assert_eq!(left.len(), 2);
+    let held = crate::catalogue_support::hold::<question::Entity>(&s.app, id_of(&q)).await;
+    let (a, b, ()) = tokio::join!(
+        s.app.delete(&left[0], &s.token),
+        s.app.delete(&left[1], &s.token),
+        crate::catalogue_support::release_soon(held),
+    );
+    let mut statuses = [a.status, b.status];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [204, 403], "{} / {}", a.body, b.body);
+    assert_eq!(s.app.get(&list, &s.token).await.body["count"], 1);
+}

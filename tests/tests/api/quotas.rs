@@ -435,3 +435,56 @@ async fn quotas_are_read_by_any_event_token_and_written_with_can_change_items() 
         403
     );
 }
+
+#[tokio::test]
+async fn lists_of_more_than_a_thousand_items_or_variations_are_400() {
+    let (app, _, token) = catalogue_app().await;
+    let ticket = plain_item(&app, &token, "Ticket").await;
+    let many = |n: i64| Value::from((1..=n).collect::<Vec<i64>>());
+    // Long enough to exceed what one statement takes on either database.
+    for body in [
+        json!({"name": "Q", "items": many(1_001)}),
+        json!({"name": "Q", "items": [ticket], "variations": many(70_000)}),
+    ] {
+        let r = app.post(&quotas(), &token, body).await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        let field = if r.body["items"].is_array() {
+            "items"
+        } else {
+            "variations"
+        };
+        assert_eq!(
+            r.body[field][0],
+            "Ensure this field has no more than 1000 elements."
+        );
+    }
+    let q = created(
+        &app,
+        &quotas(),
+        &token,
+        json!({"name": "Q", "items": [ticket]}),
+    )
+    .await;
+    let r = app
+        .patch(
+            &format!("{}{}/", quotas(), id(&q)),
+            &token,
+            json!({"items": many(1_001)}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body["items"][0].is_string());
+    // A thousand is still a list to check.
+    let r = app
+        .post(
+            &quotas(),
+            &token,
+            json!({"name": "Q", "items": many(1_000)}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.body["items"][0],
+        "One or more items do not belong to this event."
+    );
+}

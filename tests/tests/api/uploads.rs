@@ -1,8 +1,12 @@
+use std::time::Duration;
+
 use poem::http::Method;
+use sea_orm::EntityTrait;
 use serde_json::json;
+use tessera::db::entities::item::Entity as ItemRow;
 use tessera_tests::{Reply, TestApp};
 
-use crate::catalogue_support::{EVENT, catalogue_app, id, item, plain_item};
+use crate::catalogue_support::{EVENT, catalogue_app, hold, id, item, plain_item};
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\nnot really an image";
 
@@ -171,4 +175,66 @@ async fn uploads_that_no_item_claimed_are_not_served() {
         )
         .await;
     assert_eq!(r.status, 404);
+}
+
+#[tokio::test]
+async fn a_picture_is_an_image_and_a_pdf_upload_is_refused_without_being_used_up() {
+    let (app, _, token) = catalogue_app().await;
+    let r = upload(
+        &app,
+        &token,
+        &[
+            ("Content-Type", "application/pdf"),
+            ("Content-Disposition", "attachment; filename=terms.pdf"),
+        ],
+        b"%PDF-1.4 not really a document",
+    )
+    .await;
+    assert_eq!(r.status, 201, "PDF uploads stay possible: {}", r.body);
+    let pdf = r.body["id"].as_str().expect("id").to_owned();
+    let r = app
+        .post(
+            &format!("{EVENT}/items/"),
+            &token,
+            json!({"name": {"en": "T"}, "default_price": "1", "picture": pdf}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let message = r.body["picture"][0].as_str().expect("message");
+    assert!(message.contains("image"), "{message}");
+    let item_id = plain_item(&app, &token, "T").await;
+    let one = format!("{EVENT}/items/{item_id}/");
+    let r = app.patch(&one, &token, json!({"picture": pdf})).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(app.get(&one, &token).await.body["picture"], json!(null));
+
+    let image = png(&app, &token).await;
+    let r = app.patch(&one, &token, json!({"picture": image})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_picture_sent_with_a_change_that_fails_stays_unclaimed() {
+    let (app, _, token) = catalogue_app().await;
+    let file = png(&app, &token).await;
+    let doomed = plain_item(&app, &token, "Doomed").await;
+    let one = format!("{EVENT}/items/{doomed}/");
+    let held = hold::<ItemRow>(&app, doomed).await;
+    let (r, ()) = tokio::join!(app.patch(&one, &token, json!({"picture": file})), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        ItemRow::delete_by_id(doomed)
+            .exec(&held)
+            .await
+            .expect("delete");
+        held.commit().await.expect("commit");
+    });
+    assert_eq!(r.status, 403, "{}", r.body);
+    // The upload was not used up by the change that failed.
+    let it = item(
+        &app,
+        &token,
+        json!({"name": {"en": "T"}, "default_price": "1", "picture": file}),
+    )
+    .await;
+    assert!(it["picture"].as_str().expect("url").ends_with("/logo.png"));
 }
