@@ -5,6 +5,8 @@ macro_rules! outln {
     ($($arg:tt)*) => { out(&format!("{}\n", format_args!($($arg)*))) };
 }
 
+mod outbox;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -99,6 +101,20 @@ enum AdminTask {
         /// Limit the team to this event (repeatable); without it the team has all events.
         #[arg(long, value_name = "SLUG")]
         event: Vec<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// List the mail outbox, newest first, or show one mail.
+    Outbox {
+        /// Only mails in this state: queued, sent or failed.
+        #[arg(long, value_name = "STATE")]
+        state: Option<String>,
+        /// Show this mail with its body instead of the list.
+        #[arg(long, value_name = "ID", conflicts_with = "state")]
+        show: Option<i64>,
+        /// List at most this many mails.
+        #[arg(long, value_name = "N", default_value_t = 100)]
+        limit: u64,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -260,6 +276,38 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String>
                 .await
                 .map_err(|e| e.to_string())?;
             outln!("{organizer} now accepts gift cards issued by {issuer}");
+        }
+        AdminTask::Outbox {
+            state,
+            show,
+            limit,
+            db,
+        } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            show_outbox(&db, state.as_deref(), show, limit).await?;
+        }
+    }
+    Ok(())
+}
+
+async fn show_outbox(
+    db: &DatabaseConnection,
+    state: Option<&str>,
+    show: Option<i64>,
+    limit: u64,
+) -> Result<(), String> {
+    match show {
+        Some(id) => {
+            let mail = admin::outbox_mail(db, id)
+                .await
+                .map_err(|e| e.to_string())?;
+            outbox::print_mail(&mail);
+        }
+        None => {
+            let mails = admin::outbox(db, state, limit)
+                .await
+                .map_err(|e| e.to_string())?;
+            outbox::print_list(&mails);
         }
     }
     Ok(())

@@ -154,6 +154,67 @@ async fn migrate_brings_a_new_database_up_to_date() {
     assert!(again.status.success(), "migrating twice is harmless");
 }
 
+#[tokio::test]
+async fn admin_outbox_lists_the_mails_newest_first_and_shows_one() {
+    use tessera::domain::mail::{self, Mail};
+    let db = fresh_database().await;
+    let conn = tessera::db::connect(&db.url, 2).await.expect("connect");
+    tessera::db::migrate(&conn).await.expect("migrate");
+    let ada = Mail::text("ada@example.com", "Your order ABC12", "Hello Ada,\nthanks.");
+    let first = mail::queue(&conn, ada).await.expect("queue");
+    let bob = Mail::text("bob@example.com", "A ticket is free", "Hello Bob");
+    mail::queue(&conn, bob).await.expect("queue");
+    let url = db.url.as_str();
+
+    let list = tessera(&["admin", "outbox", "--database-url", url]);
+    let shown = tessera(&[
+        "admin",
+        "outbox",
+        "--show",
+        &first.to_string(),
+        "--database-url",
+        url,
+    ]);
+    let sent = tessera(&["admin", "outbox", "--state", "sent", "--database-url", url]);
+
+    assert!(list.status.success(), "{}", stderr(&list));
+    let lines: Vec<String> = stdout(&list).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].contains("SUBJECT"));
+    assert!(lines[1].contains("queued") && lines[1].contains("bob@example.com"));
+    assert!(lines[2].contains("Your order ABC12"));
+    let shown = stdout(&shown);
+    assert!(shown.contains("Subject:  Your order ABC12"), "{shown}");
+    assert!(shown.contains("Hello Ada,\nthanks."), "{shown}");
+    assert_eq!(stdout(&sent).trim(), "no mails");
+}
+
+#[tokio::test]
+async fn admin_outbox_refuses_an_unknown_state_or_mail() {
+    let db = fresh_database().await;
+    let state = tessera(&[
+        "admin",
+        "outbox",
+        "--state",
+        "lost",
+        "--database-url",
+        &db.url,
+    ]);
+    let mail = tessera(&["admin", "outbox", "--show", "99", "--database-url", &db.url]);
+    assert!(!state.status.success());
+    assert!(
+        stderr(&state).contains("unknown state \"lost\""),
+        "{}",
+        stderr(&state)
+    );
+    assert!(!mail.status.success());
+    assert!(
+        stderr(&mail).contains("no mail with id 99"),
+        "{}",
+        stderr(&mail)
+    );
+}
+
 /// A running `tessera serve`, stopped when dropped.
 struct Served {
     child: Child,

@@ -446,3 +446,32 @@ pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
     };
     create_token(db, &request).await
 }
+
+/// The outbox's mails, newest first, at most `limit`; only those in `state` (`queued`,
+/// `sent` or `failed`) when given.
+pub async fn outbox(
+    db: &DatabaseConnection,
+    state: Option<&str>,
+    limit: u64,
+) -> Result<Vec<crate::db::entities::outbox_mail::Model>, AdminError> {
+    use crate::domain::mail::{self, MailState};
+    let state = match state {
+        Some(name) => Some(MailState::from_name(name).ok_or_else(|| {
+            invalid(format!(
+                "unknown state {name:?}; valid: queued, sent, failed"
+            ))
+        })?),
+        None => None,
+    };
+    Ok(mail::list(db, state, limit).await?)
+}
+
+/// One mail of the outbox.
+pub async fn outbox_mail(
+    db: &DatabaseConnection,
+    id: i64,
+) -> Result<crate::db::entities::outbox_mail::Model, AdminError> {
+    crate::domain::mail::find(db, id)
+        .await?
+        .ok_or_else(|| invalid(format!("no mail with id {id} in the outbox")))
+}
