@@ -511,7 +511,10 @@ impl WaitingListApi {
             .await?;
         let existing = find_entry(&state, ev.event.id, *id).await?;
         match waiting_list::send_voucher(&state.db, &state.settings, &ev.event, existing.id).await {
-            Ok(_) => Ok(NoContent::NoContent),
+            Ok(_) => {
+                state.mailer.wake();
+                Ok(NoContent::NoContent)
+            }
             Err(SendError::Refused(reason)) => Err(ApiError::bad_request(reason).into()),
             Err(SendError::Gone) => Err(ApiError::forbidden().into()),
             Err(SendError::Db(e)) => Err(e.into()),

@@ -3,6 +3,8 @@
 //! until a voucher is sent to them. Then the hold passes to the voucher, which blocks the
 //! unit until it expires, and the entry can no longer be changed.
 
+pub mod texts;
+
 use chrono::{Duration, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
@@ -13,11 +15,14 @@ use serde_json::Value;
 
 use super::availability::{self, Demand, HoldKind};
 use super::items::Invalid;
+use super::mail::{self, Mail};
 use super::sale::{Catalogue, Product};
 use super::settings::{self, Scope, SettingsRegistry};
 use super::vouchers::manage::{self, Voucher, VoucherFields};
 use crate::db::begin_write;
-use crate::db::entities::{event, waiting_list_entry};
+use crate::db::entities::{event, item_variation, waiting_list_entry};
+use crate::http::I18nString;
+use texts::VoucherNotice;
 
 /// Tag of the vouchers sent to the waiting list.
 pub const VOUCHER_TAG: &str = "waiting-list";
@@ -357,7 +362,9 @@ pub struct Sent {
 
 /// Sends a voucher to a waiting person: one use, blocking one unit of the product for the
 /// event's `waiting_list_hours`, limited to the product. The product must be available, the
-/// waiting list not counted; the entry's own hold passes to the voucher.
+/// waiting list not counted; the entry's own hold passes to the voucher. The voucher is
+/// e-mailed to the person in their language through the outbox: call `Mailer::wake` once
+/// this returns.
 pub async fn send_voucher(
     db: &DatabaseConnection,
     registry: &SettingsRegistry,
@@ -410,8 +417,43 @@ pub async fn send_voucher(
         entry: row.update(&txn).await?,
         voucher,
     };
+    mail::queue(
+        &txn,
+        voucher_mail(&txn, ev, &catalogue, &sent, hours).await?,
+    )
+    .await?;
     txn.commit().await?;
     Ok(sent)
+}
+
+/// The e-mail with the voucher, in the person's language.
+async fn voucher_mail(
+    txn: &impl ConnectionTrait,
+    ev: &event::Model,
+    catalogue: &Catalogue,
+    sent: &Sent,
+    hours: i64,
+) -> Result<Mail, DbErr> {
+    let e = &sent.entry;
+    let text = |v: &Value| I18nString::from_stored(v).localize(&e.locale);
+    let mut product = catalogue
+        .item(e.item_id)
+        .map(|i| text(&i.name))
+        .unwrap_or_default();
+    if let Some(v) = e.variation_id {
+        let variation = item_variation::Entity::find_by_id(v).one(txn).await?;
+        if let Some(variation) = variation {
+            product = format!("{product} – {}", text(&variation.value));
+        }
+    }
+    let notice = VoucherNotice {
+        event: &text(&ev.name),
+        product: &product,
+        code: &sent.voucher.row.code,
+        hours,
+    };
+    let (subject, body) = texts::voucher_mail(&e.locale, &notice);
+    Ok(Mail::text(&e.email, subject, body).about(Some(ev.organizer_id), Some(ev.id)))
 }
 
 /// Reads an entry of the event and locks it until the transaction ends (on PostgreSQL).

@@ -379,6 +379,102 @@ async fn a_voucher_sent_to_a_waiting_person_blocks_the_unit_their_entry_held() {
     assert_eq!(has_voucher.body["count"], 1);
 }
 
+/// The mails in the outbox, oldest first: `(to, subject, body)`.
+async fn outbox(app: &TestApp) -> Vec<(String, String, String)> {
+    tessera_tests::outbox(&app.db)
+        .await
+        .into_iter()
+        .map(|m| (m.to_address, m.subject, m.body_text))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_voucher_is_mailed_in_the_language_of_the_waiting_person() {
+    let s = sold_out().await;
+    let shirts = item(
+        &s.app,
+        &s.token,
+        json!({"name": {"en": "Shirt", "de": "Hemd"}, "default_price": "20.00",
+               "variations": [{"value": {"en": "Small", "de": "Klein"}}]}),
+    )
+    .await;
+    let small = id(&shirts["variations"][0]);
+    let shirt_quota = id(&created(
+        &s.app,
+        &format!("{EVENT}/quotas/"),
+        &s.token,
+        json!({"name": "S", "size": 1, "items": [id(&shirts)], "variations": [small]}),
+    )
+    .await);
+    hold(&s.app, shirt_quota, HoldKind::Paid, 1).await;
+    let jane = wait(&s, json!({"email": "jane@example.org", "item": s.item})).await;
+    let jana = wait(
+        &s,
+        json!({"email": "jana@example.de", "item": id(&shirts), "variation": small,
+               "locale": "de"}),
+    )
+    .await;
+    assert_eq!(
+        s.app
+            .post(&send(id(&jane)), &s.token, json!({}))
+            .await
+            .status,
+        400
+    );
+    assert!(
+        outbox(&s.app).await.is_empty(),
+        "a refused voucher is not mailed"
+    );
+
+    hold(&s.app, s.quota, HoldKind::Paid, -1).await;
+    hold(&s.app, shirt_quota, HoldKind::Paid, -1).await;
+    assert_eq!(
+        s.app
+            .post(&send(id(&jane)), &s.token, json!({}))
+            .await
+            .status,
+        204
+    );
+    assert_eq!(
+        s.app
+            .post(&send(id(&jana)), &s.token, json!({}))
+            .await
+            .status,
+        204
+    );
+    let code = |entry: &Value| {
+        let (app, token) = (&s.app, &s.token);
+        let entry = id(entry);
+        async move {
+            let voucher = app.get(&one(entry), token).await.body["voucher"].clone();
+            app.get(&format!("{EVENT}/vouchers/{voucher}/"), token)
+                .await
+                .body["code"]
+                .as_str()
+                .expect("code")
+                .to_owned()
+        }
+    };
+    let mails = outbox(&s.app).await;
+    assert_eq!(mails.len(), 2);
+    let (to, subject, body) = &mails[0];
+    assert_eq!(to, "jane@example.org");
+    assert_eq!(
+        subject,
+        "You have been selected from the waiting list for conf"
+    );
+    assert!(body.contains(&code(&jane).await), "{body}");
+    assert!(
+        body.contains("Ticket") && body.contains("48 hours"),
+        "{body}"
+    );
+    let (to, subject, body) = &mails[1];
+    assert_eq!(to, "jana@example.de");
+    assert_eq!(subject, "Sie wurden von der Warteliste für conf ausgewählt");
+    assert!(body.contains(&code(&jana).await), "{body}");
+    assert!(body.contains("Hemd – Klein"), "{body}");
+}
+
 #[tokio::test]
 async fn an_entry_with_a_voucher_cannot_be_changed_or_deleted() {
     let s = sold_out().await;
