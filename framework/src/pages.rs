@@ -11,6 +11,7 @@ use subtle::ConstantTimeEq;
 
 use crate::db::entities::{event, item, item_variation, organizer};
 use crate::domain::orders::{self, Order};
+use crate::domain::sale::product_name;
 use crate::http::Money;
 use crate::http::i18n::I18nString;
 use crate::state::AppState;
@@ -73,7 +74,6 @@ fn status_text(status: &str) -> &'static str {
 
 /// Names of the order's items and variations in the order's language.
 async fn product_names(state: &AppState, order: &Order) -> Result<Vec<String>, sea_orm::DbErr> {
-    let lang = order.row.locale.as_str();
     let item_ids: Vec<i64> = order.positions.iter().map(|p| p.item_id).collect();
     let items = item::Entity::find()
         .filter(item::Column::Id.is_in(item_ids))
@@ -92,18 +92,11 @@ async fn product_names(state: &AppState, order: &Order) -> Result<Vec<String>, s
         .positions
         .iter()
         .map(|p| {
-            let item = items
-                .iter()
-                .find(|i| i.id == p.item_id)
-                .map(|i| I18nString::from_stored(&i.name).localize(lang))
-                .unwrap_or_default();
-            match variations.iter().find(|v| Some(v.id) == p.variation_id) {
-                Some(v) => format!(
-                    "{item} – {}",
-                    I18nString::from_stored(&v.value).localize(lang)
-                ),
-                None => item,
-            }
+            product_name(
+                items.iter().find(|i| i.id == p.item_id),
+                variations.iter().find(|v| Some(v.id) == p.variation_id),
+                &order.row.locale,
+            )
         })
         .collect())
 }

@@ -15,7 +15,7 @@ use super::Tag;
 use crate::db::entities::{order_fee, order_payment, order_position, seat};
 use crate::domain::orders::{
     self, AnswerInput, FeeInput, LifecycleError, NewOrder, Order, OrderFilter, PlaceContext,
-    PlaceError, PositionInput,
+    PlaceError, PositionInput, Storefront,
 };
 use crate::domain::permissions::Permission;
 use crate::domain::questions::is_email;
@@ -598,6 +598,7 @@ impl OrderCreate {
             comment: self.comment,
             consume_carts: self.consume_carts,
             simulate: self.simulate,
+            send_mail: self.send_mail,
             testmode: self.testmode,
             api_meta: Value::Object(self.api_meta.into_iter().collect()),
         }
@@ -716,6 +717,14 @@ async fn event_settings(
         },
     )
     .await?)
+}
+
+/// Where the event's customers find their orders.
+fn storefront<'a>(state: &'a AppState, ev: &'a EventAccess) -> Storefront<'a> {
+    Storefront {
+        public_url: &state.public_url,
+        organizer: &ev.organizer.slug,
+    }
 }
 
 async fn shown(state: &AppState, ev: &EventAccess, o: Order) -> Result<OrderOut, ApiError> {
@@ -849,11 +858,10 @@ impl OrdersApi {
             ),
         };
         let ctx = PlaceContext {
-            organizer_slug: &ev.organizer.slug,
+            shop: storefront(&state, &ev),
             event: &ev.event,
             settings: &values,
             provider,
-            public_url: &state.public_url,
         };
         let placed = match orders::place(&state.db, &ctx, body.0.into_new()).await {
             Ok(o) => o,
@@ -862,6 +870,7 @@ impl OrdersApi {
             }
             Err(PlaceError::Db(e)) => return Err(e.into()),
         };
+        state.mailer.wake();
         Ok(Created::Created(Json(shown(&state, &ev, placed).await?)))
     }
 
@@ -921,10 +930,12 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let _send_email = body.0.send_email;
-        let o = orders::cancel(&state.db, &ev.event, &code)
+        let shop = storefront(&state, &ev);
+        let notify = body.0.send_email.then_some(&shop);
+        let o = orders::cancel(&state.db, &ev.event, &code, notify)
             .await
             .map_err(lifecycle_error)?;
+        state.mailer.wake();
         Ok(Json(shown(&state, &ev, o).await?))
     }
 

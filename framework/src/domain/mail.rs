@@ -111,6 +111,12 @@ pub async fn queue(txn: &impl ConnectionTrait, mail: Mail) -> Result<i64, DbErr>
     Ok(row.id)
 }
 
+/// Whether a mail to somebody speaking `locale` goes out in German (`de`, `de-AT`, ...);
+/// every other language gets English, the two languages the service writes mails in.
+pub fn german(locale: &str) -> bool {
+    locale.split(['-', '_']).next() == Some("de")
+}
+
 /// Fills `{name}` placeholders of a mail text from `values`, as pretix's mail texts do
 /// (`"Your order {code} for {event}"`). Placeholders without a value, and braces that
 /// enclose no name, are left as they are.

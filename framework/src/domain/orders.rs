@@ -9,9 +9,11 @@
 //! wait on each other in a circle, and a check of what is left is never overtaken.
 
 mod lifecycle;
+mod mails;
 mod place;
 
-pub use lifecycle::{CancelOptions, LifecycleError, cancel, confirm_payment, extend, mark_paid};
+pub use lifecycle::{LifecycleError, cancel, confirm_payment, extend, mark_paid};
+pub use mails::Storefront;
 pub use place::{
     AnswerInput, FeeInput, NewOrder, PlaceContext, PlaceError, PositionInput, payment_page,
     payment_term_end, place,

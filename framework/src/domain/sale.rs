@@ -142,6 +142,15 @@ impl Catalogue {
         self.items.get(&id)
     }
 
+    /// A product's name in `lang`: the item's name, and its variation's after a dash.
+    pub fn product_name(&self, item_id: i64, variation_id: Option<i64>, lang: &str) -> String {
+        product_name(
+            self.items.get(&item_id),
+            variation_id.and_then(|v| self.variations.get(&v)),
+            lang,
+        )
+    }
+
     /// Checks that the product can be sold at all: an active item of this event, a variation
     /// exactly when the item has them, a date exactly in a series, and a quota.
     pub fn resolve(
@@ -343,5 +352,19 @@ mod tests {
         assert_eq!(Tax::of(Some(&rule), 2300).value_cents, 367);
         assert_eq!(Tax::of(Some(&rule), 0).value_cents, 0);
         assert_eq!(Tax::of(None, 2300), Tax::default());
+    }
+}
+
+/// A product's name in `lang`: the item's name, and the variation's after a dash.
+pub fn product_name(
+    item: Option<&item::Model>,
+    variation: Option<&item_variation::Model>,
+    lang: &str,
+) -> String {
+    let text = |v: &serde_json::Value| crate::http::I18nString::from_stored(v).localize(lang);
+    let name = item.map(|i| text(&i.name)).unwrap_or_default();
+    match variation {
+        Some(v) => format!("{name} – {}", text(&v.value)),
+        None => name,
     }
 }

@@ -20,7 +20,7 @@ use super::sale::{Catalogue, Product};
 use super::settings::{self, Scope, SettingsRegistry};
 use super::vouchers::manage::{self, Voucher, VoucherFields};
 use crate::db::begin_write;
-use crate::db::entities::{event, item_variation, waiting_list_entry};
+use crate::db::entities::{event, waiting_list_entry};
 use crate::http::I18nString;
 use texts::VoucherNotice;
 
@@ -417,43 +417,23 @@ pub async fn send_voucher(
         entry: row.update(&txn).await?,
         voucher,
     };
-    mail::queue(
-        &txn,
-        voucher_mail(&txn, ev, &catalogue, &sent, hours).await?,
-    )
-    .await?;
+    mail::queue(&txn, voucher_mail(ev, &catalogue, &sent, hours)).await?;
     txn.commit().await?;
     Ok(sent)
 }
 
 /// The e-mail with the voucher, in the person's language.
-async fn voucher_mail(
-    txn: &impl ConnectionTrait,
-    ev: &event::Model,
-    catalogue: &Catalogue,
-    sent: &Sent,
-    hours: i64,
-) -> Result<Mail, DbErr> {
+fn voucher_mail(ev: &event::Model, catalogue: &Catalogue, sent: &Sent, hours: i64) -> Mail {
     let e = &sent.entry;
-    let text = |v: &Value| I18nString::from_stored(v).localize(&e.locale);
-    let mut product = catalogue
-        .item(e.item_id)
-        .map(|i| text(&i.name))
-        .unwrap_or_default();
-    if let Some(v) = e.variation_id {
-        let variation = item_variation::Entity::find_by_id(v).one(txn).await?;
-        if let Some(variation) = variation {
-            product = format!("{product} – {}", text(&variation.value));
-        }
-    }
+    let product = catalogue.product_name(e.item_id, e.variation_id, &e.locale);
     let notice = VoucherNotice {
-        event: &text(&ev.name),
+        event: &I18nString::from_stored(&ev.name).localize(&e.locale),
         product: &product,
         code: &sent.voucher.row.code,
         hours,
     };
     let (subject, body) = texts::voucher_mail(&e.locale, &notice);
-    Ok(Mail::text(&e.email, subject, body).about(Some(ev.organizer_id), Some(ev.id)))
+    Mail::text(&e.email, subject, body).about(Some(ev.organizer_id), Some(ev.id))
 }
 
 /// Reads an entry of the event and locks it until the transaction ends (on PostgreSQL).

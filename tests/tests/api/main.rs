@@ -17,6 +17,7 @@ mod item_parts;
 mod items;
 mod mail;
 mod openapi;
+mod order_mails;
 mod order_vouchers;
 mod orders;
 mod organizers;

@@ -7,10 +7,12 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use super::mails::{self, Storefront};
 use super::{Order, complete, demand, expired, hold_positions, lock, pending_until, product_of};
 use crate::db::begin_write;
 use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
 use crate::domain::availability::{self, HoldKind};
+use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::vouchers;
 
@@ -237,19 +239,14 @@ async fn add_manual_payment(
     Ok(())
 }
 
-/// Options of a cancellation.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CancelOptions {
-    /// Tell the customer by e-mail.
-    pub send_email: bool,
-}
-
 /// Cancels a pending, expired or paid order: its quota, seats and voucher redemptions are
-/// given back, its open payments canceled.
+/// given back, its open payments canceled. With `notify`, the customer is told by e-mail
+/// (through the outbox: call `Mailer::wake` once this returns).
 pub async fn cancel(
     db: &DatabaseConnection,
     ev: &event::Model,
     code: &str,
+    notify: Option<&Storefront<'_>>,
 ) -> Result<Order, LifecycleError> {
     let mut l = open(db, ev, code).await?;
     if l.order.status == "c" {
@@ -296,6 +293,9 @@ pub async fn cancel(
     row.cancellation_date = Set(Some(now));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
+    if let Some(m) = notify.and_then(|shop| mails::canceled(ev, &l.order, shop)) {
+        mail::queue(&l.txn, m).await?;
+    }
     l.finish().await
 }
 

@@ -9,6 +9,7 @@ use sea_orm::{
 };
 use serde_json::{Map, Value, json};
 
+use super::mails::{self, Storefront};
 use super::{Order, demand};
 use crate::db::begin_write;
 use crate::db::entities::{
@@ -16,6 +17,7 @@ use crate::db::entities::{
     question_option, seat, voucher,
 };
 use crate::domain::availability::{self, HoldKind};
+use crate::domain::mail;
 use crate::domain::questions::{self, check_answer};
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell;
@@ -99,6 +101,8 @@ pub struct NewOrder {
     pub consume_carts: Vec<String>,
     /// Validate and price only.
     pub simulate: bool,
+    /// Send the order confirmation to `email`.
+    pub send_mail: bool,
     /// Placed in test mode.
     pub testmode: bool,
     /// Free data of the client.
@@ -123,16 +127,14 @@ impl From<DbErr> for PlaceError {
 
 /// What the request needs besides the order: settings and the payment provider.
 pub struct PlaceContext<'a> {
-    /// The organizer's slug.
-    pub organizer_slug: &'a str,
+    /// Where the customer finds the order.
+    pub shop: Storefront<'a>,
     /// The event.
     pub event: &'a event::Model,
     /// The event's effective settings.
     pub settings: &'a BTreeMap<&'static str, Value>,
     /// The payment provider chosen, already checked to be offered for the event.
     pub provider: Option<std::sync::Arc<dyn PaymentProvider>>,
-    /// The service's public base URL.
-    pub public_url: &'a str,
 }
 
 /// Per-position errors, one object per position, empty for positions without errors.
@@ -279,9 +281,14 @@ pub async fn place(
     }
     if new.simulate {
         txn.rollback().await?;
-    } else {
-        txn.commit().await?;
+        return Ok(placed);
     }
+    if new.send_mail
+        && let Some(m) = mails::placed(ev, &catalogue, &placed, &ctx.shop)
+    {
+        mail::queue(&txn, m).await?;
+    }
+    txn.commit().await?;
     Ok(placed)
 }
 
@@ -643,7 +650,7 @@ async fn create_payment(
     now: DateTime<Utc>,
 ) -> Result<order_payment::Model, PlaceError> {
     let pctx = PaymentContext {
-        organizer: ctx.organizer_slug.to_owned(),
+        organizer: ctx.shop.organizer.to_owned(),
         event: ctx.event.slug.clone(),
         order_code: o.code.clone(),
         amount_cents: o.total_cents,
@@ -653,8 +660,8 @@ async fn create_payment(
         expires: o.expires,
         settings: ctx.settings.clone(),
         default_payment_url: payment_page(
-            ctx.public_url,
-            ctx.organizer_slug,
+            ctx.shop.public_url,
+            ctx.shop.organizer,
             &ctx.event.slug,
             o,
             1,

@@ -1,6 +1,6 @@
 //! The e-mail that brings a waiting person their voucher, in English and German.
 
-use crate::domain::mail::render;
+use crate::domain::mail::{german, render};
 
 /// What the e-mail tells.
 #[derive(Debug, Clone, Copy)]
@@ -48,7 +48,7 @@ Ihr Team von {event}
 /// Subject and body in the person's `locale`: German for `de` (and `de-…`), English for any
 /// other.
 pub fn voucher_mail(locale: &str, n: &VoucherNotice) -> (String, String) {
-    let (subject, body) = if locale.split(['-', '_']).next() == Some("de") {
+    let (subject, body) = if german(locale) {
         (SUBJECT_DE, BODY_DE)
     } else {
         (SUBJECT_EN, BODY_EN)

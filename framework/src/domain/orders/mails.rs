@@ -1,0 +1,184 @@
+//! The mails about an order, in the customer's language (German or English): the
+//! confirmation when it is placed, and word of its cancellation.
+
+use chrono::{DateTime, Utc};
+
+use crate::db::entities::{event, order};
+use crate::domain::mail::{Mail, german, render};
+use crate::domain::sale::Catalogue;
+use crate::http::{I18nString, Money};
+
+use super::{Order, confirmation_page};
+
+/// Where customers find their orders: the service's public URL and the organizer's slug.
+#[derive(Debug, Clone, Copy)]
+pub struct Storefront<'a> {
+    /// The service's public base URL.
+    pub public_url: &'a str,
+    /// The organizer's slug.
+    pub organizer: &'a str,
+}
+
+impl Storefront<'_> {
+    /// The order's confirmation page.
+    pub fn order_url(&self, ev: &event::Model, o: &order::Model) -> String {
+        confirmation_page(self.public_url, self.organizer, &ev.slug, o)
+    }
+}
+
+struct Texts {
+    placed_subject: &'static str,
+    placed_body: &'static str,
+    pending: &'static str,
+    paid: &'static str,
+    canceled_subject: &'static str,
+    canceled_body: &'static str,
+}
+
+const EN: Texts = Texts {
+    placed_subject: "Your order for {event}: {code}",
+    placed_body: "Hello,
+
+thank you for your order for {event}.
+
+Order {code}
+{positions}
+Total: {total}
+
+{payment}
+
+Your order and your tickets are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
+    pending: "Please pay {total} by {expires}; until then the order is reserved for you.",
+    paid: "The order is paid.",
+    canceled_subject: "Your order for {event} has been canceled: {code}",
+    canceled_body: "Hello,
+
+your order {code} for {event} has been canceled.
+
+Details are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
+};
+
+const DE: Texts = Texts {
+    placed_subject: "Ihre Bestellung für {event}: {code}",
+    placed_body: "Hallo,
+
+vielen Dank für Ihre Bestellung für {event}.
+
+Bestellung {code}
+{positions}
+Summe: {total}
+
+{payment}
+
+Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
+    pending: "Bitte zahlen Sie {total} bis zum {expires}; bis dahin ist die Bestellung für Sie reserviert.",
+    paid: "Die Bestellung ist bezahlt.",
+    canceled_subject: "Ihre Bestellung für {event} wurde storniert: {code}",
+    canceled_body: "Hallo,
+
+Ihre Bestellung {code} für {event} wurde storniert.
+
+Einzelheiten finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
+};
+
+fn texts(locale: &str) -> &'static Texts {
+    if german(locale) { &DE } else { &EN }
+}
+
+fn amount(cents: i64, currency: &str) -> String {
+    format!("{currency} {}", Money(cents).to_decimal_string())
+}
+
+/// The day a payment term ends, in the event's time zone.
+fn day(ev: &event::Model, at: DateTime<Utc>) -> String {
+    let tz: chrono_tz::Tz = ev.timezone.parse().unwrap_or(chrono_tz::UTC);
+    at.with_timezone(&tz).format("%Y-%m-%d").to_string()
+}
+
+/// The recipient, when the order has an e-mail address.
+fn recipient(o: &order::Model) -> Option<&str> {
+    o.email.as_deref().filter(|e| !e.is_empty())
+}
+
+/// The confirmation of a newly placed order: its positions, total, how to pay and the link
+/// to its page. `None` when the order has no e-mail address.
+pub fn placed(
+    ev: &event::Model,
+    catalogue: &Catalogue,
+    order: &Order,
+    shop: &Storefront<'_>,
+) -> Option<Mail> {
+    let o = &order.row;
+    let to = recipient(o)?;
+    let t = texts(&o.locale);
+    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
+    let total = amount(o.total_cents, &ev.currency);
+    let positions: Vec<String> = order
+        .positions
+        .iter()
+        .map(|p| {
+            let name = catalogue.product_name(p.item_id, p.variation_id, &o.locale);
+            format!("- {name}: {}", amount(p.price_cents, &ev.currency))
+        })
+        .collect();
+    let expires = o.expires.map(|e| day(ev, e)).unwrap_or_default();
+    let payment = if o.status == "p" {
+        t.paid.to_owned()
+    } else {
+        render(t.pending, &[("total", &total), ("expires", &expires)])
+    };
+    let url = shop.order_url(ev, o);
+    let values = [
+        ("event", event.as_str()),
+        ("code", o.code.as_str()),
+        ("positions", &positions.join("\n")),
+        ("total", &total),
+        ("payment", &payment),
+        ("url", &url),
+    ];
+    let mail = Mail::text(
+        to,
+        render(t.placed_subject, &values),
+        render(t.placed_body, &values),
+    );
+    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+}
+
+/// Word that an order was canceled. `None` when the order has no e-mail address.
+pub fn canceled(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
+    let to = recipient(o)?;
+    let t = texts(&o.locale);
+    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
+    let url = shop.order_url(ev, o);
+    let values = [
+        ("event", event.as_str()),
+        ("code", o.code.as_str()),
+        ("url", url.as_str()),
+    ];
+    let mail = Mail::text(
+        to,
+        render(t.canceled_subject, &values),
+        render(t.canceled_body, &values),
+    );
+    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+}
