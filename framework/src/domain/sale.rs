@@ -334,6 +334,20 @@ async fn load_quotas(db: &impl ConnectionTrait, event_id: i64) -> Result<Vec<Quo
     Ok(out)
 }
 
+/// A product's name in `lang`: the item's name, and the variation's after a dash.
+pub fn product_name(
+    item: Option<&item::Model>,
+    variation: Option<&item_variation::Model>,
+    lang: &str,
+) -> String {
+    let text = |v: &serde_json::Value| crate::http::I18nString::from_stored(v).localize(lang);
+    let name = item.map(|i| text(&i.name)).unwrap_or_default();
+    match variation {
+        Some(v) => format!("{name} – {}", text(&v.value)),
+        None => name,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -352,19 +366,5 @@ mod tests {
         assert_eq!(Tax::of(Some(&rule), 2300).value_cents, 367);
         assert_eq!(Tax::of(Some(&rule), 0).value_cents, 0);
         assert_eq!(Tax::of(None, 2300), Tax::default());
-    }
-}
-
-/// A product's name in `lang`: the item's name, and the variation's after a dash.
-pub fn product_name(
-    item: Option<&item::Model>,
-    variation: Option<&item_variation::Model>,
-    lang: &str,
-) -> String {
-    let text = |v: &serde_json::Value| crate::http::I18nString::from_stored(v).localize(lang);
-    let name = item.map(|i| text(&i.name)).unwrap_or_default();
-    match variation {
-        Some(v) => format!("{name} – {}", text(&v.value)),
-        None => name,
     }
 }
