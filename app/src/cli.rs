@@ -226,7 +226,7 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
                 .build()
                 .await
                 .map_err(|e| e.to_string())?;
-            let token = admin::seed_demo(&server.state().db)
+            let token = admin::seed_demo(server.state())
                 .await
                 .map_err(|e| e.to_string())?;
             print_demo(&server.state().public_url, &token);
@@ -342,6 +342,15 @@ fn print_demo(base: &str, token: &str) {
     );
     outln!(
         "  curl {auth} '{base}/api/v1/organizers/{org}/events/{}/quotas/?with_availability=true'",
+        admin::DEMO_EVENT
+    );
+    outln!(
+        "  curl {auth} {base}/api/v1/organizers/{org}/events/{}/orders/",
+        admin::DEMO_EVENT
+    );
+    outln!(
+        "  curl {auth} {json} -d '{{\"email\": \"grace@example.org\", \"positions\": [{{\"item\": 2, \"variation\": 3, \"voucher\": \"{}\"}}]}}' {base}/api/v1/organizers/{org}/events/{}/orders/",
+        admin::DEMO_VOUCHER,
         admin::DEMO_EVENT
     );
     outln!(

@@ -11,13 +11,20 @@ use crate::domain::giftcards::{self, NewCard};
 use crate::domain::items::{
     self, AddonFields, BundleFields, ItemFields, NewItem, PictureChange, VariationFields,
 };
+use crate::domain::orders::{self, NewOrder, PlaceContext, PlaceError, PositionInput, Storefront};
 use crate::domain::permissions::PermissionSet;
 use crate::domain::questions::{self, OptionFields, QuestionFields};
 use crate::domain::quotas::{self, QuotaFields};
 use crate::domain::seating::{self, AssignError};
+use crate::domain::settings::{self, Scope};
 use crate::domain::tax_rules::{self, TaxRuleFields};
+use crate::domain::vouchers::{self, PriceMode, manage::VoucherFields};
+use crate::domain::waiting_list::{self, EntryFields};
 use crate::domain::{events, slug, teams};
+use crate::plugin::payment::ManualPayment;
+use crate::state::AppState;
 use serde_json::json;
+use std::sync::Arc;
 
 /// An operator task that could not be done; the message is fit for one line of output.
 #[derive(Debug, thiserror::Error)]
@@ -203,8 +210,11 @@ pub const DEMO_GIFTCARD: &str = "DEMO-GIFTCARD";
 
 /// The demo event's slug.
 pub const DEMO_EVENT: &str = "democon";
+/// The code of the demo event's speaker voucher (free tickets).
+pub const DEMO_VOUCHER: &str = "DEMO-SPEAKER";
 
-async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(), AdminError> {
+async fn seed_demo_event(state: &AppState, org: &organizer::Model) -> Result<(), AdminError> {
+    let (db, organizer_id) = (&state.db, org.id);
     let exists = event::Entity::find()
         .filter(event::Column::OrganizerId.eq(organizer_id))
         .filter(event::Column::Slug.eq(DEMO_EVENT))
@@ -243,7 +253,7 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
         home_country: None,
     };
     let vat = tax_rules::create(db, demo.id, vat).await?;
-    seed_demo_catalogue(db, demo.id, tickets.id, vat.id).await?;
+    let ticket = seed_demo_catalogue(db, demo.id, tickets.id, vat.id).await?;
     let layout = json!({
         "name": "Main hall",
         "categories": [{"name": "Stalls"}, {"name": "Balcony"}],
@@ -269,17 +279,18 @@ async fn seed_demo_event(db: &DatabaseConnection, organizer_id: i64) -> Result<(
         AssignError::Db(e) => AdminError::Db(e),
         AssignError::Invalid(fields) => invalid(format!("demo seating plan: {fields:?}")),
     })?;
-    Ok(())
+    seed_demo_sales(state, org, &demo, tickets.id, &ticket).await
 }
 
 /// The demo event's catalogue: a ticket with variations and an add-on category of shirts,
-/// a supporter ticket bundling a shirt, one quota over all of them, and a question.
+/// a supporter ticket bundling a shirt, one quota over all of them, and a question. Gives
+/// the ticket.
 async fn seed_demo_catalogue(
     db: &DatabaseConnection,
     event_id: i64,
     tickets: i64,
     vat: i64,
-) -> Result<(), AdminError> {
+) -> Result<items::Item, AdminError> {
     let extras = CategoryFields {
         name: json!({"en": "Merchandise", "de": "Fanartikel"}),
         internal_name: None,
@@ -400,13 +411,127 @@ async fn seed_demo_catalogue(
         option("VEGAN", "Vegan", "Vegan", 2),
     ];
     questions::create(db, event_id, diet, options).await?;
+    Ok(ticket)
+}
+
+/// The demo event's sales: a speaker voucher for free tickets, a workshop with one place,
+/// sold to Ada in a paid order with a regular ticket, and Grace waiting for the workshop.
+async fn seed_demo_sales(
+    state: &AppState,
+    org: &organizer::Model,
+    demo: &event::Model,
+    tickets: i64,
+    ticket: &items::Item,
+) -> Result<(), AdminError> {
+    let db = &state.db;
+    let speakers = VoucherFields {
+        code: Some(DEMO_VOUCHER.into()),
+        max_usages: 20,
+        price_mode: PriceMode::Set,
+        item_id: Some(ticket.row.id),
+        tag: "speakers".into(),
+        comment: "Free tickets for our speakers".into(),
+        ..VoucherFields::default()
+    };
+    vouchers::manage::create(db, demo, speakers)
+        .await
+        .map_err(|e| match e {
+            vouchers::manage::WriteError::Db(e) => AdminError::Db(e),
+            other => invalid(format!("demo voucher: {other:?}")),
+        })?;
+    let mut workshop = ItemFields::new(
+        json!({"en": "Workshop: async Rust", "de": "Workshop: asynchrones Rust"}),
+        4_900,
+    );
+    workshop.category_id = Some(tickets);
+    workshop.position = 2;
+    let workshop = NewItem {
+        fields: workshop,
+        variations: Vec::new(),
+        addons: Vec::new(),
+        bundles: Vec::new(),
+    };
+    let workshop = items::create(db, demo.id, workshop, PictureChange::Keep)
+        .await?
+        .row;
+    let room = QuotaFields {
+        name: "Workshop room".into(),
+        size: Some(1),
+        items: vec![workshop.id],
+        variations: Vec::new(),
+        subevent_id: None,
+        close_when_sold_out: false,
+        closed: false,
+        release_after_exit: false,
+        ignore_for_event_availability: false,
+    };
+    quotas::create(db, demo.id, room).await?;
+
+    let scope = Scope::Event {
+        organizer_id: org.id,
+        event_id: demo.id,
+    };
+    let mut on = serde_json::Map::new();
+    on.insert("waiting_list_enabled".into(), json!(true));
+    settings::update(db, &state.settings, scope, &on)
+        .await?
+        .map_err(|e| invalid(format!("demo settings: {e:?}")))?;
+    let values = settings::resolve(db, &state.settings, scope).await?;
+    let ctx = PlaceContext {
+        shop: Storefront {
+            public_url: &state.public_url,
+            organizer: &org.slug,
+        },
+        event: demo,
+        settings: &values,
+        provider: Some(Arc::new(ManualPayment)),
+    };
+    let ada = json!({"full_name": "Ada Lovelace"});
+    let position = |item, variation| PositionInput {
+        item,
+        variation,
+        attendee_name_parts: ada.as_object().cloned().unwrap_or_default(),
+        ..PositionInput::default()
+    };
+    let order = NewOrder {
+        paid: true,
+        email: Some("ada@example.org".into()),
+        sales_channel: "web".into(),
+        positions: vec![
+            position(ticket.row.id, ticket.variations.first().map(|v| v.id)),
+            position(workshop.id, None),
+        ],
+        ..NewOrder::default()
+    };
+    orders::place(db, &ctx, order).await.map_err(|e| match e {
+        PlaceError::Db(e) => AdminError::Db(e),
+        PlaceError::Invalid(body) => invalid(format!("demo order: {body}")),
+    })?;
+    let grace = EntryFields {
+        name_parts: Some(json!({"full_name": "Grace Hopper"})),
+        email: "grace@example.org".into(),
+        phone: None,
+        item_id: workshop.id,
+        variation_id: None,
+        locale: "en".into(),
+        subevent_id: None,
+        priority: 0,
+    };
+    waiting_list::create(db, &state.settings, demo, grace)
+        .await
+        .map_err(|e| match e {
+            waiting_list::EntryError::Db(e) => AdminError::Db(e),
+            other => invalid(format!("demo waiting list entry: {other:?}")),
+        })?;
     Ok(())
 }
 
 /// Seeds the demo data when missing (an organizer with a gift card, and an event with
-/// categories, a tax rule, items, a quota and a seating plan) and returns a new token
-/// of its `demo` team, which has every permission.
-pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
+/// categories, a tax rule, items, quotas, a seating plan, a voucher, a paid order and a
+/// waiting list entry) and returns a new token of its `demo` team, which has every
+/// permission.
+pub async fn seed_demo(state: &AppState) -> Result<String, AdminError> {
+    let db = &state.db;
     let org = match organizer::Entity::find()
         .filter(organizer::Column::Slug.eq(DEMO_ORGANIZER))
         .one(db)
@@ -437,7 +562,7 @@ pub async fn seed_demo(db: &DatabaseConnection) -> Result<String, AdminError> {
                 giftcards::CreateError::SecretTaken => invalid("demo gift card secret taken"),
             })?;
     }
-    seed_demo_event(db, org.id).await?;
+    seed_demo_event(state, &org).await?;
     let request = TokenRequest {
         organizer: DEMO_ORGANIZER.into(),
         team: "demo".into(),

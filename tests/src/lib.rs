@@ -17,7 +17,7 @@ use tessera::admin::{self, TokenRequest};
 use tessera::db::entities::outbox_mail;
 use tessera::domain::mail::Mailer;
 use tessera::domain::permissions::{Permission, PermissionSet};
-use tessera::{App, Config};
+use tessera::{App, AppState, Config};
 
 /// A fresh, migrated database and the URL to reach it.
 pub struct TestDatabase {
@@ -115,6 +115,8 @@ pub struct TestApp {
     pub db: DatabaseConnection,
     /// The server's mailer; its worker does not run unless a test starts it.
     pub mailer: Mailer,
+    /// Everything the server's handlers share.
+    pub state: AppState,
     endpoint: BoxEndpoint<'static>,
     _database: TestDatabase,
 }
@@ -147,6 +149,7 @@ impl TestApp {
         Self {
             db: server.state().db.clone(),
             mailer: server.state().mailer.clone(),
+            state: server.state().clone(),
             endpoint: server.endpoint(),
             _database: database,
         }
