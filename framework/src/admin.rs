@@ -485,6 +485,7 @@ async fn seed_demo_sales(
         event: demo,
         settings: &values,
         provider: Some(Arc::new(ManualPayment)),
+        cache: None,
     };
     let ada = json!({"full_name": "Ada Lovelace"});
     let position = |item, variation| PositionInput {

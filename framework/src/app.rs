@@ -175,6 +175,10 @@ impl Server {
         if self.state.mailer.spawn().is_none() {
             tracing::info!("no smtp_host: mails stay in the outbox (`tessera admin outbox`)");
         }
+        tokio::spawn(crate::domain::availability::sweep_every(
+            self.state.db.clone(),
+            std::time::Duration::from_secs(60),
+        ));
         poem::Server::new(listener)
             .run_with_graceful_shutdown(
                 self.endpoint(),

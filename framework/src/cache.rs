@@ -1,5 +1,6 @@
 //! What a process keeps of the configuration between requests: resolved callers, events,
-//! and finished answers of read-mostly lists (an event's items). Everything held is tagged
+//! an event's products and effective settings (what every order reads), and finished
+//! answers of read-mostly lists (an event's items). Everything held is tagged
 //! with the generation it was read in; any change of configuration moves the generation on,
 //! and entries of older generations are never used again.
 //!
@@ -8,7 +9,7 @@
 //! listening connection is down nothing is cached), on SQLite by the write-ahead log changing
 //! (checked on every read of the generation, a `stat` call).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,7 +18,10 @@ use std::time::{Duration, SystemTime};
 
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 
+use serde_json::Value;
+
 use crate::db::entities::event;
+use crate::domain::sale::Products;
 use crate::http::auth::Caller;
 
 /// The PostgreSQL channel changes are announced on.
@@ -25,6 +29,10 @@ pub const CHANNEL: &str = "tessera_changes";
 
 /// Callers or events kept before their map is emptied (a bound, not an eviction policy).
 const MAX_ENTRIES: usize = 10_000;
+
+/// Events whose products are kept before they are all forgotten: a catalogue is far larger
+/// than an event.
+const MAX_EVENTS: usize = 1_000;
 
 /// Finished answers kept before they are all forgotten. Answers are far larger than callers
 /// and events, and emptying their map leaves the other maps alone.
@@ -93,8 +101,13 @@ pub struct Cache {
     notify: Option<DatabaseConnection>,
     callers: Generational<String, Caller>,
     events: Generational<(i64, String), event::Model>,
+    products: Generational<i64, Arc<Products>>,
+    settings: Generational<i64, Arc<EventSettings>>,
     answers: Generational<String, Arc<[u8]>>,
 }
+
+/// An event's effective settings, by key.
+pub type EventSettings = BTreeMap<&'static str, Value>;
 
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -119,6 +132,8 @@ impl Cache {
             notify: (backend == DbBackend::Postgres).then(|| db.clone()),
             callers: Generational::new(MAX_ENTRIES),
             events: Generational::new(MAX_ENTRIES),
+            products: Generational::new(MAX_EVENTS),
+            settings: Generational::new(MAX_ENTRIES),
             answers: Generational::new(MAX_ANSWERS),
         })
     }
@@ -172,6 +187,26 @@ impl Cache {
     pub fn keep_event(&self, generation: u64, ev: event::Model) {
         self.events
             .put(generation, (ev.organizer_id, ev.slug.clone()), ev);
+    }
+
+    /// An event's products, loaded in this generation.
+    pub fn products(&self, generation: u64, event_id: i64) -> Option<Arc<Products>> {
+        self.products.get(generation, &event_id)
+    }
+
+    /// Keeps an event's products loaded in `generation`.
+    pub fn keep_products(&self, generation: u64, event_id: i64, products: Arc<Products>) {
+        self.products.put(generation, event_id, products);
+    }
+
+    /// An event's effective settings, resolved in this generation.
+    pub fn settings(&self, generation: u64, event_id: i64) -> Option<Arc<EventSettings>> {
+        self.settings.get(generation, &event_id)
+    }
+
+    /// Keeps an event's effective settings resolved in `generation`.
+    pub fn keep_settings(&self, generation: u64, event_id: i64, settings: Arc<EventSettings>) {
+        self.settings.put(generation, event_id, settings);
     }
 
     /// A finished JSON answer made in this generation.

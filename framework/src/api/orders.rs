@@ -19,7 +19,7 @@ use crate::domain::orders::{
 };
 use crate::domain::permissions::Permission;
 use crate::domain::questions::is_email;
-use crate::domain::settings::{self, Scope};
+use crate::domain::settings;
 use crate::http::auth::EventAccess;
 use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, Decimal2, JsonBody, Money, Page, PageRequest};
@@ -704,21 +704,6 @@ fn lifecycle_error(e: LifecycleError) -> ApiError {
     }
 }
 
-async fn event_settings(
-    state: &AppState,
-    ev: &EventAccess,
-) -> Result<BTreeMap<&'static str, Value>, ApiError> {
-    Ok(settings::resolve(
-        &state.db,
-        &state.settings,
-        Scope::Event {
-            organizer_id: ev.event.organizer_id,
-            event_id: ev.event.id,
-        },
-    )
-    .await?)
-}
-
 /// Where the event's customers find their orders.
 fn storefront<'a>(state: &'a AppState, ev: &'a EventAccess) -> Storefront<'a> {
     Storefront {
@@ -841,7 +826,8 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let values = event_settings(&state, &ev).await?;
+        let cache = state.cache.generation().map(|g| (&*state.cache, g));
+        let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
         check_order(&body.0, &ev, &values)?;
         let provider = match body.0.payment_provider.as_deref() {
             None => None,
@@ -862,6 +848,7 @@ impl OrdersApi {
             event: &ev.event,
             settings: &values,
             provider,
+            cache,
         };
         let placed = match orders::place(&state.db, &ctx, body.0.into_new()).await {
             Ok(o) => o,

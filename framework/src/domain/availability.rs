@@ -300,29 +300,64 @@ pub async fn adjust(
     if quota_ids.is_empty() || delta == 0 {
         return Ok(());
     }
-    let backend = txn.get_database_backend();
-    let expires_us = expiry(expires);
     let mut quota_ids = quota_ids.to_vec();
     quota_ids.sort_unstable();
     for &quota_id in &quota_ids {
-        let stmt = Statement::from_sql_and_values(
-            backend,
-            "INSERT INTO quota_holds (quota_id, kind, expires_us, count) VALUES ($1, $2, $3, $4) \
-             ON CONFLICT (quota_id, kind, expires_us) \
-             DO UPDATE SET count = quota_holds.count + excluded.count",
-            [
-                quota_id.into(),
-                kind.as_str().into(),
-                expires_us.into(),
-                delta.into(),
-            ],
-        );
-        txn.execute_raw(stmt).await?;
+        add_hold(txn, quota_id, kind, expires, delta).await?;
     }
     if delta > 0 {
-        close_sold_out(txn, &quota_ids).await?;
+        close_sold_out(txn, &quota_ids).await
+    } else {
+        forget_expired(txn, &quota_ids).await
     }
-    forget_expired(txn, &quota_ids).await
+}
+
+/// Holds `demand` of quotas locked in this transaction with [`lock_quotas`], without
+/// checking what is left (see [`reserve`]). Knowing the locked rows, it reads nothing more
+/// unless one of them closes when sold out.
+pub async fn hold(
+    txn: &impl ConnectionTrait,
+    locked: &[quota::Model],
+    demand: &Demand,
+    kind: HoldKind,
+    expires: Option<DateTime<Utc>>,
+) -> Result<(), DbErr> {
+    for (&quota_id, &n) in demand.iter().filter(|(_, n)| **n != 0) {
+        add_hold(txn, quota_id, kind, expires, n).await?;
+    }
+    let closing: Vec<i64> = locked
+        .iter()
+        .filter(|q| q.close_when_sold_out && !q.closed)
+        .filter(|q| demand.get(&q.id).is_some_and(|&n| n > 0))
+        .map(|q| q.id)
+        .collect();
+    if closing.is_empty() {
+        return Ok(());
+    }
+    close_sold_out(txn, &closing).await
+}
+
+async fn add_hold(
+    txn: &impl ConnectionTrait,
+    quota_id: i64,
+    kind: HoldKind,
+    expires: Option<DateTime<Utc>>,
+    delta: i64,
+) -> Result<(), DbErr> {
+    let stmt = Statement::from_sql_and_values(
+        txn.get_database_backend(),
+        "INSERT INTO quota_holds (quota_id, kind, expires_us, count) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (quota_id, kind, expires_us) \
+         DO UPDATE SET count = quota_holds.count + excluded.count",
+        [
+            quota_id.into(),
+            kind.as_str().into(),
+            expiry(expires).into(),
+            delta.into(),
+        ],
+    );
+    txn.execute_raw(stmt).await?;
+    Ok(())
 }
 
 /// Closes those of these quotas that `close_when_sold_out` and are sold out (paid or pending
@@ -355,7 +390,30 @@ pub async fn close_sold_out(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Re
     Ok(())
 }
 
-/// Drops hold rows that have expired or dropped to zero, so each quota keeps a few rows.
+/// Drops the hold rows of every quota that have expired or dropped to zero. Such rows count
+/// for nothing, so this needs no lock; every `tessera serve` runs it now and then (see
+/// [`sweep_every`]), and releases run it for their quotas, so each quota keeps a few rows.
+pub async fn sweep(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
+    let stmt = Statement::from_sql_and_values(
+        db.get_database_backend(),
+        "DELETE FROM quota_holds WHERE expires_us <= $1 OR count = 0",
+        [DbValue::from(Utc::now().timestamp_micros())],
+    );
+    Ok(db.execute_raw(stmt).await?.rows_affected())
+}
+
+/// Runs [`sweep`] every `period`, forever.
+pub async fn sweep_every(db: sea_orm::DatabaseConnection, period: std::time::Duration) {
+    let mut ticks = tokio::time::interval(period);
+    loop {
+        ticks.tick().await;
+        if let Err(error) = sweep(&db).await {
+            tracing::warn!(%error, "could not drop expired quota holds");
+        }
+    }
+}
+
+/// Drops these quotas' hold rows that have expired or dropped to zero.
 async fn forget_expired(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Result<(), DbErr> {
     let stmt = Statement::from_sql_and_values(
         txn.get_database_backend(),
@@ -412,9 +470,7 @@ pub async fn reserve(
     if !short.is_empty() {
         return Ok(Err(short));
     }
-    for (&quota_id, &n) in demand {
-        adjust(txn, &[quota_id], kind, expires, n).await?;
-    }
+    hold(txn, quotas, demand, kind, expires).await?;
     Ok(Ok(()))
 }
 

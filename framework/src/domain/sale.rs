@@ -3,9 +3,11 @@
 //! the waiting list.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
+use crate::cache::Cache;
 use crate::db::entities::{
     event, item, item_variation, quota, quota_item, quota_variation, subevent, subevent_item_price,
     tax_rule,
@@ -61,31 +63,20 @@ struct QuotaMembers {
     variations: HashSet<i64>,
 }
 
-/// The sellable catalogue of one event.
-pub struct Catalogue {
-    event_id: i64,
-    has_subevents: bool,
+/// What every request of an event sells from: its items, variations, tax rules and which
+/// quotas hold what. It changes only through the catalogue's own endpoints, so the process
+/// cache may keep it (see [`Catalogue::load_kept`]).
+pub struct Products {
     items: HashMap<i64, item::Model>,
     variations: HashMap<i64, item_variation::Model>,
-    subevents: HashMap<i64, subevent::Model>,
-    subevent_prices: HashMap<(i64, i64), i64>,
     tax_rules: HashMap<i64, tax_rule::Model>,
     quotas: Vec<QuotaMembers>,
 }
 
-/// Why a product cannot be sold: the field and the message.
-pub type Refusal = (&'static str, String);
-
-impl Catalogue {
-    /// Loads the event's items, variations, taxes and quotas, and those of `subevent_ids`
-    /// that belong to the event.
-    pub async fn load(
-        db: &impl ConnectionTrait,
-        ev: &event::Model,
-        subevent_ids: &[i64],
-    ) -> Result<Self, DbErr> {
+impl Products {
+    async fn load(db: &impl ConnectionTrait, event_id: i64) -> Result<Self, DbErr> {
         let items: HashMap<i64, item::Model> = item::Entity::find()
-            .filter(item::Column::EventId.eq(ev.id))
+            .filter(item::Column::EventId.eq(event_id))
             .all(db)
             .await?
             .into_iter()
@@ -99,12 +90,63 @@ impl Catalogue {
             .map(|v| (v.id, v))
             .collect();
         let tax_rules = tax_rule::Entity::find()
-            .filter(tax_rule::Column::EventId.eq(ev.id))
+            .filter(tax_rule::Column::EventId.eq(event_id))
             .all(db)
             .await?
             .into_iter()
             .map(|t| (t.id, t))
             .collect();
+        Ok(Self {
+            items,
+            variations,
+            tax_rules,
+            quotas: load_quotas(db, event_id).await?,
+        })
+    }
+}
+
+/// The sellable catalogue of one event, with the dates of a series a request names.
+pub struct Catalogue {
+    event_id: i64,
+    has_subevents: bool,
+    products: Arc<Products>,
+    subevents: HashMap<i64, subevent::Model>,
+    subevent_prices: HashMap<(i64, i64), i64>,
+}
+
+/// Why a product cannot be sold: the field and the message.
+pub type Refusal = (&'static str, String);
+
+impl Catalogue {
+    /// Loads the event's items, variations, taxes and quotas, and those of `subevent_ids`
+    /// that belong to the event.
+    pub async fn load(
+        db: &impl ConnectionTrait,
+        ev: &event::Model,
+        subevent_ids: &[i64],
+    ) -> Result<Self, DbErr> {
+        Self::load_kept(db, None, ev, subevent_ids).await
+    }
+
+    /// [`Catalogue::load`], taking the event's products from the process cache when it
+    /// holds them for `generation` (read before anything else of the request), and keeping
+    /// them there otherwise.
+    pub async fn load_kept(
+        db: &impl ConnectionTrait,
+        cache: Option<(&Cache, u64)>,
+        ev: &event::Model,
+        subevent_ids: &[i64],
+    ) -> Result<Self, DbErr> {
+        let products = match cache.and_then(|(c, g)| c.products(g, ev.id)) {
+            Some(kept) => kept,
+            None => {
+                let loaded = Arc::new(Products::load(db, ev.id).await?);
+                if let Some((c, g)) = cache {
+                    c.keep_products(g, ev.id, loaded.clone());
+                }
+                loaded
+            }
+        };
         let (subevents, subevent_prices) = if ev.has_subevents && !subevent_ids.is_empty() {
             let subevents: HashMap<i64, subevent::Model> = subevent::Entity::find()
                 .filter(subevent::Column::EventId.eq(ev.id))
@@ -128,25 +170,22 @@ impl Catalogue {
         Ok(Self {
             event_id: ev.id,
             has_subevents: ev.has_subevents,
-            items,
-            variations,
+            products,
             subevents,
             subevent_prices,
-            tax_rules,
-            quotas: load_quotas(db, ev.id).await?,
         })
     }
 
     /// The item, if it is one of the event's.
     pub fn item(&self, id: i64) -> Option<&item::Model> {
-        self.items.get(&id)
+        self.products.items.get(&id)
     }
 
     /// A product's name in `lang`: the item's name, and its variation's after a dash.
     pub fn product_name(&self, item_id: i64, variation_id: Option<i64>, lang: &str) -> String {
         product_name(
-            self.items.get(&item_id),
-            variation_id.and_then(|v| self.variations.get(&v)),
+            self.products.items.get(&item_id),
+            variation_id.and_then(|v| self.products.variations.get(&v)),
             lang,
         )
     }
@@ -159,7 +198,7 @@ impl Catalogue {
         variation_id: Option<i64>,
         subevent_id: Option<i64>,
     ) -> Result<Product, Refusal> {
-        let item = self.items.get(&item_id).ok_or((
+        let item = self.products.items.get(&item_id).ok_or((
             "item",
             format!("Invalid pk \"{item_id}\" - object does not exist."),
         ))?;
@@ -178,6 +217,7 @@ impl Catalogue {
             }
             (true, Some(v)) => {
                 let variation = self
+                    .products
                     .variations
                     .get(&v)
                     .filter(|var| var.item_id == item_id)
@@ -228,7 +268,8 @@ impl Catalogue {
 
     /// The IDs of the quotas a product counts against.
     pub fn quotas_of(&self, p: &Product) -> Vec<i64> {
-        self.quotas
+        self.products
+            .quotas
             .iter()
             .filter(|q| q.subevent_id == p.subevent_id)
             .filter(|q| match p.variation_id {
@@ -242,10 +283,10 @@ impl Catalogue {
     /// The product's price without vouchers: the date's price for the item, else the
     /// variation's, else the item's; taxes added when the item's rule does not include them.
     pub fn default_price(&self, p: &Product) -> i64 {
-        let item = &self.items[&p.item_id];
+        let item = &self.products.items[&p.item_id];
         let variation_price = p
             .variation_id
-            .and_then(|v| self.variations.get(&v))
+            .and_then(|v| self.products.variations.get(&v))
             .and_then(|v| v.default_price_cents);
         let base = p
             .subevent_id
@@ -261,10 +302,11 @@ impl Catalogue {
     }
 
     fn tax_rule_of(&self, item_id: i64) -> Option<&tax_rule::Model> {
-        self.items
+        self.products
+            .items
             .get(&item_id)
             .and_then(|i| i.tax_rule_id)
-            .and_then(|id| self.tax_rules.get(&id))
+            .and_then(|id| self.products.tax_rules.get(&id))
     }
 
     /// The tax a gross price of the item includes.
@@ -274,12 +316,15 @@ impl Catalogue {
 
     /// Whether the event has this tax rule.
     pub fn has_tax_rule(&self, id: i64) -> bool {
-        self.tax_rules.contains_key(&id)
+        self.products.tax_rules.contains_key(&id)
     }
 
     /// The tax a gross fee includes at one of the event's rules.
     pub fn fee_tax(&self, rule_id: Option<i64>, gross_cents: i64) -> Tax {
-        Tax::of(rule_id.and_then(|id| self.tax_rules.get(&id)), gross_cents)
+        Tax::of(
+            rule_id.and_then(|id| self.products.tax_rules.get(&id)),
+            gross_cents,
+        )
     }
 
     /// The event this catalogue is of.

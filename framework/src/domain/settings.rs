@@ -3,13 +3,15 @@
 //! key's default. Plugins declare their own keys into the same registry.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set, sea_query::OnConflict,
 };
 use serde_json::{Value, json};
 
-use crate::db::entities::setting;
+use crate::cache::{Cache, EventSettings};
+use crate::db::entities::{event, setting};
 
 /// The kind of value a setting holds, and how it is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -420,6 +422,28 @@ async fn stored(
         .into_iter()
         .map(|r| (r.key, r.value))
         .collect())
+}
+
+/// The effective settings of an event, from the process cache when it holds them for
+/// `generation` (read before anything else of the request), kept there otherwise.
+pub async fn of_event(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    cache: Option<(&Cache, u64)>,
+    ev: &event::Model,
+) -> Result<Arc<EventSettings>, DbErr> {
+    if let Some(kept) = cache.and_then(|(c, g)| c.settings(g, ev.id)) {
+        return Ok(kept);
+    }
+    let scope = Scope::Event {
+        organizer_id: ev.organizer_id,
+        event_id: ev.id,
+    };
+    let values = Arc::new(resolve(db, registry, scope).await?);
+    if let Some((c, g)) = cache {
+        c.keep_settings(g, ev.id, values.clone());
+    }
+    Ok(values)
 }
 
 /// The effective value of every setting of a scope.

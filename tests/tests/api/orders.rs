@@ -551,3 +551,16 @@ async fn payments_are_listed_shown_and_confirmed() {
         .await;
     assert_eq!(again.status, 400);
 }
+
+#[tokio::test]
+async fn the_order_that_sells_out_a_quota_closing_when_sold_out_closes_it() {
+    let s = shop(Some(2)).await;
+    let quota = format!("{EVENT}/quotas/{}/", s.quota);
+    s.app
+        .patch(&quota, &s.token, json!({"close_when_sold_out": true}))
+        .await;
+    s.ordered(1, json!({})).await;
+    assert_eq!(s.app.get(&quota, &s.token).await.body["closed"], false);
+    s.ordered(1, json!({})).await;
+    assert_eq!(s.app.get(&quota, &s.token).await.body["closed"], true);
+}

@@ -262,6 +262,10 @@ async fn expired_holds_stop_counting_at_once() {
     let a = availability_of(&app, &token, q).await;
     assert_eq!(a["cart_positions"], 1);
     assert_eq!(a["available_number"], 2);
+
+    let swept = availability::sweep(&app.db).await.expect("sweep");
+    assert_eq!(swept, 1, "only the expired row goes");
+    assert_eq!(availability_of(&app, &token, q).await, a);
 }
 
 #[tokio::test]

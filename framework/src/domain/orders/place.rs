@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::mails::{self, Storefront};
 use super::{Order, demand};
+use crate::cache::Cache;
 use crate::db::begin_write;
 use crate::db::entities::{
     cart_position, event, order, order_fee, order_payment, order_position, question,
@@ -135,6 +136,9 @@ pub struct PlaceContext<'a> {
     pub settings: &'a BTreeMap<&'static str, Value>,
     /// The payment provider chosen, already checked to be offered for the event.
     pub provider: Option<std::sync::Arc<dyn PaymentProvider>>,
+    /// The process cache and its generation when the request began, for the event's
+    /// products.
+    pub cache: Option<(&'a Cache, u64)>,
 }
 
 /// Per-position errors, one object per position, empty for positions without errors.
@@ -185,7 +189,7 @@ pub async fn place(
     }
     let ev = ctx.event;
     let subevents: Vec<i64> = new.positions.iter().filter_map(|p| p.subevent).collect();
-    let catalogue = Catalogue::load(db, ev, &subevents).await?;
+    let catalogue = Catalogue::load_kept(db, ctx.cache, ev, &subevents).await?;
     let mut errors = PositionErrors::new(new.positions.len());
     let products = resolve_products(&catalogue, &new.positions, &mut errors);
     let answers = check_answers(db, ev.id, &new.positions, &mut errors).await?;
@@ -620,9 +624,12 @@ async fn insert_with_code(
         let inserted = order::Entity::insert(row)
             .on_conflict_do_nothing_on([order::Column::EventId, order::Column::Code])
             .exec_with_returning(txn)
-            .await?;
-        if let sea_orm::TryInsertResult::Inserted(model) = inserted {
-            return Ok(model);
+            .await;
+        match inserted {
+            Ok(sea_orm::TryInsertResult::Inserted(model)) => return Ok(model),
+            // A taken code: sea-orm reports an insert that returned no row as not found.
+            Ok(_) | Err(DbErr::RecordNotFound(_)) => continue,
+            Err(e) => return Err(e),
         }
     }
 }
@@ -826,9 +833,7 @@ async fn take_capacity(
         (HoldKind::Pending, super::pending_until(o))
     };
     let all: Vec<Product> = lines.iter().map(|(_, l)| l.product).collect();
-    for (quota_id, n) in demand(catalogue, &all) {
-        availability::adjust(txn, &[quota_id], kind, until, n).await?;
-    }
+    availability::hold(txn, &quotas, &demand(catalogue, &all), kind, until).await?;
     Ok(Ok(()))
 }
 
