@@ -216,7 +216,7 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
             Ok(())
         }
         Command::Openapi => {
-            out(&tessera::openapi_json());
+            out(&plugins(App::new(Config::default())).openapi_json());
             Ok(())
         }
         Command::Demo { bind, db } => {

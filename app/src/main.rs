@@ -8,7 +8,7 @@ use tessera::App;
 
 /// The plugins this binary is built with, in one place.
 fn with_plugins(app: App) -> App {
-    app
+    app.plugin(tessera_plugin_banktransfer::BankTransfer)
 }
 
 #[tokio::main]

@@ -486,6 +486,7 @@ async fn seed_demo_sales(
         settings: &values,
         provider: Some(Arc::new(ManualPayment)),
         cache: None,
+        plugins: &state.plugins,
     };
     let ada = json!({"full_name": "Ada Lovelace"});
     let position = |item, variation| PositionInput {

@@ -15,6 +15,7 @@ use crate::config::Config;
 use crate::domain::mail::Mailer;
 use crate::http::middleware::{RateLimiter, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
+use crate::plugin::api::WithPlugins;
 use crate::plugin::{Plugin, PluginRegistry};
 use crate::state::AppState;
 
@@ -53,8 +54,28 @@ impl App {
         self
     }
 
-    /// Connects to the configured database, migrates it, and gives the server.
-    pub async fn build(self) -> Result<Server, StartError> {
+    /// The OpenAPI document of the core and the plugins added so far.
+    pub fn openapi_json(&self) -> String {
+        openapi_json(&self.plugins)
+    }
+
+    /// Connects to the configured database, migrates it, loads the dynamic plugins of the
+    /// configured plugin directory, and gives the server.
+    pub async fn build(mut self) -> Result<Server, StartError> {
+        if let Some(dir) = self.config.plugin_dir.clone() {
+            for plugin in crate::plugin::dynamic::load_dir(&dir) {
+                if self.plugins.is_registered(plugin.name()) {
+                    tracing::error!(path = %dir.display(), plugin = plugin.name(), "plugin library refused: a plugin of that name is compiled in");
+                } else {
+                    tracing::info!(
+                        plugin = plugin.name(),
+                        version = plugin.version(),
+                        "plugin library loaded"
+                    );
+                    self.plugins.register(plugin);
+                }
+            }
+        }
         Mailer::check(&self.config)?;
         let db = crate::db::connect(
             &self.config.effective_database_url(),
@@ -105,16 +126,18 @@ fn service() -> OpenApiService<impl poem_openapi::OpenApi, ()> {
     .description("Event-ticketing back end. The `/api/v1/` interface follows pretix's REST API.")
 }
 
-/// The OpenAPI document of the API, as served and as written to `openapi/openapi.json`.
-pub fn openapi_document() -> Value {
+/// The OpenAPI document of the API with these plugins' endpoints, as served; with the host
+/// binary's compiled-in plugins, as written to `openapi/openapi.json`.
+pub fn openapi_document(plugins: &PluginRegistry) -> Value {
     let mut doc: Value = serde_json::from_str(&service().spec()).unwrap_or(Value::Null);
+    crate::plugin::api::merge_specs(&mut doc, plugins);
     add_trailing_slashes(&mut doc);
     doc
 }
 
 /// [`openapi_document`] as pretty-printed JSON with a final newline.
-pub fn openapi_json() -> String {
-    let mut text = serde_json::to_string_pretty(&openapi_document()).unwrap_or_default();
+pub fn openapi_json(plugins: &PluginRegistry) -> String {
+    let mut text = serde_json::to_string_pretty(&openapi_document(plugins)).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -129,8 +152,10 @@ impl Server {
     /// document at `/api/v1/openapi.json` and the interactive UI at `/docs/`.
     pub fn endpoint(&self) -> BoxEndpoint<'static> {
         let service = service();
-        let document = openapi_json();
-        let routes = Arc::new(RouteTable::from_spec(&openapi_document()));
+        let document = openapi_json(&self.state.plugins);
+        let routes = Arc::new(RouteTable::from_spec(&openapi_document(
+            &self.state.plugins,
+        )));
         let limiter = self
             .state
             .config
@@ -161,7 +186,8 @@ impl Server {
             )
             .nest("/", service);
         let state = self.state.clone();
-        api.with(NormalizePath::new(TrailingSlash::Trim))
+        WithPlugins::new(api, &self.state.plugins)
+            .with(NormalizePath::new(TrailingSlash::Trim))
             .around(move |ep, req| shared_behaviour(ep, routes.clone(), limiter.clone(), req))
             .data(state)
             .boxed()

@@ -71,6 +71,8 @@ pub struct Config {
     pub smtp_tls: SmtpTls,
     /// Sender address of outgoing mail, e.g. `Tickets <tickets@example.com>`.
     pub mail_from: String,
+    /// Directory of dynamic plugins (shared libraries) loaded at start.
+    pub plugin_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -89,6 +91,7 @@ impl Default for Config {
             smtp_password: None,
             smtp_tls: SmtpTls::default(),
             mail_from: "tessera@localhost".into(),
+            plugin_dir: None,
         }
     }
 }
@@ -155,6 +158,9 @@ impl Config {
         }
         if let Some(v) = env("TESSERA_DATA_DIR") {
             config.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = env("TESSERA_PLUGIN_DIR") {
+            config.plugin_dir = Some(PathBuf::from(v));
         }
         if let Some(v) = env("TESSERA_PUBLIC_URL") {
             config.public_url = Some(v);

@@ -302,3 +302,40 @@ impl TestApp {
             .expect("token")
     }
 }
+
+/// The dynamic library of workspace package `package` (a plugin or a test fixture), built with
+/// `cargo build -p <package>` in the tests' profile (debug) once per process.
+pub fn plugin_library(package: &str) -> std::path::PathBuf {
+    use std::collections::BTreeSet;
+    use std::path::Path;
+    use std::sync::{Mutex, OnceLock, PoisonError};
+
+    static BUILT: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut built = BUILT
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if !built.contains(package) {
+        let output = std::process::Command::new(option_env!("CARGO").unwrap_or("cargo"))
+            .args(["build", "-p", package])
+            .current_dir(&root)
+            .output()
+            .expect("run cargo");
+        assert!(
+            output.status.success(),
+            "cargo build -p {package} failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        built.insert(package.to_owned());
+    }
+    // A relative CARGO_TARGET_DIR is relative to the workspace root, where cargo ran.
+    let target = root.join(std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into()));
+    let file = format!(
+        "{}{}{}",
+        std::env::consts::DLL_PREFIX,
+        package.replace('-', "_"),
+        std::env::consts::DLL_SUFFIX
+    );
+    target.join("debug").join(file)
+}

@@ -25,6 +25,7 @@ use crate::http::{
     ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, NullableMap, Page,
     PageRequest, patched,
 };
+use crate::plugin::Hook;
 use crate::state::AppState;
 
 /// An event.
@@ -395,7 +396,8 @@ async fn create_event(
         }
     })?;
     let item_ids = match source {
-        Some(source) => events::copy_configuration(&txn, source, &created).await?,
+        // Boxed: copying a whole catalogue is a large future, kept off the caller's stack.
+        Some(source) => Box::pin(events::copy_configuration(&txn, source, &created)).await?,
         None => Default::default(),
     };
     let mapping = events::remap_mapping(&mapping, &item_ids);
@@ -406,6 +408,11 @@ async fn create_event(
         .one(&txn)
         .await?
         .ok_or_else(ApiError::internal)?;
+    let hook = Hook {
+        txn: &txn,
+        event: &created,
+    };
+    state.plugins.event_created(hook, source).await?;
     txn.commit().await?;
     Ok(created)
 }
@@ -597,7 +604,7 @@ impl EventsApi {
         if candidate.live
             && !existing.live
             && let Some(reason) =
-                events::live_blocker(&state.db, &state.settings, &candidate).await?
+                events::live_blocker(&state.db, &state.plugins, &state.settings, &candidate).await?
         {
             return Err(ApiError::field("live", reason).into());
         }

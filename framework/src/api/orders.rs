@@ -15,7 +15,7 @@ use super::Tag;
 use crate::db::entities::{order_fee, order_payment, order_position, seat};
 use crate::domain::orders::{
     self, AnswerInput, FeeInput, LifecycleError, NewOrder, Order, OrderFilter, PlaceContext,
-    PlaceError, PositionInput, Storefront,
+    PlaceError, PositionInput, Seller, Storefront,
 };
 use crate::domain::permissions::Permission;
 use crate::domain::questions::is_email;
@@ -712,6 +712,13 @@ fn storefront<'a>(state: &'a AppState, ev: &'a EventAccess) -> Storefront<'a> {
     }
 }
 
+fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a> {
+    Seller {
+        state,
+        organizer: &ev.organizer.slug,
+    }
+}
+
 async fn shown(state: &AppState, ev: &EventAccess, o: Order) -> Result<OrderOut, ApiError> {
     let view = OrderView::new(state, ev, std::slice::from_ref(&o)).await?;
     Ok(view.show(o))
@@ -829,26 +836,25 @@ impl OrdersApi {
         let cache = state.cache.generation().map(|g| (&*state.cache, g));
         let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
         check_order(&body.0, &ev, &values)?;
-        let provider = match body.0.payment_provider.as_deref() {
-            None => None,
-            Some(id) => Some(
-                state
-                    .plugins
-                    .payment_provider(&crate::domain::events::string_list(&ev.event.plugins), id)
-                    .ok_or_else(|| {
+        let provider =
+            match body.0.payment_provider.as_deref() {
+                None => None,
+                Some(id) => Some(state.plugins.payment_provider(&ev.event, id).ok_or_else(
+                    || {
                         ApiError::field(
                             "payment_provider",
                             "The given payment provider is not known.",
                         )
-                    })?,
-            ),
-        };
+                    },
+                )?),
+            };
         let ctx = PlaceContext {
             shop: storefront(&state, &ev),
             event: &ev.event,
             settings: &values,
             provider,
             cache,
+            plugins: &state.plugins,
         };
         let placed = match orders::place(&state.db, &ctx, body.0.into_new()).await {
             Ok(o) => o,
@@ -886,7 +892,7 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let o = orders::mark_paid(&state.db, &ev.event, &code)
+        let o = orders::mark_paid(seller(&state, &ev), &ev.event, &code)
             .await
             .map_err(lifecycle_error)?;
         Ok(Json(shown(&state, &ev, o).await?))
@@ -917,9 +923,7 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let shop = storefront(&state, &ev);
-        let notify = body.0.send_email.then_some(&shop);
-        let o = orders::cancel(&state.db, &ev.event, &code, notify)
+        let o = orders::cancel(seller(&state, &ev), &ev.event, &code, body.0.send_email)
             .await
             .map_err(lifecycle_error)?;
         state.mailer.wake();
@@ -952,9 +956,15 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let o = orders::extend(&state.db, &ev.event, &code, body.0.expires, body.0.force)
-            .await
-            .map_err(lifecycle_error)?;
+        let o = orders::extend(
+            seller(&state, &ev),
+            &ev.event,
+            &code,
+            body.0.expires,
+            body.0.force,
+        )
+        .await
+        .map_err(lifecycle_error)?;
         Ok(Json(shown(&state, &ev, o).await?))
     }
 
@@ -1051,7 +1061,7 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let o = orders::confirm_payment(&state.db, &ev.event, &code, *local_id)
+        let o = orders::confirm_payment(seller(&state, &ev), &ev.event, &code, *local_id)
             .await
             .map_err(lifecycle_error)?;
         let p = o

@@ -103,10 +103,11 @@ pub async fn validate(
     if e.geo_lon.is_some_and(|v| !(-180.0..=180.0).contains(&v)) {
         errors.push("geo_lon", "Ensure this value is between -180 and 180.");
     }
-    for name in string_list(&e.plugins) {
-        if !plugins.is_registered(&name) {
-            errors.push("plugins", format!("Unknown plugin: '{name}'."));
-        }
+    let before = existing
+        .map(|old| string_list(&old.plugins))
+        .unwrap_or_default();
+    for message in plugins.refusals(e, &before) {
+        errors.push("plugins", message);
     }
     let channels = string_list(&e.sales_channels);
     for c in &channels {
@@ -134,10 +135,11 @@ async fn slug_taken(
         > 0)
 }
 
-/// The payment providers enabled for an event. The built-in `manual` provider is enabled by
-/// the `payment_manual__enabled` setting.
+/// The payment providers enabled for an event: those of the plugins it enables, and the
+/// built-in `manual` provider when the `payment_manual__enabled` setting says so.
 pub async fn enabled_payment_providers(
     db: &impl ConnectionTrait,
+    plugins: &PluginRegistry,
     registry: &SettingsRegistry,
     e: &event::Model,
 ) -> Result<Vec<String>, DbErr> {
@@ -150,16 +152,19 @@ pub async fn enabled_payment_providers(
         },
     )
     .await?;
-    let mut providers = Vec::new();
-    if values.get("payment_manual__enabled") == Some(&Value::Bool(true)) {
-        providers.push("manual".to_owned());
-    }
-    Ok(providers)
+    let manual = values.get("payment_manual__enabled") == Some(&Value::Bool(true));
+    Ok(plugins
+        .payment_providers(e)
+        .iter()
+        .map(|p| p.identifier().to_owned())
+        .filter(|id| manual || id != "manual")
+        .collect())
 }
 
 /// Why an event cannot go live, when it cannot.
 pub async fn live_blocker(
     db: &impl ConnectionTrait,
+    plugins: &PluginRegistry,
     registry: &SettingsRegistry,
     e: &event::Model,
 ) -> Result<Option<&'static str>, DbErr> {
@@ -177,7 +182,11 @@ pub async fn live_blocker(
         .filter(item::Column::DefaultPriceCents.gt(0))
         .count(db)
         .await?;
-    if priced > 0 && enabled_payment_providers(db, registry, e).await?.is_empty() {
+    if priced > 0
+        && enabled_payment_providers(db, plugins, registry, e)
+            .await?
+            .is_empty()
+    {
         return Ok(Some(
             "You need to enable at least one payment provider to sell products with a price.",
         ));

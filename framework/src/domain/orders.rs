@@ -12,7 +12,7 @@ mod lifecycle;
 mod mails;
 mod place;
 
-pub use lifecycle::{LifecycleError, cancel, confirm_payment, extend, mark_paid};
+pub use lifecycle::{LifecycleError, Seller, cancel, confirm_payment, extend, mark_paid};
 pub use mails::Storefront;
 pub use place::{
     AnswerInput, FeeInput, NewOrder, PlaceContext, PlaceError, PositionInput, payment_page,

@@ -48,6 +48,20 @@ pub enum Level {
     Event,
 }
 
+/// A plugin's own check of a setting's value, run after the type's; the error is fit for a
+/// field error.
+#[derive(Clone)]
+pub struct Validator(Arc<Check>);
+
+/// The function behind a [`Validator`].
+type Check = dyn Fn(&Value) -> Result<(), String> + Send + Sync;
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Validator")
+    }
+}
+
 /// A declared setting.
 #[derive(Debug, Clone)]
 pub struct SettingDef {
@@ -65,6 +79,8 @@ pub struct SettingDef {
     pub level: Level,
     /// Whether a device may read it (check-in apps need some settings).
     pub device_readable: bool,
+    /// A check beyond the type's.
+    pub validator: Option<Validator>,
 }
 
 impl SettingDef {
@@ -84,7 +100,17 @@ impl SettingDef {
             help_text,
             level: Level::Both,
             device_readable: false,
+            validator: None,
         }
+    }
+
+    /// Checks values with `check` too, after the type's check.
+    pub fn validate(
+        mut self,
+        check: impl Fn(&Value) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        self.validator = Some(Validator(Arc::new(check)));
+        self
     }
 
     /// Only on this level.
@@ -101,6 +127,14 @@ impl SettingDef {
 
     /// Checks a value; the error is fit for a field error.
     pub fn check(&self, value: &Value) -> Result<(), String> {
+        self.check_type(value)?;
+        match &self.validator {
+            Some(Validator(check)) => check(value),
+            None => Ok(()),
+        }
+    }
+
+    fn check_type(&self, value: &Value) -> Result<(), String> {
         match (self.ty, value) {
             (SettingType::Bool, Value::Bool(_)) => Ok(()),
             (SettingType::Bool, _) => Err("Must be a valid boolean.".into()),

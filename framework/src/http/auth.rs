@@ -129,6 +129,17 @@ pub struct EventAccess {
     pub permissions: PermissionSet,
 }
 
+impl EventAccess {
+    /// Ok when the caller holds `p` for the event, else 403.
+    pub fn require(&self, p: Permission) -> Result<(), ApiError> {
+        if self.permissions.has(p) {
+            Ok(())
+        } else {
+            Err(ApiError::forbidden())
+        }
+    }
+}
+
 impl Caller {
     /// A stable name of who is calling, for what belongs to a caller (uploads).
     pub fn identity(&self) -> String {
@@ -287,34 +298,40 @@ impl<'a> ApiExtractor<'a> for Auth {
         _body: &mut RequestBody,
         _param_opts: ExtractParamOptions<Self::ParamType>,
     ) -> poem::Result<Self> {
-        let state = req.data::<AppState>().ok_or_else(ApiError::internal)?;
-        let Some(value) = req.headers().get(header::AUTHORIZATION) else {
-            return Err(
-                ApiError::unauthorized("Authentication credentials were not provided.").into(),
-            );
-        };
-        let creds = value.to_str().ok().and_then(Credentials::parse);
-        let generation = state.cache.generation();
-        let caller = match creds {
-            Some(Credentials::Token(token)) => {
-                let hash = tokens::hash(&token);
-                match generation.and_then(|g| state.cache.caller(g, &hash)) {
-                    Some(kept) => Some(kept),
-                    None => {
-                        let found = resolve_team_token(&state.db, &token).await?;
-                        if let (Some(g), Some(c)) = (generation, &found) {
-                            state.cache.keep_caller(g, hash, c.clone());
-                        }
-                        found
+        Ok(Auth(authenticate(req).await?))
+    }
+}
+
+/// The caller of a request, from its `Authorization` header; 401 without valid
+/// credentials.
+pub async fn authenticate(req: &Request) -> Result<Caller, ApiError> {
+    let state = req.data::<AppState>().ok_or_else(ApiError::internal)?;
+    let Some(value) = req.headers().get(header::AUTHORIZATION) else {
+        return Err(ApiError::unauthorized(
+            "Authentication credentials were not provided.",
+        ));
+    };
+    let creds = value.to_str().ok().and_then(Credentials::parse);
+    let generation = state.cache.generation();
+    let caller = match creds {
+        Some(Credentials::Token(token)) => {
+            let hash = tokens::hash(&token);
+            match generation.and_then(|g| state.cache.caller(g, &hash)) {
+                Some(kept) => Some(kept),
+                None => {
+                    let found = resolve_team_token(&state.db, &token).await?;
+                    if let (Some(g), Some(c)) = (generation, &found) {
+                        state.cache.keep_caller(g, hash, c.clone());
                     }
+                    found
                 }
             }
-            _ => None,
-        };
-        let mut caller = caller.ok_or_else(|| ApiError::unauthorized("Invalid token."))?;
-        caller.kept = generation.map(|g| (state.cache.clone(), g));
-        Ok(Auth(caller))
-    }
+        }
+        _ => None,
+    };
+    let mut caller = caller.ok_or_else(|| ApiError::unauthorized("Invalid token."))?;
+    caller.kept = generation.map(|g| (state.cache.clone(), g));
+    Ok(caller)
 }
 
 /// Resolves a team API token to its caller; `None` for an unknown or inactive token.

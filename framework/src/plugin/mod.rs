@@ -1,22 +1,64 @@
-//! The extension point: plugins compiled into the host binary register here, and events
-//! switch them on by name.
+//! The extension point. A host binary assembles the core with plugins ([`crate::App::plugin`]),
+//! compiled in or loaded from shared libraries at start ([`dynamic`]); each event switches
+//! plugins on through its `plugins` list.
+//!
+//! A plugin brings what it registers: settings (into the same registry as the core's, so
+//! they inherit and validate like core settings), payment providers (offered for events
+//! that enable the plugin), HTTP endpoints under the plugin's own prefix ([`PluginApi`]),
+//! and lifecycle hooks that run inside the core's transaction, so a plugin's writes commit
+//! or roll back with the change that caused them.
 
+pub mod api;
+pub mod dynamic;
+pub mod library;
 pub mod payment;
 
 use std::sync::Arc;
 
+use sea_orm::{DatabaseTransaction, DbErr};
+
+use crate::db::entities::event;
+use crate::domain::orders::Order;
 use crate::domain::settings::{SettingDef, SettingsRegistry};
+pub use api::PluginApi;
 use payment::{ManualPayment, PaymentProvider};
 
-/// A plugin of the host app.
+/// Where a plugin works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginLevel {
+    /// Switched on per event, in the event's `plugins` list.
+    Event,
+    /// Active for every organizer; it cannot be listed on events.
+    Organizer,
+    /// Both: organizer endpoints always, event parts where an event enables it.
+    Both,
+}
+
+/// The transaction and event a lifecycle hook runs in.
+#[derive(Clone, Copy)]
+pub struct Hook<'a> {
+    /// The core's transaction: the plugin's writes commit with the change, or not at all.
+    pub txn: &'a DatabaseTransaction,
+    /// The event concerned.
+    pub event: &'a event::Model,
+}
+
+/// A plugin of the host app. Only `name`, `version` and `description` are required; every
+/// part a plugin does not bring has an empty default.
+#[async_trait::async_trait]
 pub trait Plugin: Send + Sync + 'static {
-    /// Name as it appears in an event's `plugins` list.
-    fn name(&self) -> &'static str;
+    /// Name as it appears in an event's `plugins` list (lower case, digits, `-`, `_`).
+    fn name(&self) -> &str;
     /// Version of the plugin.
-    fn version(&self) -> &'static str;
+    fn version(&self) -> &str;
     /// One-line description.
-    fn description(&self) -> &'static str;
-    /// Settings the plugin declares; they appear in the settings API and inherit like core ones.
+    fn description(&self) -> &str;
+    /// Where it works; per event unless it says otherwise.
+    fn level(&self) -> PluginLevel {
+        PluginLevel::Event
+    }
+    /// Settings the plugin declares; they appear in the settings API, inherit like core
+    /// settings and are checked on PATCH.
     fn settings(&self) -> Vec<SettingDef> {
         Vec::new()
     }
@@ -24,6 +66,48 @@ pub trait Plugin: Send + Sync + 'static {
     fn payment_providers(&self) -> Vec<Arc<dyn PaymentProvider>> {
         Vec::new()
     }
+    /// HTTP endpoints under `/api/v1/organizers/{organizer}/events/{event}/plugins/{name}/`
+    /// and `/api/v1/organizers/{organizer}/plugins/{name}/`.
+    fn api(&self) -> Option<PluginApi> {
+        None
+    }
+    /// The plugin's own checks before an event (as it would be stored) enables it; the
+    /// message is answered as a 400 on `plugins`.
+    fn check_enable(&self, _event: &event::Model) -> Result<(), String> {
+        Ok(())
+    }
+    /// An order was placed.
+    async fn order_placed(&self, _hook: Hook<'_>, _order: &Order) -> Result<(), DbErr> {
+        Ok(())
+    }
+    /// An order was marked paid.
+    async fn order_paid(&self, _hook: Hook<'_>, _order: &Order) -> Result<(), DbErr> {
+        Ok(())
+    }
+    /// An order was canceled.
+    async fn order_canceled(&self, _hook: Hook<'_>, _order: &Order) -> Result<(), DbErr> {
+        Ok(())
+    }
+    /// An event enabling the plugin was created (`hook.event`).
+    async fn event_created(&self, _hook: Hook<'_>) -> Result<(), DbErr> {
+        Ok(())
+    }
+    /// An event was cloned from `source` into `hook.event`, which enables the plugin: copy
+    /// the plugin's own data of the source here.
+    async fn event_cloned(&self, _hook: Hook<'_>, _source: &event::Model) -> Result<(), DbErr> {
+        Ok(())
+    }
+}
+
+/// A lifecycle event of an order, for [`PluginRegistry::order_changed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderEvent {
+    /// Placed.
+    Placed,
+    /// Marked paid.
+    Paid,
+    /// Canceled.
+    Canceled,
 }
 
 /// The plugins a host app was built with.
@@ -49,6 +133,31 @@ impl PluginRegistry {
         self.get(name).is_some()
     }
 
+    /// Every registered plugin.
+    pub fn all(&self) -> &[Arc<dyn Plugin>] {
+        &self.plugins
+    }
+
+    /// The registered plugins an event enables, in the order of its list.
+    pub fn enabled_for(&self, ev: &event::Model) -> Vec<&Arc<dyn Plugin>> {
+        crate::domain::events::string_list(&ev.plugins)
+            .iter()
+            .filter_map(|name| self.get(name))
+            .filter(|p| p.level() != PluginLevel::Organizer)
+            .collect()
+    }
+
+    /// Whether the plugin of that name answers for this event: registered and enabled, or
+    /// working per organizer.
+    pub fn active_for(&self, name: &str, ev: Option<&event::Model>) -> bool {
+        match (self.get(name).map(|p| p.level()), ev) {
+            (None, _) => false,
+            (Some(PluginLevel::Event), None) => false,
+            (Some(_), None) => true,
+            (Some(_), Some(ev)) => self.enabled_for(ev).iter().any(|p| p.name() == name),
+        }
+    }
+
     /// The core settings and those every plugin declares.
     pub fn settings(&self) -> SettingsRegistry {
         let mut registry = SettingsRegistry::default();
@@ -58,25 +167,80 @@ impl PluginRegistry {
         registry
     }
 
-    /// The payment provider of that identifier that an event with these plugins offers: the
-    /// core's `manual`, or one of an enabled plugin.
+    /// The payment providers an event offers: the core's `manual`, then those of the
+    /// plugins it enables.
+    pub fn payment_providers(&self, ev: &event::Model) -> Vec<Arc<dyn PaymentProvider>> {
+        let mut all: Vec<Arc<dyn PaymentProvider>> = vec![Arc::new(ManualPayment)];
+        all.extend(
+            self.enabled_for(ev)
+                .into_iter()
+                .flat_map(|p| p.payment_providers()),
+        );
+        all
+    }
+
+    /// The payment provider of that identifier the event offers.
     pub fn payment_provider(
         &self,
-        enabled_plugins: &[String],
+        ev: &event::Model,
         identifier: &str,
     ) -> Option<Arc<dyn PaymentProvider>> {
-        if identifier == "manual" {
-            return Some(Arc::new(ManualPayment));
-        }
-        enabled_plugins
-            .iter()
-            .filter_map(|name| self.get(name))
-            .flat_map(|p| p.payment_providers())
+        self.payment_providers(ev)
+            .into_iter()
             .find(|p| p.identifier() == identifier)
     }
 
-    /// Every registered plugin.
-    pub fn all(&self) -> &[Arc<dyn Plugin>] {
-        &self.plugins
+    /// Tells the plugins the event enables that one of its orders changed.
+    pub async fn order_changed(
+        &self,
+        hook: Hook<'_>,
+        what: OrderEvent,
+        order: &Order,
+    ) -> Result<(), DbErr> {
+        for p in self.enabled_for(hook.event) {
+            match what {
+                OrderEvent::Placed => p.order_placed(hook, order).await?,
+                OrderEvent::Paid => p.order_paid(hook, order).await?,
+                OrderEvent::Canceled => p.order_canceled(hook, order).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells the plugins a new event enables that it was created, or cloned from `source`.
+    pub async fn event_created(
+        &self,
+        hook: Hook<'_>,
+        source: Option<&event::Model>,
+    ) -> Result<(), DbErr> {
+        for p in self.enabled_for(hook.event) {
+            match source {
+                Some(source) => p.event_cloned(hook, source).await?,
+                None => p.event_created(hook).await?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The messages of an event's `plugins` list that cannot be: unknown names, plugins
+    /// that work per organizer, and plugins being enabled (not in `before`) whose own
+    /// checks refuse the event.
+    pub fn refusals(&self, ev: &event::Model, before: &[String]) -> Vec<String> {
+        let mut refused = Vec::new();
+        for name in crate::domain::events::string_list(&ev.plugins) {
+            match self.get(&name) {
+                None => refused.push(format!("Unknown plugin: '{name}'.")),
+                Some(p) if p.level() == PluginLevel::Organizer => refused.push(format!(
+                    "The plugin '{name}' works per organizer and cannot be enabled on an event."
+                )),
+                Some(_) if before.contains(&name) => {}
+                Some(p) => {
+                    if let Err(message) = p.check_enable(ev) {
+                        refused.push(format!("{name}: {message}"));
+                    }
+                }
+            }
+        }
+        refused
     }
 }

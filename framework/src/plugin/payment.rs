@@ -58,6 +58,48 @@ pub trait PaymentProvider: Send + Sync + 'static {
 
     /// Creates a payment of an order; an `Err` is a message for the client.
     async fn create_payment(&self, ctx: &PaymentContext) -> Result<CreatedPayment, String>;
+
+    /// A payment of this provider is being confirmed (through the API, or by the
+    /// provider's own endpoint); an `Err` refuses the confirmation.
+    async fn confirm_payment(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// An open payment of this provider is being canceled with its order; an `Err` refuses
+    /// the cancellation.
+    async fn cancel_payment(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+    ) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Pays `amount_cents` of a confirmed payment back; the answer is kept in the payment's
+    /// details. Providers that cannot refund by themselves keep this default.
+    async fn refund(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+        _amount_cents: i64,
+    ) -> Result<Value, String> {
+        Err("This payment method cannot refund payments.".into())
+    }
+}
+
+/// A stored payment as a provider sees it.
+#[derive(Debug, Clone)]
+pub struct PaymentRecord {
+    /// The payment's number within its order.
+    pub local_id: i32,
+    /// Its amount, in cents.
+    pub amount_cents: i64,
+    /// What the provider gave when creating it (`CreatedPayment::details`).
+    pub details: Value,
 }
 
 /// The core's provider for payments handled outside the service and confirmed through the
@@ -86,5 +128,15 @@ impl PaymentProvider for ManualPayment {
                 ctx.order_code
             ),
         })
+    }
+
+    /// Money paid outside the service goes back outside it: the refund is recorded.
+    async fn refund(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+        _amount_cents: i64,
+    ) -> Result<Value, String> {
+        Ok(json!({}))
     }
 }

@@ -22,6 +22,8 @@ mod order_vouchers;
 mod orders;
 mod organizers;
 mod pagination;
+mod plugin_library;
+mod plugins;
 mod properties;
 mod questions;
 mod quotas;

@@ -2,19 +2,23 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseConnection, DatabaseTransaction,
-    DbErr, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, DatabaseTransaction, DbErr, EntityTrait,
+    IntoActiveModel, QueryFilter, QueryOrder, Set,
 };
 use serde_json::json;
 
 use super::mails::{self, Storefront};
+use super::place::payment_context;
 use super::{Order, complete, demand, expired, hold_positions, lock, pending_until, product_of};
 use crate::db::begin_write;
 use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
-use crate::domain::vouchers;
+use crate::domain::{settings, vouchers};
+use crate::plugin::payment::{PaymentProvider, PaymentRecord};
+use crate::plugin::{Hook, OrderEvent};
+use crate::state::AppState;
 
 /// Why a change of an order was refused.
 #[derive(Debug)]
@@ -37,20 +41,71 @@ fn refused<T>(message: &str) -> Result<T, LifecycleError> {
     Err(LifecycleError::Refused(message.to_owned()))
 }
 
+/// Who acts on an organizer's orders: the server (database, plugins, settings) and the
+/// organizer, whose storefront the customer knows.
+#[derive(Clone, Copy)]
+pub struct Seller<'a> {
+    /// The server's state.
+    pub state: &'a AppState,
+    /// The organizer's slug.
+    pub organizer: &'a str,
+}
+
+impl Seller<'_> {
+    fn shop(&self) -> Storefront<'_> {
+        Storefront {
+            public_url: &self.state.public_url,
+            organizer: self.organizer,
+        }
+    }
+
+    /// The provider of a stored payment, and what it is told of it; `None` when the event
+    /// no longer offers the provider (its plugin was switched off), which then has no say.
+    async fn provider_of(
+        &self,
+        txn: &DatabaseTransaction,
+        ev: &event::Model,
+        o: &order::Model,
+        p: &order_payment::Model,
+    ) -> Result<Option<(std::sync::Arc<dyn PaymentProvider>, Told)>, DbErr> {
+        let Some(provider) = self.state.plugins.payment_provider(ev, &p.provider) else {
+            return Ok(None);
+        };
+        let cache = self
+            .state
+            .cache
+            .generation()
+            .map(|g| (&*self.state.cache, g));
+        let values = settings::of_event(txn, &self.state.settings, cache, ev).await?;
+        let ctx = payment_context(&self.shop(), ev, &values, o, p.local_id);
+        let record = PaymentRecord {
+            local_id: p.local_id,
+            amount_cents: p.amount_cents,
+            details: p.details.get("provider").cloned().unwrap_or_default(),
+        };
+        Ok(Some((provider, (ctx, record))))
+    }
+}
+
+/// What a provider is told of a payment.
+type Told = (crate::plugin::payment::PaymentContext, PaymentRecord);
+
 /// An order locked in a transaction, with its positions and the catalogue they are of.
-struct Locked {
+struct Locked<'a> {
+    seller: Seller<'a>,
+    event: &'a event::Model,
     txn: DatabaseTransaction,
     order: order::Model,
     positions: Vec<order_position::Model>,
     catalogue: Catalogue,
 }
 
-async fn open(
-    db: &DatabaseConnection,
-    ev: &event::Model,
+async fn open<'a>(
+    seller: Seller<'a>,
+    ev: &'a event::Model,
     code: &str,
-) -> Result<Locked, LifecycleError> {
-    let txn = begin_write(db).await?;
+) -> Result<Locked<'a>, LifecycleError> {
+    let txn = begin_write(&seller.state.db).await?;
     let order = lock(&txn, ev.id, code)
         .await?
         .ok_or(LifecycleError::NotFound)?;
@@ -62,6 +117,8 @@ async fn open(
     let subevents: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
     let catalogue = Catalogue::load(&txn, ev, &subevents).await?;
     Ok(Locked {
+        seller,
+        event: ev,
         txn,
         order,
         positions,
@@ -69,7 +126,7 @@ async fn open(
     })
 }
 
-impl Locked {
+impl Locked<'_> {
     fn products(&self) -> Vec<Product> {
         self.positions.iter().map(product_of).collect()
     }
@@ -109,34 +166,72 @@ impl Locked {
         }
     }
 
-    async fn finish(self) -> Result<Order, LifecycleError> {
+    /// Tells the plugins what happened, if anything they hear of, and commits.
+    async fn finish(self, what: Option<OrderEvent>) -> Result<Order, LifecycleError> {
         let order = self.order.clone();
-        let mut shown = complete(&self.txn, vec![order]).await?;
+        let shown = complete(&self.txn, vec![order])
+            .await?
+            .pop()
+            .ok_or(LifecycleError::NotFound)?;
+        if let Some(what) = what {
+            let hook = Hook {
+                txn: &self.txn,
+                event: self.event,
+            };
+            self.seller
+                .state
+                .plugins
+                .order_changed(hook, what, &shown)
+                .await?;
+        }
         self.txn.commit().await?;
-        shown.pop().ok_or(LifecycleError::NotFound)
+        Ok(shown)
+    }
+
+    /// Asks the payment's provider to confirm it, then marks it confirmed.
+    async fn confirm(
+        &self,
+        p: order_payment::Model,
+        now: DateTime<Utc>,
+    ) -> Result<(), LifecycleError> {
+        if let Some((provider, (ctx, record))) = self
+            .seller
+            .provider_of(&self.txn, self.event, &self.order, &p)
+            .await?
+        {
+            provider
+                .confirm_payment(&ctx, &record)
+                .await
+                .map_err(LifecycleError::Refused)?;
+        }
+        let mut row = p.into_active_model();
+        row.state = Set("confirmed".into());
+        row.payment_date = Set(Some(now));
+        row.update(&self.txn).await?;
+        Ok(())
     }
 }
 
 /// Marks a pending (or expired) order paid, confirming its open payment or adding a manual
 /// one. An expired order is only paid if its products are still available.
 pub async fn mark_paid(
-    db: &DatabaseConnection,
+    seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
 ) -> Result<Order, LifecycleError> {
-    let mut l = open(db, ev, code).await?;
+    let mut l = open(seller, ev, code).await?;
     pay(&mut l, None).await?;
-    l.finish().await
+    l.finish(Some(OrderEvent::Paid)).await
 }
 
 /// Confirms a payment of an order and marks the order paid (if it is not already).
 pub async fn confirm_payment(
-    db: &DatabaseConnection,
+    seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
     local_id: i32,
 ) -> Result<Order, LifecycleError> {
-    let mut l = open(db, ev, code).await?;
+    let mut l = open(seller, ev, code).await?;
     let payment = order_payment::Entity::find()
         .filter(order_payment::Column::OrderId.eq(l.order.id))
         .filter(order_payment::Column::LocalId.eq(local_id))
@@ -147,14 +242,18 @@ pub async fn confirm_payment(
         return refused("Only payments that are created or pending can be confirmed.");
     }
     if l.order.status == "p" {
-        confirm(&l.txn, payment, Utc::now()).await?;
+        l.confirm(payment, Utc::now()).await?;
+        l.finish(None).await
     } else {
         pay(&mut l, Some(payment)).await?;
+        l.finish(Some(OrderEvent::Paid)).await
     }
-    l.finish().await
 }
 
-async fn pay(l: &mut Locked, payment: Option<order_payment::Model>) -> Result<(), LifecycleError> {
+async fn pay(
+    l: &mut Locked<'_>,
+    payment: Option<order_payment::Model>,
+) -> Result<(), LifecycleError> {
     let now = Utc::now();
     match l.order.status.as_str() {
         "p" => return refused("The order has already been paid."),
@@ -189,7 +288,7 @@ async fn pay(l: &mut Locked, payment: Option<order_payment::Model>) -> Result<()
         }
     };
     match payment {
-        Some(p) => confirm(&l.txn, p, now).await?,
+        Some(p) => l.confirm(p, now).await?,
         None => add_manual_payment(&l.txn, &l.order, now).await?,
     }
     let mut row = l.order.clone().into_active_model();
@@ -197,18 +296,6 @@ async fn pay(l: &mut Locked, payment: Option<order_payment::Model>) -> Result<()
     row.payment_date = Set(Some(now));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
-    Ok(())
-}
-
-async fn confirm(
-    txn: &DatabaseTransaction,
-    p: order_payment::Model,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    let mut row = p.into_active_model();
-    row.state = Set("confirmed".into());
-    row.payment_date = Set(Some(now));
-    row.update(txn).await?;
     Ok(())
 }
 
@@ -240,15 +327,15 @@ async fn add_manual_payment(
 }
 
 /// Cancels a pending, expired or paid order: its quota, seats and voucher redemptions are
-/// given back, its open payments canceled. With `notify`, the customer is told by e-mail
-/// (through the outbox: call `Mailer::wake` once this returns).
+/// given back, its open payments canceled (their providers may refuse). With `notify`, the
+/// customer is told by e-mail (through the outbox: call `Mailer::wake` once this returns).
 pub async fn cancel(
-    db: &DatabaseConnection,
+    seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
-    notify: Option<&Storefront<'_>>,
+    notify: bool,
 ) -> Result<Order, LifecycleError> {
-    let mut l = open(db, ev, code).await?;
+    let mut l = open(seller, ev, code).await?;
     if l.order.status == "c" {
         return refused("The order has already been canceled.");
     }
@@ -279,24 +366,33 @@ pub async fn cancel(
             .exec(&l.txn)
             .await?;
     }
-    order_payment::Entity::update_many()
-        .col_expr(
-            order_payment::Column::State,
-            sea_orm::sea_query::Expr::value("canceled"),
-        )
+    let open_payments = order_payment::Entity::find()
         .filter(order_payment::Column::OrderId.eq(l.order.id))
         .filter(order_payment::Column::State.is_in(["created", "pending"]))
-        .exec(&l.txn)
+        .all(&l.txn)
         .await?;
+    for p in open_payments {
+        if let Some((provider, (ctx, record))) =
+            seller.provider_of(&l.txn, ev, &l.order, &p).await?
+        {
+            provider
+                .cancel_payment(&ctx, &record)
+                .await
+                .map_err(LifecycleError::Refused)?;
+        }
+        let mut row = p.into_active_model();
+        row.state = Set("canceled".into());
+        row.update(&l.txn).await?;
+    }
     let mut row = l.order.clone().into_active_model();
     row.status = Set("c".into());
     row.cancellation_date = Set(Some(now));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
-    if let Some(m) = notify.and_then(|shop| mails::canceled(ev, &l.order, shop)) {
+    if notify && let Some(m) = mails::canceled(ev, &l.order, &seller.shop()) {
         mail::queue(&l.txn, m).await?;
     }
-    l.finish().await
+    l.finish(Some(OrderEvent::Canceled)).await
 }
 
 async fn lock_vouchers(
@@ -323,13 +419,13 @@ async fn lock_vouchers(
 /// Moves the payment term of a pending or expired order to `expires`. An expired order
 /// holds its quota again only if its products are still available, unless `force`.
 pub async fn extend(
-    db: &DatabaseConnection,
+    seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
     expires: DateTime<Utc>,
     force: bool,
 ) -> Result<Order, LifecycleError> {
-    let mut l = open(db, ev, code).await?;
+    let mut l = open(seller, ev, code).await?;
     let now = Utc::now();
     if l.order.status != "n" {
         return refused("Only pending or expired orders can be extended.");
@@ -368,5 +464,5 @@ pub async fn extend(
     row.expires = Set(Some(expires));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
-    l.finish().await
+    l.finish(None).await
 }

@@ -25,6 +25,7 @@ use crate::domain::seating::sell;
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
 use crate::domain::vouchers;
 use crate::plugin::payment::{PaymentContext, PaymentProvider};
+use crate::plugin::{Hook, OrderEvent, PluginRegistry};
 
 /// An answer to a question, as sent.
 #[derive(Debug, Clone)]
@@ -139,6 +140,8 @@ pub struct PlaceContext<'a> {
     /// The process cache and its generation when the request began, for the event's
     /// products.
     pub cache: Option<(&'a Cache, u64)>,
+    /// The plugins, whose hooks hear of the order.
+    pub plugins: &'a PluginRegistry,
 }
 
 /// Per-position errors, one object per position, empty for positions without errors.
@@ -286,6 +289,18 @@ pub async fn place(
     if new.simulate {
         txn.rollback().await?;
         return Ok(placed);
+    }
+    let hook = Hook {
+        txn: &txn,
+        event: ev,
+    };
+    ctx.plugins
+        .order_changed(hook, OrderEvent::Placed, &placed)
+        .await?;
+    if new.paid {
+        ctx.plugins
+            .order_changed(hook, OrderEvent::Paid, &placed)
+            .await?;
     }
     if new.send_mail
         && let Some(m) = mails::placed(ev, &catalogue, &placed, &ctx.shop)
@@ -648,6 +663,28 @@ pub fn payment_page(
     )
 }
 
+/// What a payment provider is told of an order's payment number `local_id`.
+pub(super) fn payment_context(
+    shop: &Storefront<'_>,
+    ev: &event::Model,
+    settings: &BTreeMap<&'static str, Value>,
+    o: &order::Model,
+    local_id: i32,
+) -> PaymentContext {
+    PaymentContext {
+        organizer: shop.organizer.to_owned(),
+        event: ev.slug.clone(),
+        order_code: o.code.clone(),
+        amount_cents: o.total_cents,
+        currency: ev.currency.clone(),
+        sales_channel: o.sales_channel.clone(),
+        email: o.email.clone(),
+        expires: o.expires,
+        settings: settings.clone(),
+        default_payment_url: payment_page(shop.public_url, shop.organizer, &ev.slug, o, local_id),
+    }
+}
+
 async fn create_payment(
     txn: &DatabaseTransaction,
     ctx: &PlaceContext<'_>,
@@ -656,24 +693,7 @@ async fn create_payment(
     paid: bool,
     now: DateTime<Utc>,
 ) -> Result<order_payment::Model, PlaceError> {
-    let pctx = PaymentContext {
-        organizer: ctx.shop.organizer.to_owned(),
-        event: ctx.event.slug.clone(),
-        order_code: o.code.clone(),
-        amount_cents: o.total_cents,
-        currency: ctx.event.currency.clone(),
-        sales_channel: o.sales_channel.clone(),
-        email: o.email.clone(),
-        expires: o.expires,
-        settings: ctx.settings.clone(),
-        default_payment_url: payment_page(
-            ctx.shop.public_url,
-            ctx.shop.organizer,
-            &ctx.event.slug,
-            o,
-            1,
-        ),
-    };
+    let pctx = payment_context(&ctx.shop, ctx.event, ctx.settings, o, 1);
     if !provider.is_available(&pctx) {
         return Err(invalid(
             "payment_provider",

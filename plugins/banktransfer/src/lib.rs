@@ -1,0 +1,160 @@
+//! `banktransfer`: customers pay by bank transfer to the account in the plugin's settings,
+//! quoting a reference that each payment gets; the organizer imports the bank's
+//! transactions, and those that match an open payment mark their orders paid.
+//!
+//! The worked example of a compiled-in plugin: settings with their own validation
+//! ([`iban`]), a payment provider, and an endpoint written with poem-openapi like the
+//! core's, using the core's authentication, permissions, body validation and lifecycle.
+
+pub mod iban;
+mod import;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tessera::Plugin;
+use tessera::domain::settings::{SettingDef, SettingType};
+use tessera::http::Money;
+use tessera::plugin::PluginApi;
+use tessera::plugin::payment::{CreatedPayment, PaymentContext, PaymentProvider};
+
+/// The plugin's name, and its provider's identifier.
+pub const NAME: &str = "banktransfer";
+
+/// The bank transfer plugin.
+#[derive(Debug, Default)]
+pub struct BankTransfer;
+
+impl Plugin for BankTransfer {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn version(&self) -> &str {
+        env!("CARGO_PKG_VERSION")
+    }
+
+    fn description(&self) -> &str {
+        "Payment by bank transfer, with an import of bank transactions"
+    }
+
+    fn settings(&self) -> Vec<SettingDef> {
+        vec![
+            SettingDef::new(
+                "banktransfer_iban",
+                SettingType::Text,
+                json!(""),
+                "IBAN",
+                "The account customers transfer to.",
+            )
+            .validate(|v| text(v).map_or(Ok(()), iban::check)),
+            SettingDef::new(
+                "banktransfer_bic",
+                SettingType::Text,
+                json!(""),
+                "BIC",
+                "The bank's BIC (SWIFT code).",
+            )
+            .validate(|v| text(v).map_or(Ok(()), iban::check_bic)),
+            SettingDef::new(
+                "banktransfer_account_holder",
+                SettingType::Text,
+                json!(""),
+                "Account holder",
+                "The name the account is held in.",
+            ),
+            SettingDef::new(
+                "banktransfer_reference_prefix",
+                SettingType::Text,
+                json!(""),
+                "Reference prefix",
+                "Put before each payment's reference, e.g. the organizer's short name.",
+            )
+            .validate(|v| {
+                let ok = |c: char| c.is_ascii_alphanumeric() || c == '-';
+                match text(v) {
+                    Some(p) if p.len() > 20 || !p.chars().all(ok) => {
+                        Err("Use at most 20 letters, digits or \"-\".".into())
+                    }
+                    _ => Ok(()),
+                }
+            }),
+        ]
+    }
+
+    fn payment_providers(&self) -> Vec<Arc<dyn PaymentProvider>> {
+        vec![Arc::new(BankTransferProvider)]
+    }
+
+    fn api(&self) -> Option<PluginApi> {
+        Some(PluginApi::new(import::ImportApi))
+    }
+}
+
+/// A non-empty string value.
+fn text(v: &Value) -> Option<&str> {
+    v.as_str().filter(|s| !s.is_empty())
+}
+
+/// The bank transfer payment provider.
+#[derive(Debug)]
+struct BankTransferProvider;
+
+/// The reference a payment of an order is quoted by: the prefix, the event and the order.
+pub fn reference(prefix: &str, event: &str, order: &str) -> String {
+    format!("{prefix}{event}-{order}").to_uppercase()
+}
+
+#[async_trait::async_trait]
+impl PaymentProvider for BankTransferProvider {
+    fn identifier(&self) -> &str {
+        NAME
+    }
+
+    fn name(&self) -> &str {
+        "Bank transfer"
+    }
+
+    /// Offered once the account is configured.
+    fn is_available(&self, ctx: &PaymentContext) -> bool {
+        ctx.settings
+            .get("banktransfer_iban")
+            .and_then(text)
+            .is_some()
+    }
+
+    async fn create_payment(&self, ctx: &PaymentContext) -> Result<CreatedPayment, String> {
+        let setting = |key: &str| {
+            ctx.settings
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let reference = reference(
+            &setting("banktransfer_reference_prefix"),
+            &ctx.event,
+            &ctx.order_code,
+        );
+        let (iban, bic, holder) = (
+            iban::printable(&setting("banktransfer_iban")),
+            setting("banktransfer_bic"),
+            setting("banktransfer_account_holder"),
+        );
+        let amount = Money(ctx.amount_cents);
+        Ok(CreatedPayment {
+            payment_url: None,
+            instructions: format!(
+                "Please transfer {amount} {} to {holder}, IBAN {iban}, BIC {bic}, quoting the reference {reference}.",
+                ctx.currency
+            ),
+            details: json!({
+                "reference": reference,
+                "iban": iban,
+                "bic": bic,
+                "account_holder": holder,
+                "amount": amount.to_decimal_string(),
+            }),
+        })
+    }
+}
