@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::domain::mail::Mailer;
-use crate::http::middleware::{RateLimiter, shared_behaviour};
+use crate::http::middleware::{Gate, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
 use crate::plugin::api::WithPlugins;
 use crate::plugin::{Plugin, PluginRegistry};
@@ -153,15 +153,10 @@ impl Server {
     pub fn endpoint(&self) -> BoxEndpoint<'static> {
         let service = service();
         let document = openapi_json(&self.state.plugins);
-        let routes = Arc::new(RouteTable::from_spec(&openapi_document(
-            &self.state.plugins,
-        )));
-        let limiter = self
-            .state
-            .config
-            .rate_limit_per_minute
-            .and_then(RateLimiter::new)
-            .map(Arc::new);
+        let gate = Arc::new(Gate::new(
+            RouteTable::from_spec(&openapi_document(&self.state.plugins)),
+            &self.state.config,
+        ));
         let ui = service
             .swagger_ui_html()
             .replace(&service.spec(), &document);
@@ -188,7 +183,7 @@ impl Server {
         let state = self.state.clone();
         WithPlugins::new(api, &self.state.plugins)
             .with(NormalizePath::new(TrailingSlash::Trim))
-            .around(move |ep, req| shared_behaviour(ep, routes.clone(), limiter.clone(), req))
+            .around(move |ep, req| shared_behaviour(ep, gate.clone(), req))
             .data(state)
             .boxed()
     }

@@ -4,15 +4,19 @@
 //! with the generation it was read in; any change of configuration moves the generation on,
 //! and entries of older generations are never used again.
 //!
-//! A change is noticed at once in the process that made it (every mutating request, see the
-//! middleware), and in the others: on PostgreSQL through `LISTEN`/`NOTIFY` (while the
-//! listening connection is down nothing is cached), on SQLite by the write-ahead log changing
-//! (checked on every read of the generation, a `stat` call).
+//! Only a committed write to a configuration table moves it: the database counts such writes
+//! itself (triggers on the tables listed in `tessera_migrations::CONFIG_TABLES` move a version
+//! and, on PostgreSQL, `NOTIFY` every process when the transaction commits). A process learns
+//! of a change it made when the request that made it has answered (the middleware calls
+//! [`Cache::refresh`]), and of the others' changes on PostgreSQL through `LISTEN` (while the
+//! listening connection is down nothing is cached) and on SQLite by the write-ahead log
+//! changing (a `stat` call on every read of the generation, and the version read when it
+//! changed). A refused request writes nothing, so it moves nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
@@ -96,9 +100,11 @@ type WalState = (SystemTime, u64);
 /// The per-process cache of configuration.
 pub struct Cache {
     generation: AtomicU64,
+    /// The database's configuration version when last read; -1 before the first read.
+    version: AtomicI64,
     live: AtomicBool,
     wal: Option<(PathBuf, Mutex<Option<WalState>>)>,
-    notify: Option<DatabaseConnection>,
+    db: DatabaseConnection,
     callers: Generational<String, Caller>,
     events: Generational<(i64, String), event::Model>,
     products: Generational<i64, Arc<Products>>,
@@ -127,9 +133,10 @@ impl Cache {
             .map(|path| (PathBuf::from(format!("{path}-wal")), Mutex::new(None)));
         Arc::new(Self {
             generation: AtomicU64::new(1),
+            version: AtomicI64::new(-1),
             live: AtomicBool::new(backend == DbBackend::Sqlite && wal.is_some()),
             wal,
-            notify: (backend == DbBackend::Postgres).then(|| db.clone()),
+            db: db.clone(),
             callers: Generational::new(MAX_ENTRIES),
             events: Generational::new(MAX_ENTRIES),
             products: Generational::new(MAX_EVENTS),
@@ -139,31 +146,46 @@ impl Cache {
     }
 
     /// The current generation, or `None` while nothing may be cached.
-    pub fn generation(&self) -> Option<u64> {
+    pub async fn generation(&self) -> Option<u64> {
         if !self.live.load(Ordering::Acquire) {
             return None;
         }
-        if let Some((path, seen)) = &self.wal {
-            let now = std::fs::metadata(path)
-                .ok()
-                .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
-            let mut seen = seen.lock().ok()?;
-            if *seen != now {
-                *seen = now;
-                self.generation.fetch_add(1, Ordering::AcqRel);
-            }
+        if self.wal_changed() {
+            self.refresh().await;
         }
         Some(self.generation.load(Ordering::Acquire))
     }
 
-    /// Forgets everything held: the configuration changed in this process. On PostgreSQL the
-    /// other processes are told before this returns.
-    pub async fn changed(&self) {
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        if let Some(db) = &self.notify
-            && let Err(e) = announce(db).await
-        {
-            tracing::warn!(error = %e, "could not announce a change to other processes");
+    /// Whether the SQLite write-ahead log changed since the last look: another process (or
+    /// this one) committed something, which may have been configuration.
+    fn wal_changed(&self) -> bool {
+        let Some((path, seen)) = &self.wal else {
+            return false;
+        };
+        let now = std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.modified().unwrap_or(SystemTime::UNIX_EPOCH), m.len()));
+        let Ok(mut seen) = seen.lock() else {
+            return true;
+        };
+        let changed = *seen != now;
+        *seen = now;
+        changed
+    }
+
+    /// Reads the database's configuration version and moves the generation on when it
+    /// changed since the last read (or cannot be read): called once a write of this process
+    /// has committed, so that its own next request sees the change.
+    pub async fn refresh(&self) {
+        let changed = match config_version(&self.db).await {
+            Ok(version) => self.version.swap(version, Ordering::AcqRel) != version,
+            Err(error) => {
+                tracing::warn!(%error, "configuration version unreadable; cache emptied");
+                true
+            }
+        };
+        if changed {
+            self.generation.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -222,7 +244,7 @@ impl Cache {
     /// On PostgreSQL, listens for changes announced by other processes for as long as the
     /// process runs, reconnecting when the connection drops; caching is off while it is down.
     pub fn listen(self: &Arc<Self>, url: &str) {
-        if self.notify.is_none() {
+        if self.db.get_database_backend() != DbBackend::Postgres {
             return;
         }
         let cache = Arc::clone(self);
@@ -250,18 +272,18 @@ impl Cache {
     }
 }
 
-/// Tells other processes sharing a PostgreSQL database that the configuration changed
-/// (for tools that write to the database outside a server, and for servers).
-pub async fn announce(db: &DatabaseConnection) -> Result<(), sea_orm::DbErr> {
-    if db.get_database_backend() != DbBackend::Postgres {
-        return Ok(());
-    }
-    db.execute_raw(Statement::from_string(
-        DbBackend::Postgres,
-        format!("NOTIFY {CHANNEL}"),
-    ))
-    .await
-    .map(|_| ())
+/// The configuration version the database's triggers keep (see the module documentation).
+async fn config_version(db: &DatabaseConnection) -> Result<i64, sea_orm::DbErr> {
+    let backend = db.get_database_backend();
+    let sql = match backend {
+        DbBackend::Postgres => "SELECT last_value AS version FROM config_version",
+        _ => "SELECT version FROM config_version WHERE id = 1",
+    };
+    let row = db
+        .query_one_raw(Statement::from_string(backend, sql))
+        .await?
+        .ok_or_else(|| sea_orm::DbErr::RecordNotFound("config_version".into()))?;
+    row.try_get("", "version")
 }
 
 #[cfg(test)]

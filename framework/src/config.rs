@@ -55,8 +55,19 @@ pub struct Config {
     pub public_url: Option<String>,
     /// Log format.
     pub log_format: LogFormat,
-    /// Requests per minute allowed per credential; `None` or 0 turns rate limiting off.
+    /// Requests per minute allowed per credential (counted in each process); `None` or 0
+    /// turns rate limiting off.
     pub rate_limit_per_minute: Option<u32>,
+    /// Requests per minute allowed per client address for requests without valid
+    /// credentials (public pages, failed authentication); default: `rate_limit_per_minute`;
+    /// 0 turns it off.
+    pub anonymous_rate_limit_per_minute: Option<u32>,
+    /// Addresses of reverse proxies whose `X-Forwarded-For` names the client; requests from
+    /// any other address are taken to come from that address.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
+    /// Largest request body accepted, in bytes (uploads have their own limit); larger ones
+    /// are answered 413 before they are read.
+    pub max_body_bytes: usize,
     /// Size of the database connection pool.
     pub db_max_connections: u32,
     /// SMTP server for outgoing mail; without it mails stay in the outbox.
@@ -84,6 +95,9 @@ impl Default for Config {
             public_url: None,
             log_format: LogFormat::Text,
             rate_limit_per_minute: None,
+            anonymous_rate_limit_per_minute: None,
+            trusted_proxies: Vec::new(),
+            max_body_bytes: 1024 * 1024,
             db_max_connections: 16,
             smtp_host: None,
             smtp_port: None,
@@ -182,6 +196,31 @@ impl Config {
                 name: "TESSERA_RATE_LIMIT_PER_MINUTE",
                 message: "expected a whole number".into(),
             })?);
+        }
+        if let Some(v) = env("TESSERA_ANONYMOUS_RATE_LIMIT_PER_MINUTE") {
+            config.anonymous_rate_limit_per_minute =
+                Some(v.parse().map_err(|_| ConfigError::Env {
+                    name: "TESSERA_ANONYMOUS_RATE_LIMIT_PER_MINUTE",
+                    message: "expected a whole number".into(),
+                })?);
+        }
+        if let Some(v) = env("TESSERA_TRUSTED_PROXIES") {
+            config.trusted_proxies = v
+                .split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|_| ConfigError::Env {
+                    name: "TESSERA_TRUSTED_PROXIES",
+                    message: "expected IP addresses separated by commas".into(),
+                })?;
+        }
+        if let Some(v) = env("TESSERA_MAX_BODY_BYTES") {
+            config.max_body_bytes = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_MAX_BODY_BYTES",
+                message: "expected a whole number".into(),
+            })?;
         }
         if let Some(v) = env("TESSERA_DB_MAX_CONNECTIONS") {
             config.db_max_connections = v.parse().map_err(|_| ConfigError::Env {

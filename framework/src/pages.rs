@@ -3,13 +3,12 @@
 
 use poem::error::ResponseError;
 use poem::handler;
-use poem::http::StatusCode;
-use poem::web::{Data, Html, Path};
-use poem::{IntoResponse, Response};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-use subtle::ConstantTimeEq;
+use poem::http::{HeaderValue, StatusCode, header};
+use poem::web::{Data, Html};
+use poem::{IntoResponse, Request, Response};
+use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
 
-use crate::db::entities::{event, item, item_variation, organizer};
+use crate::db::entities::{event, item, item_variation, order};
 use crate::domain::orders::{self, Order};
 use crate::domain::sale::product_name;
 use crate::http::Money;
@@ -24,6 +23,29 @@ fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
+/// The policy of every page: nothing but the document itself may load (the pages have no
+/// styles, scripts or images), no form may post anywhere, and no other site may frame it.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; form-action 'none'; \
+     frame-ancestors 'none'; base-uri 'none'";
+
+/// Adds the headers every page needs to `resp`, whatever its status. The page's URL is the
+/// order's only credential: it must stay out of caches (`no-store`) and out of the
+/// `Referer` sent when following a link such as a payment provider's (`no-referrer`), and the
+/// page must not be framed by another site or read as another type of content.
+pub fn protect(mut resp: Response) -> Response {
+    let headers = resp.headers_mut();
+    for (name, value) in [
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    resp
+}
+
 fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
@@ -33,7 +55,12 @@ fn not_found() -> Response {
 }
 
 /// Finds the order behind a secret link; `None` unless organizer, event, code and secret
-/// all match (the secret compared in constant time).
+/// all match.
+///
+/// One query compares all four in the database, so that an unknown code and a known code
+/// with a wrong secret take the same path and give the same answer: nothing about the order
+/// is read before its secret matched. The `(event_id, code)` index finds the row; comparing
+/// its secret there leaks nothing usable, as secrets are long random strings.
 async fn find(
     state: &AppState,
     org: &str,
@@ -41,26 +68,39 @@ async fn find(
     code: &str,
     secret: &str,
 ) -> Result<Option<(event::Model, Order)>, sea_orm::DbErr> {
-    let Some(o) = organizer::Entity::find()
-        .filter(organizer::Column::Slug.eq(org))
+    if secret.is_empty() {
+        return Ok(None);
+    }
+    let backend = state.db.get_database_backend();
+    let row = order::Model::find_by_statement(Statement::from_sql_and_values(
+        backend,
+        "SELECT orders.* FROM orders \
+         JOIN events ON events.id = orders.event_id \
+         JOIN organizers ON organizers.id = events.organizer_id \
+         WHERE organizers.slug = $1 AND events.slug = $2 \
+         AND orders.code = $3 AND orders.secret = $4",
+        [
+            org.into(),
+            ev.into(),
+            code.to_uppercase().into(),
+            secret.into(),
+        ],
+    ))
+    .one(&state.db)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let Some(e) = event::Entity::find_by_id(row.event_id)
         .one(&state.db)
         .await?
     else {
         return Ok(None);
     };
-    let Some(e) = event::Entity::find()
-        .filter(event::Column::OrganizerId.eq(o.id))
-        .filter(event::Column::Slug.eq(ev))
-        .one(&state.db)
+    Ok(orders::complete(&state.db, vec![row])
         .await?
-    else {
-        return Ok(None);
-    };
-    let Some(order) = orders::find(&state.db, e.id, code).await? else {
-        return Ok(None);
-    };
-    let matches: bool = order.row.secret.as_bytes().ct_eq(secret.as_bytes()).into();
-    Ok(matches.then_some((e, order)))
+        .pop()
+        .map(|order| (e, order)))
 }
 
 fn status_text(status: &str) -> &'static str {
@@ -103,12 +143,29 @@ async fn product_names(state: &AppState, order: &Order) -> Result<Vec<String>, s
 
 /// The confirmation page of an order: its status, tickets and payments.
 #[handler]
-pub async fn order_page(
-    state: Data<&AppState>,
-    Path((org, ev, code, secret)): Path<(String, String, String, String)>,
-) -> Response {
-    match find(&state, &org, &ev, &code, &secret).await {
-        Ok(Some((e, order))) => match product_names(&state, &order).await {
+pub async fn order_page(req: &Request, state: Data<&AppState>) -> Response {
+    protect(
+        match params(req, ["organizer", "event", "code", "secret"]) {
+            Some([org, ev, code, secret]) => order_answer(&state, org, ev, code, secret).await,
+            None => not_found(),
+        },
+    )
+}
+
+/// The route's parameters by name. Read here rather than by the `Path` extractor, whose
+/// refusal (of a segment that is not UTF-8 once decoded) would be an API error without the
+/// page's headers: a missing one is the page's own 404.
+fn params<'a, const N: usize>(req: &'a Request, names: [&str; N]) -> Option<[&'a str; N]> {
+    let mut values = [""; N];
+    for (value, name) in values.iter_mut().zip(names) {
+        *value = req.raw_path_param(name)?;
+    }
+    Some(values)
+}
+
+async fn order_answer(state: &AppState, org: &str, ev: &str, code: &str, secret: &str) -> Response {
+    match find(state, org, ev, code, secret).await {
+        Ok(Some((e, order))) => match product_names(state, &order).await {
             Ok(names) => Html(render_order(&e, &order, &names)).into_response(),
             Err(err) => crate::http::ApiError::from(err).as_response(),
         },
@@ -173,16 +230,35 @@ fn render_order(e: &event::Model, order: &Order, names: &[String]) -> String {
 
 /// The page of one payment of an order: what to pay and how.
 #[handler]
-pub async fn payment_page(
-    state: Data<&AppState>,
-    Path((org, ev, code, secret, local_id)): Path<(String, String, String, String, i32)>,
+pub async fn payment_page(req: &Request, state: Data<&AppState>) -> Response {
+    let names = ["organizer", "event", "code", "secret", "local_id"];
+    protect(match params(req, names) {
+        Some([org, ev, code, secret, local_id]) => {
+            payment_answer(&state, org, ev, code, secret, local_id).await
+        }
+        None => not_found(),
+    })
+}
+
+async fn payment_answer(
+    state: &AppState,
+    org: &str,
+    ev: &str,
+    code: &str,
+    secret: &str,
+    local_id: &str,
 ) -> Response {
-    let (e, order) = match find(&state, &org, &ev, &code, &secret).await {
+    let (e, order) = match find(state, org, ev, code, secret).await {
         Ok(Some(found)) => found,
         Ok(None) => return not_found(),
         Err(err) => return crate::http::ApiError::from(err).as_response(),
     };
-    let Some(p) = order.payments.iter().find(|p| p.local_id == local_id) else {
+    // Not a number: no such payment, the page's own 404 (see `params`).
+    let Some(p) = local_id
+        .parse::<i32>()
+        .ok()
+        .and_then(|id| order.payments.iter().find(|p| p.local_id == id))
+    else {
         return not_found();
     };
     let instructions = p.details["instructions"].as_str().unwrap_or_default();
@@ -198,8 +274,8 @@ pub async fn payment_page(
         instructions = escape(instructions),
         back = escape(&orders::confirmation_page(
             &state.public_url,
-            &org,
-            &ev,
+            org,
+            ev,
             &order.row
         )),
     ))

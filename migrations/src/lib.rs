@@ -10,7 +10,11 @@ mod m0005_quotas;
 mod m0006_catalogue;
 mod m0007_selling;
 mod m0008_mail_idempotency;
+mod m0009_upload_limits;
+mod m0010_config_changes;
 mod schema_helpers;
+
+pub use m0010_config_changes::CONFIG_TABLES;
 
 /// Every migration of the schema, in order.
 pub struct Migrator;
@@ -27,6 +31,8 @@ impl MigratorTrait for Migrator {
             Box::new(m0006_catalogue::Migration),
             Box::new(m0007_selling::Migration),
             Box::new(m0008_mail_idempotency::Migration),
+            Box::new(m0009_upload_limits::Migration),
+            Box::new(m0010_config_changes::Migration),
         ]
     }
 }

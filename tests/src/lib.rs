@@ -118,6 +118,7 @@ pub struct TestApp {
     /// Everything the server's handlers share.
     pub state: AppState,
     endpoint: BoxEndpoint<'static>,
+    server: tessera::Server,
     _database: TestDatabase,
 }
 
@@ -151,8 +152,27 @@ impl TestApp {
             mailer: server.state().mailer.clone(),
             state: server.state().clone(),
             endpoint: server.endpoint(),
+            server,
             _database: database,
         }
+    }
+
+    /// Serves this app over TCP on a free loopback port for as long as the test runs, for
+    /// what depends on the client's address; gives the base URL (`http://127.0.0.1:<port>`).
+    pub async fn serve(&self) -> String {
+        use poem::listener::{Acceptor, Listener, TcpListener};
+        let acceptor = TcpListener::bind("127.0.0.1:0")
+            .into_acceptor()
+            .await
+            .expect("bind");
+        let port = acceptor
+            .local_addr()
+            .first()
+            .and_then(|a| a.as_socket_addr().map(|s| s.port()))
+            .expect("port");
+        let endpoint = self.server.endpoint();
+        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(endpoint));
+        format!("http://127.0.0.1:{port}")
     }
 
     /// Sends a request with raw headers and body.

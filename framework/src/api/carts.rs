@@ -101,7 +101,7 @@ pub struct CartPositionCreate {
     /// The price (not computed by the service).
     pub price: Money,
     /// Attendee name parts.
-    #[oai(default)]
+    #[oai(default, validator(max_properties = 100))]
     pub attendee_name_parts: BTreeMap<String, String>,
     /// Attendee e-mail.
     #[oai(nullable)]

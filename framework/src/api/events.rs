@@ -167,19 +167,24 @@ pub struct EventCreate {
     /// Event series (default false); fixed after creation.
     pub has_subevents: Option<bool>,
     /// Meta data values.
+    #[oai(validator(max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
     /// Plugins to enable.
+    #[oai(validator(max_items = 1000))]
     pub plugins: Option<Vec<String>>,
     /// Seating plan ID.
     #[oai(nullable)]
     pub seating_plan: Option<i64>,
     /// Seating plan category to item ID.
+    #[oai(validator(max_properties = 1000))]
     pub seat_category_mapping: Option<NullableMap<i64>>,
     /// Time zone name (default UTC).
     pub timezone: Option<String>,
     /// Item meta data properties and defaults.
+    #[oai(validator(max_properties = 1000))]
     pub item_meta_properties: Option<BTreeMap<String, String>>,
     /// Sales channels (default `["web"]`).
+    #[oai(validator(max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
 }
 
@@ -224,19 +229,24 @@ pub struct EventPatch {
     /// Cannot change; sending another value is 400.
     pub has_subevents: Option<bool>,
     /// Meta data values (replaces all values).
+    #[oai(validator(max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
     /// Plugins to enable (replaces the list).
+    #[oai(validator(max_items = 1000))]
     pub plugins: Option<Vec<String>>,
     /// Seating plan ID.
     #[oai(nullable)]
     pub seating_plan: MaybeUndefined<i64>,
     /// Seating plan category to item ID.
+    #[oai(validator(max_properties = 1000))]
     pub seat_category_mapping: Option<NullableMap<i64>>,
     /// Time zone name.
     pub timezone: Option<String>,
     /// Item meta data properties and defaults.
+    #[oai(validator(max_properties = 1000))]
     pub item_meta_properties: Option<BTreeMap<String, String>>,
     /// Sales channels.
+    #[oai(validator(max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
 }
 

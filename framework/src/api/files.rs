@@ -9,20 +9,43 @@ use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaR
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, Object, OpenApi};
 
 use super::Tag;
-use crate::domain::files;
-use crate::http::error::WriteResult;
-use crate::http::{ApiError, Auth, Created};
+use crate::domain::files::{self, UploadRefused};
+use crate::http::auth::EventScope;
+use crate::http::error::UploadResult;
+use crate::http::{ApiError, Auth, Caller, Created};
 use crate::state::AppState;
 
-/// A raw file body with its media type and the file name of its `Content-Disposition`.
-#[derive(Debug)]
+/// A raw file body with its media type and the file name of its `Content-Disposition`. The
+/// headers are checked when it is extracted; the body itself is read only by [`FileBody::read`],
+/// once the caller is known to be allowed to upload.
 pub struct FileBody {
-    /// File name.
+    /// File name, as sent (its last path component).
     pub filename: String,
-    /// Media type.
+    /// Media type, one of [`files::ACCEPTED_TYPES`].
     pub content_type: String,
-    /// Contents.
-    pub data: Vec<u8>,
+    body: poem::Body,
+}
+
+impl FileBody {
+    /// The contents: 413 beyond [`files::MAX_SIZE`], 400 when empty or unreadable.
+    pub async fn read(self) -> Result<Vec<u8>, ApiError> {
+        let data = self
+            .body
+            .into_bytes_limit(files::MAX_SIZE)
+            .await
+            .map_err(|e| match e {
+                ReadBodyError::PayloadTooLarge => ApiError::detail(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "The uploaded file is too large (10 MB at most).",
+                ),
+                other => ApiError::bad_request(format!("The upload could not be read: {other}")),
+            })?
+            .to_vec();
+        if data.is_empty() {
+            return Err(ApiError::bad_request("The uploaded file is empty."));
+        }
+        Ok(data)
+    }
 }
 
 /// The file name of `Content-Disposition: attachment; filename=...`.
@@ -55,12 +78,15 @@ impl<'a> ApiExtractor<'a> for FileBody {
                 "The file itself; `Content-Type` and \
                  `Content-Disposition: attachment; filename=<name>` are required.",
             ),
-            content: vec![MetaMediaType {
-                content_type: "*/*",
-                schema: MetaSchemaRef::Inline(Box::new(MetaSchema::new_with_format(
-                    "string", "binary",
-                ))),
-            }],
+            content: files::ACCEPTED_TYPES
+                .iter()
+                .map(|&content_type| MetaMediaType {
+                    content_type,
+                    schema: MetaSchemaRef::Inline(Box::new(MetaSchema::new_with_format(
+                        "string", "binary",
+                    ))),
+                })
+                .collect(),
             required: true,
         })
     }
@@ -78,7 +104,10 @@ impl<'a> ApiExtractor<'a> for FileBody {
         if !files::ACCEPTED_TYPES.contains(&content_type.as_str()) {
             return Err(ApiError::detail(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                format!("Unsupported media type \"{content_type}\" in request."),
+                format!(
+                    "Unsupported media type \"{content_type}\" in request: \
+                     only PNG, JPEG, GIF and WebP images are accepted."
+                ),
             )
             .into());
         }
@@ -93,25 +122,10 @@ impl<'a> ApiExtractor<'a> for FileBody {
                      'attachment; filename=<name>' is required.",
                 )
             })?;
-        let data = body
-            .take()?
-            .into_bytes_limit(files::MAX_SIZE)
-            .await
-            .map_err(|e| match e {
-                ReadBodyError::PayloadTooLarge => ApiError::detail(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "The uploaded file is too large (10 MB at most).",
-                ),
-                other => ApiError::bad_request(format!("The upload could not be read: {other}")),
-            })?
-            .to_vec();
-        if data.is_empty() {
-            return Err(ApiError::bad_request("The uploaded file is empty.").into());
-        }
         Ok(Self {
             filename,
             content_type,
-            data,
+            body: body.take()?,
         })
     }
 }
@@ -131,38 +145,111 @@ impl FilesApi {
     /// Upload a file
     ///
     /// Send the file as the raw body. The answer's `id` goes into the field that takes the
-    /// file (e.g. an item's `picture`); it is valid for 24 hours and only for the same
-    /// caller. Accepted types: PNG, JPEG, GIF, WebP images and PDF, up to 10 MB.
+    /// file (an item's `picture`); it is valid for 24 hours and only for the same caller.
+    /// Uploading needs a permission of a field that takes files (`can_change_items` for some
+    /// event); 403 otherwise. Accepted types are those such a field takes: PNG, JPEG, GIF and
+    /// WebP images (415 for any other), whose contents must be what the `Content-Type` says
+    /// (400 otherwise), up to 10 MB each (413). Each caller may keep at most 100 unused
+    /// uploads, 100 MiB together, at a time; beyond that, 429 until some are used or expire.
+    /// The file name is kept only as `[A-Za-z0-9._-]` (others become `_`), at most 100
+    /// characters, ending in the type's extension.
     #[oai(path = "/api/v1/upload", method = "post")]
     async fn upload(
         &self,
         state: Data<&AppState>,
         auth: Auth,
         body: FileBody,
-    ) -> WriteResult<Created<UploadedFile>> {
-        let id = files::upload(
+    ) -> UploadResult<Created<UploadedFile>> {
+        if !may_upload(&auth.0) {
+            return Err(ApiError::forbidden_because(
+                "Uploading files needs a permission to change something that takes them: \
+                 can_change_items for some event.",
+            )
+            .into());
+        }
+        let filename = body.filename.clone();
+        let content_type = body.content_type.clone();
+        let data = body.read().await?;
+        if !files::contents_match(&content_type, &data) {
+            return Err(ApiError::bad_request(format!(
+                "The file's contents are not a {} as its Content-Type \"{content_type}\" says.",
+                files::type_name(&content_type)
+            ))
+            .into());
+        }
+        let stored = files::upload(
             &state.db,
             &auth.0.identity(),
-            &body.filename,
-            &body.content_type,
-            body.data,
+            &filename,
+            &content_type,
+            data,
         )
         .await?;
-        Ok(Created::Created(Json(UploadedFile { id })))
+        match stored {
+            Ok(id) => Ok(Created::Created(Json(UploadedFile { id }))),
+            Err(UploadRefused::OverLimit { retry_after_secs }) => Err(ApiError::detail(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "Too many unused uploads: at most {} files, {} MiB together, may wait to \
+                     be used at a time. Use them, or wait until the oldest expires in {} \
+                     seconds.",
+                    files::MAX_UNCLAIMED_FILES,
+                    files::MAX_UNCLAIMED_BYTES / (1024 * 1024),
+                    retry_after_secs
+                ),
+            )
+            .header(header::RETRY_AFTER, &retry_after_secs.to_string())
+            .into()),
+        }
     }
 }
 
-/// Serves a claimed file under `/media/{key}/{filename}`, publicly.
+/// Whether the caller holds a permission of a field that claims uploads
+/// ([`files::CLAIMING_PERMISSIONS`], event permissions) for some event it can reach: whoever
+/// could never claim an upload may not store one.
+fn may_upload(caller: &Caller) -> bool {
+    caller.grants.iter().any(|g| {
+        files::CLAIMING_PERMISSIONS
+            .iter()
+            .any(|&p| g.permissions.has(p))
+            && !matches!(&g.events, EventScope::Only(ids) if ids.is_empty())
+    })
+}
+
+/// The `Content-Security-Policy` of a served file: whatever a browser renders of it runs
+/// sandboxed and loads nothing, even if it is not what its type says.
+const MEDIA_CSP: &str = "default-src 'none'; sandbox";
+
+/// Serves a claimed file under `/media/{key}/{filename}`, publicly. It is served as its stored
+/// type, inline, only when that type is accepted and the contents match it; anything else is
+/// an `application/octet-stream` attachment. The name in the path is ignored; the
+/// `Content-Disposition` carries the stored name, made safe.
 #[handler]
 pub async fn media(
     state: Data<&AppState>,
     Path((key, _filename)): Path<(String, String)>,
 ) -> Response {
     match files::claimed(&state.db, &key).await {
-        Ok(Some(f)) => Response::builder()
-            .content_type(f.content_type)
-            .header(header::CACHE_CONTROL, "public, max-age=31536000, immutable")
-            .body(f.data),
+        Ok(Some(f)) => {
+            let name = files::safe_filename(&f.filename, &f.content_type);
+            let trusted = files::ACCEPTED_TYPES.contains(&f.content_type.as_str())
+                && files::contents_match(&f.content_type, &f.data);
+            let (content_type, disposition) = if trusted {
+                (f.content_type.as_str(), "inline")
+            } else {
+                ("application/octet-stream", "attachment")
+            };
+            Response::builder()
+                .content_type(content_type)
+                .header(
+                    header::CONTENT_DISPOSITION,
+                    format!("{disposition}; filename=\"{name}\""),
+                )
+                .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+                .header(header::CONTENT_SECURITY_POLICY, MEDIA_CSP)
+                .header(header::CACHE_CONTROL, "public, max-age=31536000, immutable")
+                .body(f.data)
+        }
         Ok(None) => ApiError::not_found("Not found.").as_response(),
         Err(e) => ApiError::from(e).as_response(),
     }

@@ -203,7 +203,7 @@ pub struct ItemCreate {
     #[oai(nullable)]
     pub picture: Option<String>,
     /// Sales channels; `["web"]` when omitted.
-    #[oai(default = "web_only")]
+    #[oai(default = "web_only", validator(max_items = 1000))]
     pub sales_channels: Vec<String>,
     /// First time it can be bought.
     #[oai(nullable)]
@@ -254,13 +254,16 @@ pub struct ItemCreate {
     #[oai(nullable)]
     pub show_quota_left: Option<bool>,
     /// Variations (creation only); the item has variations if and only if one is sent.
+    #[oai(validator(max_items = 1000))]
     pub variations: Option<Vec<VariationCreate>>,
     /// Add-on configurations (creation only).
+    #[oai(validator(max_items = 1000))]
     pub addons: Option<Vec<AddonCreate>>,
     /// Bundle configurations (creation only).
+    #[oai(validator(max_items = 1000))]
     pub bundles: Option<Vec<BundleCreate>>,
     /// Values of the event's item meta properties.
-    #[oai(default)]
+    #[oai(default, validator(max_properties = 1000))]
     pub meta_data: BTreeMap<String, String>,
 }
 
@@ -303,6 +306,7 @@ pub struct ItemPatch {
     #[oai(nullable)]
     pub picture: MaybeUndefined<String>,
     /// Sales channels.
+    #[oai(validator(max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
     /// First time it can be bought.
     #[oai(nullable)]
@@ -351,6 +355,7 @@ pub struct ItemPatch {
     /// Not accepted here; use the nested endpoint.
     pub bundles: Option<Vec<serde_json::Value>>,
     /// Values of the event's item meta properties; replaces the whole object.
+    #[oai(validator(max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
 }
 
@@ -554,7 +559,10 @@ impl ItemsApi {
         // long as it has nothing but the list's own parameters.
         let scope = format!("items:{}", ev.event.id);
         let key = cache::answer_key(&scope, &original_uri(req), &LIST_PARAMS);
-        let generation = key.as_ref().and(state.cache.generation());
+        let generation = match key {
+            Some(_) => state.cache.generation().await,
+            None => None,
+        };
         if let (Some(g), Some(key)) = (generation, &key)
             && let Some(kept) = state.cache.answer(g, key)
         {

@@ -37,7 +37,7 @@ pub struct Answer {
     #[oai(default)]
     pub answer: String,
     /// Chosen option IDs (choice questions).
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub options: Vec<i64>,
     /// Identifiers of the chosen options.
     #[oai(read_only)]
@@ -170,7 +170,7 @@ pub struct InvoiceAddress {
     #[oai(read_only)]
     pub name: Option<String>,
     /// Name parts.
-    #[oai(default)]
+    #[oai(default, validator(max_properties = 100))]
     pub name_parts: BTreeMap<String, String>,
     /// Street.
     #[oai(default)]
@@ -468,7 +468,7 @@ pub struct PositionCreate {
     /// The price, taxes included; computed from the product (and voucher) when not sent.
     pub price: Option<Money>,
     /// Attendee name parts.
-    #[oai(default)]
+    #[oai(default, validator(max_properties = 100))]
     pub attendee_name_parts: BTreeMap<String, String>,
     /// Attendee name, stored as the `full_name` part.
     #[oai(nullable)]
@@ -476,8 +476,8 @@ pub struct PositionCreate {
     /// Attendee e-mail.
     #[oai(nullable)]
     pub attendee_email: Option<String>,
-    /// Answers to the event's questions.
-    #[oai(default)]
+    /// Answers to the event's questions, at most 1,000.
+    #[oai(default, validator(max_items = 1000))]
     pub answers: Vec<Answer>,
     /// The date of a series; required in a series.
     #[oai(nullable)]
@@ -532,10 +532,11 @@ pub struct OrderCreate {
     /// Invoice address.
     #[oai(nullable)]
     pub invoice_address: Option<InvoiceAddress>,
-    /// Positions; at least one.
+    /// Positions; at least one, at most 500 (as pretix's `PRETIX_MAX_ORDER_SIZE`).
+    #[oai(validator(max_items = 500))]
     pub positions: Vec<PositionCreate>,
-    /// Fees (not computed by the service).
-    #[oai(default)]
+    /// Fees (not computed by the service), at most 100.
+    #[oai(default, validator(max_items = 100))]
     pub fees: Vec<FeeCreate>,
     /// Internal comment.
     #[oai(default)]
@@ -544,8 +545,8 @@ pub struct OrderCreate {
     #[oai(default)]
     pub send_mail: bool,
     /// Cart IDs whose reserved quota and seats are credited to the order; the carts are
-    /// deleted if and only if the order is created.
-    #[oai(default)]
+    /// deleted if and only if the order is created. At most 500, as positions.
+    #[oai(default, validator(max_items = 500))]
     pub consume_carts: Vec<String>,
     /// Validate and price only; nothing is kept.
     #[oai(default)]
@@ -553,8 +554,8 @@ pub struct OrderCreate {
     /// Place it in test mode.
     #[oai(default)]
     pub testmode: bool,
-    /// Free data of the client.
-    #[oai(default)]
+    /// Free data of the client, at most 100 keys.
+    #[oai(default, validator(max_properties = 100))]
     pub api_meta: BTreeMap<String, Value>,
 }
 
@@ -833,7 +834,7 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let cache = state.cache.generation().map(|g| (&*state.cache, g));
+        let cache = state.cache.generation().await.map(|g| (&*state.cache, g));
         let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
         check_order(&body.0, &ev, &values)?;
         let provider =

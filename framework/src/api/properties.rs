@@ -56,7 +56,7 @@ pub struct PropertyCreate {
     #[oai(default)]
     pub required: bool,
     /// Allowed values.
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub allowed_values: Vec<String>,
 }
 
@@ -71,6 +71,7 @@ pub struct PropertyPatch {
     /// Required on new events.
     pub required: Option<bool>,
     /// Allowed values.
+    #[oai(validator(max_items = 1000))]
     pub allowed_values: Option<Vec<String>>,
 }
 

@@ -259,9 +259,10 @@ pub struct QuestionCreate {
     #[oai(default)]
     pub required: bool,
     /// Items of this event it is asked for.
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub items: Vec<i64>,
     /// Options; a choice question (`C`, `M`) needs at least one, other types none.
+    #[oai(validator(max_items = 1000))]
     pub options: Option<Vec<InlineOption>>,
     /// Sort position.
     #[oai(default)]
@@ -283,7 +284,7 @@ pub struct QuestionCreate {
     #[oai(nullable)]
     pub dependency_question: Option<i64>,
     /// `"True"` or `"False"` for a boolean dependency, option identifiers for a choice one.
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub dependency_values: Vec<String>,
     /// Least number accepted, as a decimal string.
     #[oai(nullable)]
@@ -349,8 +350,10 @@ pub struct QuestionPatch {
     /// Whether an answer is required.
     pub required: Option<bool>,
     /// Items it is asked for.
+    #[oai(validator(max_items = 1000))]
     pub items: Option<Vec<i64>>,
     /// Options; entries with the `id` of an existing option change it.
+    #[oai(validator(max_items = 1000))]
     pub options: Option<Vec<InlineOption>>,
     /// Sort position.
     pub position: Option<i32>,
@@ -367,6 +370,7 @@ pub struct QuestionPatch {
     #[oai(nullable)]
     pub dependency_question: MaybeUndefined<i64>,
     /// Answers of the dependency question that make this one asked.
+    #[oai(validator(max_items = 1000))]
     pub dependency_values: Option<Vec<String>>,
     /// Least number accepted.
     #[oai(nullable)]

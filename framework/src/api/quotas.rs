@@ -140,10 +140,10 @@ pub struct QuotaCreate {
     #[oai(nullable)]
     pub size: Option<i64>,
     /// Items of this event.
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub items: Vec<i64>,
     /// Variations of the listed items; an item with variations needs at least one.
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub variations: Vec<i64>,
     /// A date of this event series; required in a series, forbidden otherwise.
     #[oai(nullable)]
@@ -188,8 +188,10 @@ pub struct QuotaPatch {
     #[oai(nullable)]
     pub size: MaybeUndefined<i64>,
     /// Items.
+    #[oai(validator(max_items = 1000))]
     pub items: Option<Vec<i64>>,
     /// Variations.
+    #[oai(validator(max_items = 1000))]
     pub variations: Option<Vec<i64>>,
     /// Date of the series.
     #[oai(nullable)]

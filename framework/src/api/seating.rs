@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::Tag;
 use crate::db::entities::{seat, seating_plan};
 use crate::domain::permissions::Permission;
-use crate::domain::seating::{self, PlanChanges, PlanError, SeatFilter, SeatState};
+use crate::domain::seating::{self, LayoutError, PlanChanges, PlanError, SeatFilter, SeatState};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
@@ -128,8 +128,12 @@ pub struct SeatPatch {
 /// Seating plan and seat operations.
 pub struct SeatingApi;
 
-fn checked_layout(layout: &Value) -> Result<(), ApiError> {
-    seating::validate_layout(layout).map_err(|m| ApiError::field("layout", m))
+/// The layout, when it is valid; checked off the async workers (see [`seating::check_layout`]).
+async fn checked_layout(layout: Value) -> Result<Value, ApiError> {
+    seating::check_layout(layout).await.map_err(|e| match e {
+        LayoutError::Invalid(m) => ApiError::field("layout", m),
+        LayoutError::Aborted => ApiError::internal(),
+    })
 }
 
 fn plan_error(err: PlanError, action: &str) -> ApiError {
@@ -146,10 +150,10 @@ async fn change_plan(
     state: &AppState,
     organizer_id: i64,
     id: i64,
-    changes: PlanChanges,
+    mut changes: PlanChanges,
 ) -> Result<SeatingPlanOut, ApiError> {
-    if let Some(layout) = &changes.layout {
-        checked_layout(layout)?;
+    if let Some(layout) = changes.layout.take() {
+        changes.layout = Some(checked_layout(layout).await?);
     }
     seating::update_plan(&state.db, organizer_id, id, changes)
         .await
@@ -218,7 +222,7 @@ impl SeatingApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
         let SeatingPlanCreate { name, layout } = body.0;
-        checked_layout(&layout)?;
+        let layout = checked_layout(layout).await?;
         let plan = seating::create_plan(&state.db, org.organizer.id, name, layout).await?;
         Ok(Created::Created(Json(plan.into())))
     }

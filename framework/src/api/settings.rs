@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 use super::Tag;
 use crate::db::begin_write;
 use crate::domain::permissions::Permission;
-use crate::domain::settings::{self, Scope};
+use crate::domain::settings::{self, Reach, Refused, Scope};
+use crate::http::auth::EventScope;
 use crate::http::error::{ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, FieldErrors, JsonBody};
 use crate::state::AppState;
@@ -69,7 +70,8 @@ impl ToJSON for SettingsChanges {
     }
 }
 
-/// Settings by key: values, or `{value, label, help_text}` with `explain=true`.
+/// Settings by key: values, or `{value, label, help_text}` (and `min`, `max` for numbers)
+/// with `explain=true`.
 type SettingsOut = BTreeMap<String, Value>;
 
 async fn show(state: &AppState, scope: Scope, explain: bool) -> Result<SettingsOut, ApiError> {
@@ -79,7 +81,13 @@ async fn show(state: &AppState, scope: Scope, explain: bool) -> Result<SettingsO
         .map(|(key, value)| {
             let shown = match (explain, state.settings.get(key)) {
                 (true, Some(def)) => {
-                    json!({"value": value, "label": def.label, "help_text": def.help_text})
+                    let mut shown =
+                        json!({"value": value, "label": def.label, "help_text": def.help_text});
+                    if let Some((min, max)) = def.ty.bounds() {
+                        shown["min"] = min.into();
+                        shown["max"] = max.into();
+                    }
+                    shown
                 }
                 _ => value,
             };
@@ -88,18 +96,37 @@ async fn show(state: &AppState, scope: Scope, explain: bool) -> Result<SettingsO
         .collect())
 }
 
+/// How far the caller reaches over the organizer's events, which the settings decide on.
+fn reach(auth: &Auth, organizer_id: i64) -> Reach {
+    match auth.0.event_scope(organizer_id) {
+        EventScope::All => Reach::AllEvents,
+        EventScope::Only(_) => Reach::SomeEvents,
+    }
+}
+
 async fn change(
     state: &AppState,
     scope: Scope,
+    reach: Reach,
     changes: &Map<String, Value>,
 ) -> Result<SettingsOut, ApiError> {
     let txn = begin_write(&state.db).await?;
-    if let Err(errors) = settings::update(&txn, &state.settings, scope, changes).await? {
-        let mut fields = FieldErrors::new();
-        for (key, message) in errors {
-            fields.push(&key, message);
+    match settings::update_as(&txn, &state.settings, scope, reach, changes).await? {
+        Ok(()) => {}
+        Err(Refused::Forbidden(keys)) => {
+            return Err(ApiError::forbidden_because(format!(
+                "Events of this organizer you do not have access to inherit these settings; \
+                 only a team with access to all events can change them here: {}.",
+                keys.join(", ")
+            )));
         }
-        return Err(ApiError::fields(fields));
+        Err(Refused::Invalid(errors)) => {
+            let mut fields = FieldErrors::new();
+            for (key, message) in errors {
+                fields.push(&key, message);
+            }
+            return Err(ApiError::fields(fields));
+        }
     }
     txn.commit().await?;
     show(state, scope, false).await
@@ -113,7 +140,8 @@ impl SettingsApi {
     /// Show an event's settings
     ///
     /// Values set on the event, else on its organizer, else the defaults. With
-    /// `explain=true` every key gives `{value, label, help_text}`.
+    /// `explain=true` every key gives `{value, label, help_text}`, numbers also `min` and
+    /// `max`.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/settings",
         method = "get"
@@ -172,7 +200,8 @@ impl SettingsApi {
             organizer_id: access.organizer.id,
             event_id: access.event.id,
         };
-        Ok(Json(change(&state, scope, &body.0.0).await?))
+        let reach = reach(&auth, access.organizer.id);
+        Ok(Json(change(&state, scope, reach, &body.0.0).await?))
     }
 
     /// Show an organizer's settings
@@ -199,7 +228,10 @@ impl SettingsApi {
 
     /// Change an organizer's settings
     ///
-    /// Values set here are inherited by every event that does not set its own.
+    /// Values set here are inherited by every event that does not set its own, so settings
+    /// that events inherit can be changed here only by a team with access to all events
+    /// (otherwise 403, and nothing changes). Settings kept per event, such as those of
+    /// payment providers, cannot be set here (400).
     #[oai(path = "/api/v1/organizers/:organizer/settings", method = "patch")]
     async fn patch_organizer_settings(
         &self,
@@ -211,8 +243,9 @@ impl SettingsApi {
         let org = auth
             .0
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
+        let reach = reach(&auth, org.organizer.id);
         Ok(Json(
-            change(&state, Scope::Organizer(org.organizer.id), &body.0.0).await?,
+            change(&state, Scope::Organizer(org.organizer.id), reach, &body.0.0).await?,
         ))
     }
 }

@@ -127,10 +127,10 @@ pub struct SubEventCreate {
     #[oai(nullable)]
     pub location: Option<I18nString>,
     /// Items of this event priced differently on this date.
-    #[oai(default)]
+    #[oai(default, validator(max_items = 1000))]
     pub item_price_overrides: Vec<ItemPriceOverride>,
     /// Values of the organizer's meta data properties, among their allowed values.
-    #[oai(default)]
+    #[oai(default, validator(max_properties = 1000))]
     pub meta_data: BTreeMap<String, String>,
 }
 
@@ -177,8 +177,10 @@ pub struct SubEventPatch {
     #[oai(nullable)]
     pub location: MaybeUndefined<I18nString>,
     /// Items of this event priced differently on this date.
+    #[oai(validator(max_items = 1000))]
     pub item_price_overrides: Option<Vec<ItemPriceOverride>>,
     /// Values of the organizer's meta data properties.
+    #[oai(validator(max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
 }
 

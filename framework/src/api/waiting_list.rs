@@ -105,7 +105,7 @@ pub struct EntryCreate {
     #[oai(nullable, validator(max_length = 255))]
     pub name: Option<String>,
     /// The name in parts.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_properties = 100))]
     pub name_parts: Option<BTreeMap<String, String>>,
     /// Phone number.
     #[oai(nullable, validator(max_length = 190))]
@@ -140,7 +140,7 @@ pub struct EntryPatch {
     #[oai(nullable, validator(max_length = 255))]
     pub name: MaybeUndefined<String>,
     /// The name in parts.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_properties = 100))]
     pub name_parts: MaybeUndefined<BTreeMap<String, String>>,
     /// Phone number.
     #[oai(nullable, validator(max_length = 190))]

@@ -14,16 +14,15 @@ use sea_orm::{
 };
 use tessera_migrations::{Migrator, MigratorTrait};
 
-/// Opens a connection pool. SQLite files are created when missing and run in WAL mode with a
-/// busy timeout, so that the pool's connections can be used concurrently; PostgreSQL is used
-/// as the URL says.
+/// Opens a connection pool. SQLite files are created when missing (readable by this user
+/// alone, in directories only this user can enter: they hold every order and token hash)
+/// and run in WAL mode with a busy timeout, so that the pool's connections can be used
+/// concurrently; PostgreSQL is used as the URL says.
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
     if let Some(path) = sqlite_path(url)
-        && let Some(parent) = std::path::Path::new(path).parent()
-        && !parent.as_os_str().is_empty()
+        && !sqlite_read_only(url)
     {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| DbErr::Custom(format!("cannot create {}: {e}", parent.display())))?;
+        create_private_file(&decode_path(path))?;
     }
     let mut options = ConnectOptions::new(url);
     options
@@ -46,6 +45,66 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         let _ = QUERIES.try_with(|n| n.set(n.get() + 1));
     });
     Ok(db)
+}
+
+/// Creates a missing SQLite file empty with mode 0600 (an empty file is an empty database),
+/// and its missing directories with mode 0700. SQLite then gives the `-wal` and `-shm` files
+/// it makes the mode of the database file. Existing files and directories keep theirs.
+fn create_private_file(path: &std::path::Path) -> Result<(), DbErr> {
+    let err = |p: &std::path::Path, e: std::io::Error| {
+        DbErr::Custom(format!("cannot create {}: {e}", p.display()))
+    };
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        let mut dir = std::fs::DirBuilder::new();
+        dir.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut dir, 0o700);
+        dir.create(parent).map_err(|e| err(parent, e))?;
+    }
+    let mut file = std::fs::OpenOptions::new();
+    file.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut file, 0o600);
+    match file.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(err(path, e)),
+    }
+}
+
+/// True when a SQLite URL opens its file read-only (`mode=ro`): then nothing is created.
+fn sqlite_read_only(url: &str) -> bool {
+    url.split_once('?').is_some_and(|(_, query)| {
+        form_urlencoded::parse(query.as_bytes()).any(|(k, v)| k == "mode" && v == "ro")
+    })
+}
+
+/// The file name of a SQLite URL's path as SQLx reads it: percent-decoded.
+fn decode_path(path: &str) -> std::path::PathBuf {
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (
+            bytes[i],
+            bytes.get(i + 1).and_then(|&b| hex(b)),
+            bytes.get(i + 2).and_then(|&b| hex(b)),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                // Two hex digits make at most 255.
+                decoded.push(u8::try_from(high * 16 + low).unwrap_or_default());
+                i += 3;
+            }
+            (b, _, _) => {
+                decoded.push(b);
+                i += 1;
+            }
+        }
+    }
+    std::path::PathBuf::from(String::from_utf8_lossy(&decoded).into_owned())
 }
 
 tokio::task_local! {

@@ -1,7 +1,7 @@
 //! Cart positions created through the API: a product (and seat) reserved for a while,
 //! exactly as an order would take it, until the cart expires, is deleted or becomes an order.
 
-use chrono::{DateTime, Duration, DurationRound, Utc};
+use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter, QueryOrder, Select, Set,
@@ -92,12 +92,17 @@ pub async fn create(
             "Ensure this value is greater than or equal to 0.".into(),
         )));
     }
+    // Checked: the setting is bounded, but a value must never be able to panic here.
+    let reserved =
+        TimeDelta::try_minutes(reservation_minutes).and_then(|m| now.checked_add_signed(m));
+    let Some(expires) = new.expires.or(reserved) else {
+        return Ok(Err((
+            "expires",
+            "The reservation period of this event is too long.".into(),
+        )));
+    };
     // Whole seconds: every cart made in the same second shares one hold row per quota.
-    let expires = new
-        .expires
-        .unwrap_or(now + Duration::minutes(reservation_minutes))
-        .duration_trunc(Duration::seconds(1))
-        .unwrap_or(now);
+    let expires = expires.duration_trunc(TimeDelta::seconds(1)).unwrap_or(now);
     if expires <= now {
         return Ok(Err((
             "expires",

@@ -1,14 +1,22 @@
 //! Uploaded files. An upload is kept for 24 hours for the caller who sent it; a resource
 //! that takes it (an item's picture) claims it, and from then on it is served publicly under
 //! its unguessable key.
+//!
+//! Only what some field can claim is taken: the media types of [`ACCEPTED_TYPES`], whose
+//! contents must start with the type's signature, from callers holding one of
+//! [`CLAIMING_PERMISSIONS`]; and each caller may keep at most [`MAX_UNCLAIMED_FILES`] files
+//! and [`MAX_UNCLAIMED_BYTES`] bytes unclaimed at a time.
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
+    EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
 };
 
+use super::permissions::Permission;
+use crate::db::begin_write;
 use crate::db::entities::file;
 
 /// How long an unclaimed upload stays usable.
@@ -17,51 +25,211 @@ pub const UPLOAD_LIFETIME: Duration = Duration::hours(24);
 /// Largest accepted upload, in bytes.
 pub const MAX_SIZE: usize = 10 * 1024 * 1024;
 
-/// Media types accepted for upload (what any resource may take).
-pub const ACCEPTED_TYPES: [&str; 5] = [
-    "image/png",
-    "image/jpeg",
-    "image/gif",
-    "image/webp",
-    "application/pdf",
-];
+/// How many unclaimed uploads one caller may keep at a time.
+pub const MAX_UNCLAIMED_FILES: u64 = 100;
+
+/// How many bytes of unclaimed uploads one caller may keep at a time.
+pub const MAX_UNCLAIMED_BYTES: u64 = 100 * 1024 * 1024;
 
 /// Media types an item's picture may have: images only.
 pub const PICTURE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
+/// Media types accepted for upload: those some field claims (today only pictures), since an
+/// upload nothing can claim is only a way to store data.
+pub const ACCEPTED_TYPES: [&str; 4] = PICTURE_TYPES;
+
+/// The write permissions of the fields that claim uploads (an item's picture needs
+/// `can_change_items` for its event); an upload needs one of them.
+pub const CLAIMING_PERMISSIONS: [Permission; 1] = [Permission::ChangeItems];
+
+/// Longest stored file name, extension included.
+pub const MAX_FILENAME_LEN: usize = 100;
+
 /// Prefix of the file IDs clients send back.
 const ID_PREFIX: &str = "file:";
 
-/// Stores an upload of `owner` (the caller's identity); returns the file ID to send back.
+/// Namespace of the PostgreSQL advisory locks serializing one owner's uploads (the first key
+/// of `pg_advisory_xact_lock(int, int)`), so they cannot clash with other advisory locks.
+const UPLOAD_LOCK_CLASS: i32 = 0x7570_6c64; // "upld"
+
+/// A human name of an accepted media type, for messages.
+pub fn type_name(content_type: &str) -> &'static str {
+    match content_type {
+        "image/png" => "PNG image",
+        "image/jpeg" => "JPEG image",
+        "image/gif" => "GIF image",
+        "image/webp" => "WebP image",
+        _ => "file of an accepted type",
+    }
+}
+
+/// The file name extensions of a media type, the usual one first.
+fn extensions(content_type: &str) -> &'static [&'static str] {
+    match content_type {
+        "image/png" => &["png"],
+        "image/jpeg" => &["jpg", "jpeg"],
+        "image/gif" => &["gif"],
+        "image/webp" => &["webp"],
+        _ => &[],
+    }
+}
+
+/// Whether `data` starts with the signature ("magic bytes") of `content_type`, so that a file
+/// is what its declared type says; false for a type that is not accepted.
+pub fn contents_match(content_type: &str, data: &[u8]) -> bool {
+    match content_type {
+        "image/png" => data.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" => data.starts_with(&[0xff, 0xd8, 0xff]),
+        "image/gif" => data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a"),
+        "image/webp" => data.len() >= 12 && data.starts_with(b"RIFF") && &data[8..12] == b"WEBP",
+        _ => false,
+    }
+}
+
+/// `name` with every character but `[A-Za-z0-9._-]` replaced by `_` and without leading dots,
+/// so that it is one harmless URL path segment and header value.
+fn clean(name: &str) -> String {
+    let mapped: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    mapped.trim_start_matches('.').to_owned()
+}
+
+/// `stem.ext` at most [`MAX_FILENAME_LEN`] characters long, shortening the stem; `file` for
+/// an empty stem.
+fn bounded(stem: &str, ext: &str) -> String {
+    let room = MAX_FILENAME_LEN.saturating_sub(ext.len() + 1);
+    // `stem` is ASCII (see `clean`), so any byte index is a character boundary.
+    let stem = &stem[..stem.len().min(room)];
+    let stem = if stem.is_empty() { "file" } else { stem };
+    if ext.is_empty() {
+        stem.to_owned()
+    } else {
+        format!("{stem}.{ext}")
+    }
+}
+
+/// A safe file name for an upload named `name` of type `content_type`: only
+/// `[A-Za-z0-9._-]`, at most [`MAX_FILENAME_LEN`] characters, ending in an extension of the
+/// type (the sent one when it fits the type, else the usual one).
+pub fn safe_filename(name: &str, content_type: &str) -> String {
+    let cleaned = clean(name);
+    let exts = extensions(content_type);
+    match cleaned.rsplit_once('.') {
+        Some((stem, ext)) if exts.contains(&ext.to_ascii_lowercase().as_str()) => {
+            bounded(stem, &ext.to_ascii_lowercase())
+        }
+        _ => bounded(&cleaned, exts.first().copied().unwrap_or_default()),
+    }
+}
+
+/// A safe form of a file name whose type is not at hand (stored references): cleaned like
+/// [`safe_filename`], keeping the extension it has.
+fn safe_segment(name: &str) -> String {
+    let cleaned = clean(name);
+    match cleaned.rsplit_once('.') {
+        Some((stem, ext)) if !ext.is_empty() && ext.len() <= 10 => bounded(stem, ext),
+        _ => bounded(&cleaned, ""),
+    }
+}
+
+/// Why an upload was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UploadRefused {
+    /// The owner's unclaimed uploads would go beyond [`MAX_UNCLAIMED_FILES`] or
+    /// [`MAX_UNCLAIMED_BYTES`].
+    OverLimit {
+        /// Seconds until the owner's oldest unclaimed upload expires and frees its share.
+        retry_after_secs: u64,
+    },
+}
+
+/// Stores an upload of `owner` (the caller's identity) under a safe file name; returns the
+/// file ID to send back, or why it was refused. The type and contents are the caller's to
+/// check ([`ACCEPTED_TYPES`], [`contents_match`]).
+///
+/// The owner's unclaimed uploads are counted and the new one inserted in one transaction that
+/// no other upload of the owner runs beside (`begin_write` on SQLite, an advisory lock per
+/// owner on PostgreSQL), so concurrent uploads cannot go beyond the limits together.
 pub async fn upload(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     owner: &str,
     filename: &str,
     content_type: &str,
     data: Vec<u8>,
-) -> Result<String, DbErr> {
+) -> Result<Result<String, UploadRefused>, DbErr> {
     let key: String = {
         let bytes: [u8; 16] = rand::rng().random();
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     };
+    let size = u64::try_from(data.len()).unwrap_or(u64::MAX);
+    let txn = begin_write(db).await?;
+    if txn.get_database_backend() == DbBackend::Postgres {
+        txn.execute_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            [UPLOAD_LOCK_CLASS.into(), owner.into()],
+        ))
+        .await?;
+    }
     let now = Utc::now();
+    let unclaimed = || {
+        file::Entity::find()
+            .filter(file::Column::Owner.eq(owner))
+            .filter(file::Column::Expires.gt(now))
+    };
+    let (count, bytes) = unclaimed()
+        .select_only()
+        .column_as(Expr::cust("COUNT(*)"), "files")
+        .column_as(Expr::cust("COALESCE(SUM(LENGTH(data)), 0)"), "bytes")
+        .into_tuple::<(i64, i64)>()
+        .one(&txn)
+        .await?
+        .unwrap_or_default();
+    let count = u64::try_from(count).unwrap_or_default();
+    let bytes = u64::try_from(bytes).unwrap_or_default();
+    if count >= MAX_UNCLAIMED_FILES || bytes.saturating_add(size) > MAX_UNCLAIMED_BYTES {
+        let oldest = unclaimed()
+            .select_only()
+            .column(file::Column::Expires)
+            .order_by_asc(file::Column::Expires)
+            .into_tuple::<Option<DateTime<Utc>>>()
+            .one(&txn)
+            .await?
+            .flatten();
+        let retry_after_secs = oldest
+            .map(|e| (e - now).num_seconds().max(1))
+            .and_then(|s| u64::try_from(s).ok())
+            .unwrap_or(1);
+        return Ok(Err(UploadRefused::OverLimit { retry_after_secs }));
+    }
     file::ActiveModel {
         id: Set(key.clone()),
         owner: Set(owner.to_owned()),
-        filename: Set(filename.to_owned()),
+        filename: Set(safe_filename(filename, content_type)),
         content_type: Set(content_type.to_owned()),
         data: Set(data),
         created: Set(now),
         expires: Set(Some(now + UPLOAD_LIFETIME)),
     }
-    .insert(db)
+    .insert(&txn)
     .await?;
-    // Forget what nobody claimed in time.
+    txn.commit().await?;
+    // Forget what nobody claimed in time, outside the transaction: it is no one's share any
+    // more (the count above skips it), and deleting other owners' rows under this owner's
+    // lock would only make uploads wait on each other.
     file::Entity::delete_many()
         .filter(file::Column::Expires.lt(now))
         .exec(db)
         .await?;
-    Ok(format!("{ID_PREFIX}{key}"))
+    Ok(Ok(format!("{ID_PREFIX}{key}")))
 }
 
 /// Why an upload was not claimed.
@@ -108,12 +276,17 @@ pub async fn claim(
     if claimed.rows_affected == 0 {
         return Ok(Err(ClaimRefused::Unknown));
     }
-    Ok(Ok(format!("{}/{}", found.id, found.filename)))
+    let name = safe_filename(&found.filename, &found.content_type);
+    Ok(Ok(format!("{}/{name}", found.id)))
 }
 
-/// The public URL of a stored reference.
+/// The public URL of a stored reference (`<key>/<file name>`). The name is made safe here
+/// too, for references stored before names were made safe at upload.
 pub fn url(public_url: &str, reference: &str) -> String {
-    format!("{public_url}/media/{reference}")
+    match reference.split_once('/') {
+        Some((key, name)) => format!("{public_url}/media/{key}/{}", safe_segment(name)),
+        None => format!("{public_url}/media/{reference}"),
+    }
 }
 
 /// A claimed file by key, for serving.
@@ -122,4 +295,47 @@ pub async fn claimed(db: &impl ConnectionTrait, key: &str) -> Result<Option<file
         .filter(file::Column::Expires.is_null())
         .one(db)
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{contents_match, safe_filename, url};
+
+    #[test]
+    fn a_safe_file_name_keeps_only_harmless_characters_and_the_types_extension() {
+        assert_eq!(safe_filename("logo.png", "image/png"), "logo.png");
+        assert_eq!(safe_filename("<script>.png", "image/png"), "_script_.png");
+        assert_eq!(safe_filename("a b%2F.png", "image/png"), "a_b_2F.png");
+        assert_eq!(safe_filename("photo.JPEG", "image/jpeg"), "photo.jpeg");
+        assert_eq!(safe_filename("page.html", "image/gif"), "page.html.gif");
+        assert_eq!(safe_filename("..", "image/webp"), "file.webp");
+        assert_eq!(safe_filename(".htaccess", "image/png"), "htaccess.png");
+        assert_eq!(safe_filename("é.png", "image/png"), "_.png");
+        let long = safe_filename(&format!("{}.png", "x".repeat(300)), "image/png");
+        assert_eq!(long.len(), 100);
+        assert!(long.ends_with(".png"));
+    }
+
+    #[test]
+    fn stored_references_get_safe_urls() {
+        assert_eq!(
+            url("http://t", "abc/logo.png"),
+            "http://t/media/abc/logo.png"
+        );
+        assert_eq!(
+            url("http://t", "abc/<b> x.png"),
+            "http://t/media/abc/_b__x.png"
+        );
+    }
+
+    #[test]
+    fn contents_must_start_with_the_signature_of_their_type() {
+        assert!(contents_match("image/png", b"\x89PNG\r\n\x1a\nrest"));
+        assert!(!contents_match("image/png", b"<html>"));
+        assert!(contents_match("image/jpeg", &[0xff, 0xd8, 0xff, 0xe0]));
+        assert!(contents_match("image/gif", b"GIF89a..."));
+        assert!(contents_match("image/webp", b"RIFF\0\0\0\0WEBPVP8 "));
+        assert!(!contents_match("image/webp", b"RIFF\0\0\0\0WAVEfmt "));
+        assert!(!contents_match("application/pdf", b"%PDF-1.4"));
+    }
 }

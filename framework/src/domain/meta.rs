@@ -53,8 +53,12 @@ pub fn check_values(
     creating: bool,
 ) -> Vec<String> {
     let mut messages = Vec::new();
+    // By name, so that checking takes time in proportion to the values and properties, not
+    // to their product.
+    let by_name: std::collections::HashMap<&str, &Property> =
+        properties.iter().map(|p| (p.name.as_str(), p)).collect();
     for (key, value) in values {
-        match properties.iter().find(|p| &p.name == key) {
+        match by_name.get(key.as_str()) {
             None => messages.push(format!("Meta data property '{key}' does not exist.")),
             Some(p)
                 if !p.allowed_values.is_empty()

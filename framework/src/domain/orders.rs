@@ -15,8 +15,8 @@ mod place;
 pub use lifecycle::{LifecycleError, Seller, cancel, confirm_payment, extend, mark_paid};
 pub use mails::Storefront;
 pub use place::{
-    AnswerInput, FeeInput, NewOrder, PlaceContext, PlaceError, PositionInput, payment_page,
-    payment_term_end, place,
+    AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
+    payment_page, payment_term_end, place,
 };
 
 use std::collections::HashMap;

@@ -1152,6 +1152,34 @@ pub fn check_answer(
     answer: &str,
     option_ids: &[i64],
 ) -> Result<String, String> {
+    check_answer_indexed(
+        question,
+        &option_index(question.id, options),
+        answer,
+        option_ids,
+    )
+}
+
+/// A question's options by ID: checking many answers against one index takes time in
+/// proportion to the options chosen, not to those chosen times those the question has.
+pub type OptionIndex<'a> = HashMap<i64, &'a question_option::Model>;
+
+/// The options among `options` that belong to the question `question_id`, by ID.
+pub fn option_index(question_id: i64, options: &[question_option::Model]) -> OptionIndex<'_> {
+    options
+        .iter()
+        .filter(|o| o.question_id == question_id)
+        .map(|o| (o.id, o))
+        .collect()
+}
+
+/// [`check_answer`] with the question's options already indexed by [`option_index`].
+pub fn check_answer_indexed(
+    question: &question::Model,
+    options: &OptionIndex<'_>,
+    answer: &str,
+    option_ids: &[i64],
+) -> Result<String, String> {
     let kind = question.r#type.as_str();
     let trimmed = answer.trim();
     let empty = if has_options(kind) {
@@ -1207,14 +1235,12 @@ pub fn check_answer(
         }
         CHOICE | CHOICE_MULTIPLE => {
             let mut chosen: Vec<&question_option::Model> = Vec::new();
+            let mut seen = HashSet::new();
             for id in option_ids {
-                let Some(o) = options
-                    .iter()
-                    .find(|o| o.id == *id && o.question_id == question.id)
-                else {
+                let Some(&o) = options.get(id) else {
                     return Err(format!("Option {id} is not one of this question's."));
                 };
-                if !chosen.iter().any(|c| c.id == o.id) {
+                if seen.insert(o.id) {
                     chosen.push(o);
                 }
             }

@@ -36,6 +36,9 @@
 //! | `seats[]` | object | string `seat_guid` (not empty, unique in the whole plan), string `seat_number`, string `category` (declared in `categories`), optional string `seat_label`, optional `position` |
 //! | `position` | object | numbers `x` and `y` |
 //!
+//! A plan has at most [`MAX_CATEGORIES`] categories, [`MAX_ZONES`] zones, [`MAX_ROWS`] rows
+//! and [`MAX_SEATS`] seats.
+//!
 //! A seat's human-readable name joins the zone name, the row (`row_label`, or "Row
 //! {row_number}") and the seat (`seat_label`, or "Seat {seat_number}") with commas, as pretix
 //! does: "Ground floor, Row 3, Seat 12".
@@ -55,6 +58,17 @@ pub use seats::{SeatFilter, SeatState, count_seats, find_seat, list_seats, set_b
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
+
+/// Most categories a layout may declare. Plans have a handful; the cap bounds the work of
+/// checking a layout and of `seat_category_mapping`, whose keys are categories.
+pub const MAX_CATEGORIES: usize = 1_000;
+/// Most zones a layout may have.
+pub const MAX_ZONES: usize = 1_000;
+/// Most rows a layout may have, over all zones.
+pub const MAX_ROWS: usize = 100_000;
+/// Most seats a layout may have, over all zones and rows. pretix's largest seating plans have
+/// tens of thousands of seats; every seat becomes a row of each event using the plan.
+pub const MAX_SEATS: usize = 100_000;
 
 /// A seat as a layout describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,45 +90,106 @@ pub struct LayoutSeat {
 /// A checked layout: its category names and every seat, in layout order.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
-    /// Declared category names.
+    /// Declared category names, in layout order, each once.
     pub categories: Vec<String>,
     /// Every seat of every zone and row.
     pub seats: Vec<LayoutSeat>,
 }
 
+impl Layout {
+    /// The declared category names, for lookups.
+    pub fn category_set(&self) -> HashSet<&str> {
+        self.categories.iter().map(String::as_str).collect()
+    }
+}
+
+/// Why [`check_layout`] or [`read_layout`] refused a layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayoutError {
+    /// The layout breaks the schema; the message names where.
+    Invalid(String),
+    /// The check could not run to its end (it panicked); a fault, not bad input.
+    Aborted,
+}
+
 /// Checks a layout against the schema above; the error names where the layout is wrong.
+/// This takes CPU time in proportion to the layout's size: in request handlers use
+/// [`check_layout`], which runs it off the async workers.
 pub fn validate_layout(layout: &Value) -> Result<(), String> {
     parse_layout(layout).map(|_| ())
 }
 
-/// Checks a layout and reads its categories and seats.
+/// [`validate_layout`] on tokio's blocking pool, giving the layout back when it is valid.
+///
+/// A plan of [`MAX_SEATS`] seats takes tens of milliseconds to check; on an async worker that
+/// would stall every other request the worker serves, whoever sent them.
+pub async fn check_layout(layout: Value) -> Result<Value, LayoutError> {
+    off_worker(move || validate_layout(&layout).map(|()| layout)).await
+}
+
+/// [`parse_layout`] on tokio's blocking pool, for the reasons given at [`check_layout`].
+pub async fn read_layout(layout: Value) -> Result<Layout, LayoutError> {
+    off_worker(move || parse_layout(&layout)).await
+}
+
+async fn off_worker<T: Send + 'static>(
+    check: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, LayoutError> {
+    match tokio::task::spawn_blocking(check).await {
+        Ok(result) => result.map_err(LayoutError::Invalid),
+        Err(e) => {
+            tracing::error!(error = %e, "checking a seating layout failed");
+            Err(LayoutError::Aborted)
+        }
+    }
+}
+
+/// Checks a layout and reads its categories and seats, in time linear in the layout's size.
+/// Refuses layouts over the caps ([`MAX_CATEGORIES`], [`MAX_ZONES`], [`MAX_ROWS`],
+/// [`MAX_SEATS`]) before reading their entries.
 pub fn parse_layout(layout: &Value) -> Result<Layout, String> {
     let root = object(layout, "The layout")?;
     string(root, "name", "The layout")?;
-    let mut categories = Vec::new();
-    for (i, c) in list(root, "categories", "The layout")?.iter().enumerate() {
+    let declared = list(root, "categories", "The layout")?;
+    capped(declared.len(), MAX_CATEGORIES, "categories", "categories")?;
+    let mut categories = Vec::with_capacity(declared.len());
+    let mut category_set = HashSet::with_capacity(declared.len());
+    for (i, c) in declared.iter().enumerate() {
         let at = format!("categories[{i}]");
         let c = object(c, &at)?;
         let name = string(c, "name", &at)?;
         optional_string(c, "color", &at)?;
-        if categories.iter().any(|n| n == name) {
+        if !category_set.insert(name) {
             return Err(format!("{at}: the category \"{name}\" is declared twice."));
         }
         categories.push(name.to_owned());
     }
+    let zones = list(root, "zones", "The layout")?;
+    capped(zones.len(), MAX_ZONES, "zones", "zones")?;
+    let mut rows_seen = 0;
     let mut seats = Vec::new();
     let mut guids = HashSet::new();
-    for (z, zone) in list(root, "zones", "The layout")?.iter().enumerate() {
+    for (z, zone) in zones.iter().enumerate() {
         let at = format!("zones[{z}]");
         let zone = object(zone, &at)?;
         let zone_name = string(zone, "name", &at)?;
         optional_position(zone, &at, false)?;
-        for (r, row) in list(zone, "rows", &at)?.iter().enumerate() {
+        let rows = list(zone, "rows", &at)?;
+        rows_seen += rows.len();
+        capped(rows_seen, MAX_ROWS, &format!("{at}.rows"), "rows")?;
+        for (r, row) in rows.iter().enumerate() {
             let at = format!("zones[{z}].rows[{r}]");
             let row = object(row, &at)?;
             let row_number = string(row, "row_number", &at)?;
             let row_label = optional_string(row, "row_label", &at)?;
-            for (s, seat) in list(row, "seats", &at)?.iter().enumerate() {
+            let row_seats = list(row, "seats", &at)?;
+            capped(
+                seats.len() + row_seats.len(),
+                MAX_SEATS,
+                &format!("{at}.seats"),
+                "seats",
+            )?;
+            for (s, seat) in row_seats.iter().enumerate() {
                 let at = format!("zones[{z}].rows[{r}].seats[{s}]");
                 let seat = object(seat, &at)?;
                 let guid = string(seat, "seat_guid", &at)?;
@@ -125,7 +200,7 @@ pub fn parse_layout(layout: &Value) -> Result<Layout, String> {
                 if guid.is_empty() {
                     return Err(format!("{at}: \"seat_guid\" must not be empty."));
                 }
-                if !categories.iter().any(|c| c == category) {
+                if !category_set.contains(category) {
                     return Err(format!(
                         "{at}: the category \"{category}\" is not declared in \"categories\"."
                     ));
@@ -147,6 +222,16 @@ pub fn parse_layout(layout: &Value) -> Result<Layout, String> {
         }
     }
     Ok(Layout { categories, seats })
+}
+
+/// Refuses a layout once it has more than `max` of `what` (counted up to `at`).
+fn capped(count: usize, max: usize, at: &str, what: &str) -> Result<(), String> {
+    if count > max {
+        return Err(format!(
+            "{at}: a layout may have no more than {max} {what}."
+        ));
+    }
+    Ok(())
 }
 
 fn seat_name(
@@ -231,7 +316,7 @@ fn optional_position(map: &Map<String, Value>, at: &str, need_xy: bool) -> Resul
 mod tests {
     use serde_json::json;
 
-    use super::{parse_layout, validate_layout};
+    use super::{MAX_CATEGORIES, parse_layout, validate_layout};
 
     #[test]
     fn seat_names_join_zone_row_and_seat() {
@@ -254,5 +339,26 @@ mod tests {
         ]});
         let err = validate_layout(&layout).expect_err("invalid");
         assert!(err.contains("seats[0].position"), "{err}");
+    }
+
+    #[test]
+    fn categories_are_capped_and_looked_up_by_set() {
+        let layout = |n: usize| {
+            let categories: Vec<_> = (0..n).map(|c| json!({"name": format!("c{c}")})).collect();
+            let last = format!("c{}", n - 1);
+            let seats: Vec<_> = (0..n)
+                .map(|s| json!({"seat_guid": format!("s{s}"), "seat_number": "", "category": last}))
+                .collect();
+            json!({"name": "Hall", "categories": categories,
+                "zones": [{"name": "", "rows": [{"row_number": "1", "seats": seats}]}]})
+        };
+        let parsed = parse_layout(&layout(MAX_CATEGORIES)).expect("at the cap");
+        assert_eq!(parsed.categories.len(), MAX_CATEGORIES);
+        assert_eq!(parsed.seats.len(), MAX_CATEGORIES);
+        let err = validate_layout(&layout(MAX_CATEGORIES + 1)).expect_err("over the cap");
+        assert_eq!(
+            err,
+            "categories: a layout may have no more than 1000 categories."
+        );
     }
 }

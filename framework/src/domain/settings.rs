@@ -18,10 +18,13 @@ use crate::db::entities::{event, setting};
 pub enum SettingType {
     /// `true` or `false`.
     Bool,
-    /// A whole number of at least the given minimum.
+    /// A whole number within bounds. Every integer setting has both: numbers feed date
+    /// arithmetic and counts, where an unbounded value overflows.
     Int {
         /// Smallest allowed value.
         min: i64,
+        /// Largest allowed value.
+        max: i64,
     },
     /// Any text.
     Text,
@@ -37,6 +40,16 @@ pub enum SettingType {
     Choice(&'static [&'static str]),
 }
 
+impl SettingType {
+    /// The smallest and largest value of an integer setting.
+    pub fn bounds(self) -> Option<(i64, i64)> {
+        match self {
+            SettingType::Int { min, max } => Some((min, max)),
+            _ => None,
+        }
+    }
+}
+
 /// Which level a setting can be set on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -44,8 +57,27 @@ pub enum Level {
     Both,
     /// Organizer only.
     Organizer,
-    /// Event only.
+    /// Event only: what pretix keeps per event, such as payment provider settings.
     Event,
+}
+
+/// How far the writer of an organizer's settings reaches over its events: the caller's event
+/// scope, reduced to what the settings need.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// Every event of the organizer, present and future.
+    AllEvents,
+    /// Only some of its events (or none).
+    SomeEvents,
+}
+
+/// Why a change of settings was refused; nothing was written then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The writer may not change these keys here: events it does not reach inherit them.
+    Forbidden(Vec<String>),
+    /// Per key: unknown, not settable on this level, or an invalid value.
+    Invalid(BTreeMap<String, String>),
 }
 
 /// A plugin's own check of a setting's value, run after the type's; the error is fit for a
@@ -125,6 +157,41 @@ impl SettingDef {
         self
     }
 
+    /// Whether events inherit this setting from their organizer.
+    pub fn is_inherited(&self) -> bool {
+        self.level == Level::Both
+    }
+
+    /// Whether a writer reaching `reach` may set or unset this setting on `scope`. A value
+    /// on the organizer that events inherit takes effect in every event, including those the
+    /// writer cannot see (a bank account, a reply-to address), so it needs all of them; on
+    /// an event, access to that event (checked by the caller) is enough.
+    pub fn writable_by(&self, scope: Scope, reach: Reach) -> bool {
+        match scope {
+            Scope::Organizer(_) => reach == Reach::AllEvents || !self.is_inherited(),
+            Scope::Event { .. } => true,
+        }
+    }
+
+    /// The value that takes effect, from the stored one if any. An integer stored before
+    /// its bounds existed counts as the nearest bound, and a stored non-integer as the
+    /// default, so that readers never compute with a value a write would refuse.
+    pub fn effective(&self, stored: Option<&Value>) -> Value {
+        let Some(value) = stored else {
+            return self.default.clone();
+        };
+        match self.ty {
+            SettingType::Int { min, max } => {
+                // A JSON number above i64::MAX reads as u64 only; it is above any bound.
+                match value.as_i64().or_else(|| value.as_u64().map(|_| i64::MAX)) {
+                    Some(n) => json!(n.clamp(min, max)),
+                    None => self.default.clone(),
+                }
+            }
+            _ => value.clone(),
+        }
+    }
+
     /// Checks a value; the error is fit for a field error.
     pub fn check(&self, value: &Value) -> Result<(), String> {
         self.check_type(value)?;
@@ -138,12 +205,15 @@ impl SettingDef {
         match (self.ty, value) {
             (SettingType::Bool, Value::Bool(_)) => Ok(()),
             (SettingType::Bool, _) => Err("Must be a valid boolean.".into()),
-            (SettingType::Int { min }, v) => match v.as_i64() {
-                Some(n) if n >= min => Ok(()),
-                Some(_) => Err(format!(
+            (SettingType::Int { min, max }, v) => match whole_number(v) {
+                Some(n) if n < min as f64 => Err(format!(
                     "Ensure this value is greater than or equal to {min}."
                 )),
-                None => Err("A valid integer is required.".into()),
+                Some(n) if n > max as f64 => {
+                    Err(format!("Ensure this value is less than or equal to {max}."))
+                }
+                Some(_) if v.is_i64() => Ok(()),
+                _ => Err("A valid integer is required.".into()),
             },
             (SettingType::Text, Value::String(_)) => Ok(()),
             (SettingType::Email, Value::String(s)) if s.is_empty() || is_email(s) => Ok(()),
@@ -169,6 +239,12 @@ impl SettingDef {
             (SettingType::Text, _) => Err("Not a valid string.".into()),
         }
     }
+}
+
+/// A JSON number without a fraction, as a float so that numbers beyond i64 (`1e20`) compare
+/// with the bounds too.
+fn whole_number(v: &Value) -> Option<f64> {
+    v.as_f64().filter(|n| n.is_finite() && n.fract() == 0.0)
 }
 
 fn is_email(s: &str) -> bool {
@@ -250,6 +326,8 @@ fn core_settings() -> Vec<SettingDef> {
             "Language used when the customer's is not available.",
         )
         .device_readable(),
+        // pretix keeps it on organizers and events alike; as the reply-to address of every
+        // event that inherits it, it needs all events to be written on the organizer.
         SettingDef::new(
             "contact_mail",
             Email,
@@ -273,21 +351,31 @@ fn core_settings() -> Vec<SettingDef> {
         ),
         SettingDef::new(
             "max_items_per_order",
-            Int { min: 1 },
+            // pretix: at least 1, no maximum; 10,000 is beyond any single order.
+            Int {
+                min: 1,
+                max: 10_000,
+            },
             json!(10),
             "Maximum number of items per order",
             "Add-on products are not counted.",
         ),
         SettingDef::new(
             "reservation_time",
-            Int { min: 0 },
+            // pretix: 0 to a week. A cart must expire in the future, so 0 would refuse
+            // every cart here.
+            Int {
+                min: 1,
+                max: 7 * 24 * 60,
+            },
             json!(30),
             "Reservation period",
             "Minutes a cart reserves its products.",
         ),
         SettingDef::new(
             "payment_term_days",
-            Int { min: 0 },
+            // pretix allows a million days; nearly three years is more than any term needs.
+            Int { min: 0, max: 1000 },
             json!(14),
             "Payment term in days",
             "Days a pending order waits for payment before it expires.",
@@ -305,7 +393,9 @@ fn core_settings() -> Vec<SettingDef> {
             json!(false),
             "Enable manual payment",
             "Payments handled outside Tessera and confirmed through the API or by hand.",
-        ),
+        )
+        // A payment provider's setting: pretix keeps those per event.
+        .level(Level::Event),
         SettingDef::new(
             "waiting_list_enabled",
             Bool,
@@ -316,7 +406,11 @@ fn core_settings() -> Vec<SettingDef> {
         .device_readable(),
         SettingDef::new(
             "waiting_list_hours",
-            Int { min: 1 },
+            // pretix: at least 1, no maximum; a voucher valid for a year is the most useful.
+            Int {
+                min: 1,
+                max: 365 * 24,
+            },
             json!(48),
             "Waiting list response time",
             "Hours a voucher sent from the waiting list stays valid.",
@@ -411,7 +505,8 @@ fn core_settings() -> Vec<SettingDef> {
         .level(Level::Organizer),
         SettingDef::new(
             "giftcard_length",
-            Int { min: 6 },
+            // As pretix.
+            Int { min: 6, max: 64 },
             json!(16),
             "Gift card code length",
             "Number of characters of new gift card codes.",
@@ -501,24 +596,67 @@ pub async fn resolve(
         .on(scope)
         .into_iter()
         .map(|d| {
-            let value = event_values
-                .get(d.key)
-                .or_else(|| org_values.get(d.key))
-                .cloned()
-                .unwrap_or_else(|| d.default.clone());
-            (d.key, value)
+            let stored = event_values.get(d.key).or_else(|| org_values.get(d.key));
+            (d.key, d.effective(stored))
         })
         .collect())
 }
 
-/// Sets (or with `null` unsets) keys on the scope's own level, all or none: every error is
-/// returned per key and nothing is written then.
+/// Sets (or with `null` unsets) keys on the scope's own level for the system itself (the
+/// admin CLI, demo data), which reaches every event: see [`update_as`].
 pub async fn update(
     db: &impl ConnectionTrait,
     registry: &SettingsRegistry,
     scope: Scope,
     changes: &serde_json::Map<String, Value>,
 ) -> Result<Result<(), BTreeMap<String, String>>, DbErr> {
+    Ok(
+        match update_as(db, registry, scope, Reach::AllEvents, changes).await? {
+            Ok(()) => Ok(()),
+            Err(Refused::Invalid(errors)) => Err(errors),
+            Err(Refused::Forbidden(keys)) => Err(keys
+                .into_iter()
+                .map(|k| (k, FORBIDDEN.to_owned()))
+                .collect()),
+        },
+    )
+}
+
+const FORBIDDEN: &str = "Only a team with access to all events can change this setting here.";
+
+/// The keys of `changes` that a writer reaching `reach` may not set or unset on `scope`
+/// (unknown keys are left to validation).
+fn forbidden_keys(
+    registry: &SettingsRegistry,
+    scope: Scope,
+    reach: Reach,
+    changes: &serde_json::Map<String, Value>,
+) -> Vec<String> {
+    changes
+        .keys()
+        .filter(|k| {
+            registry
+                .get(k)
+                .is_some_and(|d| !d.writable_by(scope, reach))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Sets (or with `null` unsets) keys on the scope's own level for a writer reaching `reach`,
+/// all or none: a key the writer may not change refuses the whole request, every other
+/// error is returned per key, and nothing is written then.
+pub async fn update_as(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    scope: Scope,
+    reach: Reach,
+    changes: &serde_json::Map<String, Value>,
+) -> Result<Result<(), Refused>, DbErr> {
+    let forbidden = forbidden_keys(registry, scope, reach, changes);
+    if !forbidden.is_empty() {
+        return Ok(Err(Refused::Forbidden(forbidden)));
+    }
     let settable = registry.on(scope);
     let mut errors = BTreeMap::new();
     for (key, value) in changes {
@@ -538,7 +676,7 @@ pub async fn update(
         }
     }
     if !errors.is_empty() {
-        return Ok(Err(errors));
+        return Ok(Err(Refused::Invalid(errors)));
     }
     let (scope_name, owner) = scope.own();
     for (key, value) in changes {
@@ -620,5 +758,92 @@ mod tests {
         assert!(check("locales", json!(["en", "de-formal"])).is_ok());
         assert!(check("locales", json!([])).is_err());
         assert!(check("imprint_url", json!("ftp://x")).is_err());
+    }
+
+    #[test]
+    fn numbers_are_checked_against_both_bounds() {
+        let reg = SettingsRegistry::default();
+        let check = |k: &str, v: Value| reg.get(k).expect(k).check(&v);
+        assert_eq!(check("payment_term_days", json!(1000)), Ok(()));
+        assert_eq!(
+            check("payment_term_days", json!(1001)),
+            Err("Ensure this value is less than or equal to 1000.".into())
+        );
+        assert_eq!(
+            check("payment_term_days", json!(u64::MAX)),
+            Err("Ensure this value is less than or equal to 1000.".into())
+        );
+        assert_eq!(
+            check("payment_term_days", json!(-1e30)),
+            Err("Ensure this value is greater than or equal to 0.".into())
+        );
+        assert_eq!(
+            check("payment_term_days", json!(3.5)),
+            Err("A valid integer is required.".into())
+        );
+        assert_eq!(
+            check("payment_term_days", json!(3.0)),
+            Err("A valid integer is required.".into())
+        );
+    }
+
+    #[test]
+    fn every_number_setting_has_bounds_that_hold_its_default() {
+        for def in SettingsRegistry::default().defs {
+            if let SettingType::Int { min, max } = def.ty {
+                assert!(min <= max, "{}", def.key);
+                assert_eq!(def.check(&def.default), Ok(()), "{}", def.key);
+            }
+        }
+    }
+
+    #[test]
+    fn stored_numbers_beyond_the_bounds_take_effect_as_the_nearest_bound() {
+        let reg = SettingsRegistry::default();
+        let term = reg.get("payment_term_days").expect("declared");
+        assert_eq!(
+            term.effective(Some(&json!(1_000_000_000_000_i64))),
+            json!(1000)
+        );
+        assert_eq!(term.effective(Some(&json!(u64::MAX))), json!(1000));
+        assert_eq!(term.effective(Some(&json!(-5))), json!(0));
+        assert_eq!(term.effective(Some(&json!(7))), json!(7));
+        assert_eq!(term.effective(Some(&json!("soon"))), json!(14));
+        assert_eq!(term.effective(None), json!(14));
+        let mail = reg.get("contact_mail").expect("declared");
+        assert_eq!(mail.effective(Some(&json!("a@b.org"))), json!("a@b.org"));
+    }
+
+    #[test]
+    fn inherited_settings_are_written_on_the_organizer_only_by_writers_of_all_events() {
+        let reg = SettingsRegistry::default();
+        let org = Scope::Organizer(1);
+        let ev = Scope::Event {
+            organizer_id: 1,
+            event_id: 2,
+        };
+        let mail = reg.get("contact_mail").expect("declared");
+        assert!(mail.writable_by(org, Reach::AllEvents));
+        assert!(!mail.writable_by(org, Reach::SomeEvents));
+        assert!(mail.writable_by(ev, Reach::SomeEvents));
+        let gift = reg.get("giftcard_length").expect("declared");
+        assert!(gift.writable_by(org, Reach::SomeEvents), "not inherited");
+
+        let changes = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let mixed = changes(json!({"contact_mail": null, "giftcard_length": 8, "nope": 1}));
+        assert_eq!(
+            forbidden_keys(&reg, org, Reach::SomeEvents, &mixed),
+            vec!["contact_mail".to_owned()]
+        );
+        assert!(forbidden_keys(&reg, org, Reach::AllEvents, &mixed).is_empty());
+        assert!(forbidden_keys(&reg, ev, Reach::SomeEvents, &mixed).is_empty());
+    }
+
+    #[test]
+    fn payment_provider_settings_are_kept_per_event() {
+        let reg = SettingsRegistry::default();
+        let on_org: Vec<&str> = reg.on(Scope::Organizer(1)).iter().map(|d| d.key).collect();
+        assert!(!on_org.contains(&"payment_manual__enabled"));
+        assert!(on_org.contains(&"contact_mail"));
     }
 }

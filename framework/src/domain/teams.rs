@@ -94,8 +94,8 @@ pub async fn set_event_ids(
         .filter(team_event::Column::TeamId.eq(team_id))
         .exec(db)
         .await?;
-    if !events.is_empty() {
-        team_event::Entity::insert_many(events.iter().map(|&event_id| team_event::ActiveModel {
+    for chunk in events.chunks(CHUNK) {
+        team_event::Entity::insert_many(chunk.iter().map(|&event_id| team_event::ActiveModel {
             team_id: Set(team_id),
             event_id: Set(event_id),
         }))
@@ -104,6 +104,11 @@ pub async fn set_event_ids(
     }
     Ok(())
 }
+
+/// Values per statement (rows of an insert, entries of an `IN` list): far below what a
+/// statement may bind (32,766 values on SQLite, 65,535 on PostgreSQL), however many events a
+/// team lists.
+const CHUNK: usize = 1_000;
 
 /// Creates a token for a team; returns the row and the token itself, which is not stored.
 pub async fn create_token(
@@ -140,16 +145,26 @@ pub async fn event_slugs(
         .filter(team_event::Column::TeamId.is_in(team_ids.iter().copied()))
         .all(db)
         .await?;
-    let events: std::collections::HashMap<i64, String> = event::Entity::find()
-        .filter(event::Column::Id.is_in(links.iter().map(|l| l.event_id)))
-        .select_only()
-        .column(event::Column::Id)
-        .column(event::Column::Slug)
-        .into_tuple::<(i64, String)>()
-        .all(db)
-        .await?
+    // A page of teams may list many events between them: read their slugs in chunks.
+    let event_ids: Vec<i64> = links
+        .iter()
+        .map(|l| l.event_id)
+        .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
+    let mut events: std::collections::HashMap<i64, String> = std::collections::HashMap::new();
+    for chunk in event_ids.chunks(CHUNK) {
+        events.extend(
+            event::Entity::find()
+                .filter(event::Column::Id.is_in(chunk.iter().copied()))
+                .select_only()
+                .column(event::Column::Id)
+                .column(event::Column::Slug)
+                .into_tuple::<(i64, String)>()
+                .all(db)
+                .await?,
+        );
+    }
     for link in links {
         if let Some(slug) = events.get(&link.event_id) {
             out.entry(link.team_id).or_default().push(slug.clone());
@@ -169,18 +184,29 @@ pub async fn resolve_event_slugs(
 ) -> Result<Result<Vec<i64>, Vec<String>>, sea_orm::DbErr> {
     use crate::db::entities::event;
     use sea_orm::QuerySelect;
-    let found: Vec<(i64, String)> = event::Entity::find()
-        .filter(event::Column::OrganizerId.eq(organizer_id))
-        .filter(event::Column::Slug.is_in(slugs.iter().cloned()))
-        .select_only()
-        .column(event::Column::Id)
-        .column(event::Column::Slug)
-        .into_tuple()
-        .all(db)
-        .await?;
+    let distinct: Vec<&String> = slugs
+        .iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut found: Vec<(i64, String)> = Vec::new();
+    for chunk in distinct.chunks(CHUNK) {
+        found.extend(
+            event::Entity::find()
+                .filter(event::Column::OrganizerId.eq(organizer_id))
+                .filter(event::Column::Slug.is_in(chunk.iter().map(|s| s.as_str())))
+                .select_only()
+                .column(event::Column::Id)
+                .column(event::Column::Slug)
+                .into_tuple::<(i64, String)>()
+                .all(db)
+                .await?,
+        );
+    }
+    let known: std::collections::HashSet<&str> = found.iter().map(|(_, f)| f.as_str()).collect();
     let missing: Vec<String> = slugs
         .iter()
-        .filter(|s| !found.iter().any(|(_, f)| f == *s))
+        .filter(|s| !known.contains(s.as_str()))
         .cloned()
         .collect();
     Ok(if missing.is_empty() {

@@ -5,7 +5,7 @@
 
 pub mod texts;
 
-use chrono::{Duration, Utc};
+use chrono::{TimeDelta, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
@@ -372,6 +372,12 @@ pub async fn send_voucher(
     id: i64,
 ) -> Result<Sent, SendError> {
     let (_, hours) = waiting_list_settings(db, registry, ev).await?;
+    // Checked: the setting is bounded, but a value must never be able to panic here.
+    let valid_until = TimeDelta::try_hours(hours)
+        .and_then(|h| Utc::now().checked_add_signed(h))
+        .ok_or_else(|| {
+            SendError::Refused("The waiting list response time of this event is too long.".into())
+        })?;
     let txn = begin_write(db).await?;
     let entry = lock(&txn, ev.id, id).await?.ok_or(SendError::Gone)?;
     if entry.voucher_id.is_some() {
@@ -393,7 +399,7 @@ pub async fn send_voucher(
     availability::adjust(&txn, &quotas, HoldKind::WaitingList, None, -1).await?;
     let fields = VoucherFields {
         max_usages: 1,
-        valid_until: Some(Utc::now() + Duration::hours(hours)),
+        valid_until: Some(valid_until),
         block_quota: true,
         item_id: Some(entry.item_id),
         variation_id: entry.variation_id,

@@ -302,9 +302,17 @@ impl<'a> ApiExtractor<'a> for Auth {
     }
 }
 
+/// The outcome of authenticating a request, resolved once before routing (see the
+/// middleware) and reused by every extractor of the request.
+#[derive(Debug, Clone)]
+pub struct Resolved(pub Result<Caller, ApiError>);
+
 /// The caller of a request, from its `Authorization` header; 401 without valid
 /// credentials.
 pub async fn authenticate(req: &Request) -> Result<Caller, ApiError> {
+    if let Some(Resolved(outcome)) = req.extensions().get::<Resolved>() {
+        return outcome.clone();
+    }
     let state = req.data::<AppState>().ok_or_else(ApiError::internal)?;
     let Some(value) = req.headers().get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
@@ -312,7 +320,7 @@ pub async fn authenticate(req: &Request) -> Result<Caller, ApiError> {
         ));
     };
     let creds = value.to_str().ok().and_then(Credentials::parse);
-    let generation = state.cache.generation();
+    let generation = state.cache.generation().await;
     let caller = match creds {
         Some(Credentials::Token(token)) => {
             let hash = tokens::hash(&token);

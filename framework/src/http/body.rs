@@ -48,8 +48,33 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
     ) -> poem::Result<Self> {
         require_json(request)?;
         let bytes = body.take()?.into_bytes().await?;
-        Ok(Self(parse::<T>(&bytes)?))
+        Ok(Self(by_size(bytes, |b| parse::<T>(b)).await?))
     }
+}
+
+/// Bodies up to this size are parsed and checked where they arrive; larger ones on tokio's
+/// blocking pool. Parsing takes CPU time in proportion to the body (tens of milliseconds for
+/// megabytes), which on an async worker would stall every other request it serves.
+const INLINE_PARSE_BYTES: usize = 64 * 1024;
+
+/// `parse(bytes)`, off the async workers when the body is large (see [`INLINE_PARSE_BYTES`]).
+async fn by_size<B, T>(
+    bytes: B,
+    parse: impl FnOnce(&[u8]) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError>
+where
+    B: AsRef<[u8]> + Send + 'static,
+    T: Send + 'static,
+{
+    if bytes.as_ref().len() <= INLINE_PARSE_BYTES {
+        return parse(bytes.as_ref());
+    }
+    tokio::task::spawn_blocking(move || parse(bytes.as_ref()))
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(error = %e, "parsing a request body failed");
+            Err(ApiError::internal())
+        })
 }
 
 /// 415 unless the request's content type, when it has one, is JSON.
@@ -105,45 +130,51 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonList<T> {
     ) -> poem::Result<Self> {
         require_json(request)?;
         let bytes = body.take()?.into_bytes().await?;
-        let refuse = |message: String| {
-            ApiError::with_body(
-                StatusCode::BAD_REQUEST,
-                json!({ "non_field_errors": [message] }),
-            )
-        };
-        let list = match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Array(list)) => list,
-            Ok(other) => {
-                return Err(refuse(format!(
-                    "Expected a list of items but got type \"{}\".",
-                    type_name(&other)
-                ))
-                .into());
-            }
-            Err(e) => return Err(ApiError::bad_request(format!("JSON parse error - {e}")).into()),
-        };
-        if list.len() > MAX_LIST_ENTRIES {
-            return Err(refuse(format!(
-                "Ensure this field has no more than {MAX_LIST_ENTRIES} elements."
-            ))
-            .into());
-        }
-        let mut parsed = Vec::with_capacity(list.len());
-        let mut errors = Vec::with_capacity(list.len());
-        for entry in list {
-            match parse::<T>(entry.to_string().as_bytes()) {
-                Ok(t) => {
-                    parsed.push(t);
-                    errors.push(json!({}));
-                }
-                Err(e) => errors.push(e.body().clone()),
-            }
-        }
-        if parsed.len() < errors.len() {
-            return Err(ApiError::with_body(StatusCode::BAD_REQUEST, Value::Array(errors)).into());
-        }
-        Ok(Self(parsed))
+        Ok(Self(by_size(bytes, |b| parse_list::<T>(b)).await?))
     }
+}
+
+/// Parses and validates a JSON list body as `T`s, as [`JsonList`] describes.
+fn parse_list<T: Type + ParseFromJSON + 'static>(bytes: &[u8]) -> Result<Vec<T>, ApiError> {
+    let refuse = |message: String| {
+        ApiError::with_body(
+            StatusCode::BAD_REQUEST,
+            json!({ "non_field_errors": [message] }),
+        )
+    };
+    let list = match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Array(list)) => list,
+        Ok(other) => {
+            return Err(refuse(format!(
+                "Expected a list of items but got type \"{}\".",
+                type_name(&other)
+            )));
+        }
+        Err(e) => return Err(ApiError::bad_request(format!("JSON parse error - {e}"))),
+    };
+    if list.len() > MAX_LIST_ENTRIES {
+        return Err(refuse(format!(
+            "Ensure this field has no more than {MAX_LIST_ENTRIES} elements."
+        )));
+    }
+    let mut parsed = Vec::with_capacity(list.len());
+    let mut errors = Vec::with_capacity(list.len());
+    for entry in list {
+        match parse::<T>(entry.to_string().as_bytes()) {
+            Ok(t) => {
+                parsed.push(t);
+                errors.push(json!({}));
+            }
+            Err(e) => errors.push(e.body().clone()),
+        }
+    }
+    if parsed.len() < errors.len() {
+        return Err(ApiError::with_body(
+            StatusCode::BAD_REQUEST,
+            Value::Array(errors),
+        ));
+    }
+    Ok(parsed)
 }
 
 /// Parses and validates a JSON body as `T`.
@@ -268,6 +299,9 @@ fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Va
     let Value::Object(map) = value else {
         return err("Invalid data. Expected a dictionary.");
     };
+    if let Some(e) = check_count(map.len(), s.min_properties, s.max_properties) {
+        return Some(e);
+    }
     let mut errors = Map::new();
     for name in &s.required {
         if !map.contains_key(*name) {
@@ -300,6 +334,10 @@ fn check_array(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Val
             type_name(value)
         ));
     };
+    // Before the entries: an over-long list is refused without looking at each of them.
+    if let Some(e) = check_count(list.len(), s.min_items, s.max_items) {
+        return Some(e);
+    }
     let items = s.items.as_deref()?;
     let errors: Vec<Option<Value>> = list.iter().map(|v| check(registry, items, v)).collect();
     if errors.iter().all(Option::is_none) {
@@ -316,6 +354,24 @@ fn check_array(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Val
             .map(|e| e.unwrap_or_else(|| json!({})))
             .collect(),
     ))
+}
+
+/// The `minItems`/`maxItems` (or `minProperties`/`maxProperties`) rule of a list (or map)
+/// with `count` entries, worded as DRF does for lists.
+fn check_count(count: usize, min: Option<usize>, max: Option<usize>) -> Option<Value> {
+    if let Some(max) = max
+        && count > max
+    {
+        return err(format!(
+            "Ensure this field has no more than {max} elements."
+        ));
+    }
+    if let Some(min) = min
+        && count < min
+    {
+        return err(format!("Ensure this field has at least {min} elements."));
+    }
+    None
 }
 
 fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {

@@ -268,6 +268,8 @@ fn describe(status: u16) -> &'static str {
         404 => "Page out of range",
         405 => "Method not allowed",
         409 => "Conflict with the current state, e.g. insufficient gift card credit",
+        413 => "The request body is too large",
+        415 => "The request body's media type is not accepted",
         429 => "Too many requests; see the `Retry-After` header",
         _ => "Server fault; reported to the operator",
     }
@@ -376,6 +378,10 @@ error_set!(
     /// Changing with a possible conflict with the current state.
     ConflictErrors: 400, 401, 403, 409, 429
 );
+error_set!(
+    /// Uploading a file: its size, type and the caller's share of storage are limited too.
+    UploadErrors: 400, 401, 403, 413, 415, 429
+);
 
 /// Result of an operation that reads one object.
 pub type ReadResult<T> = Result<T, Errors<ReadErrors>>;
@@ -387,3 +393,5 @@ pub type WriteResult<T> = Result<T, Errors<WriteErrors>>;
 pub type DeleteResult<T> = Result<T, Errors<DeleteErrors>>;
 /// Result of an operation that can conflict with the current state.
 pub type ConflictResult<T> = Result<T, Errors<ConflictErrors>>;
+/// Result of an upload.
+pub type UploadResult<T> = Result<T, Errors<UploadErrors>>;

@@ -20,6 +20,9 @@ fn current_lang() -> Option<String> {
     LANG.try_with(Clone::clone).ok().flatten()
 }
 
+/// Most languages a multi-language string in a request body may have.
+pub const MAX_LANGUAGES: usize = 100;
+
 /// A multi-language string, in the order its languages were given.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct I18nString(pub Vec<(String, String)>);
@@ -96,6 +99,9 @@ impl Type for I18nString {
                  With `?lang=xx` in the query it is returned as a plain string in that language.",
             );
             schema.additional_properties = Some(Box::new(String::schema_ref()));
+            // Far more than there are languages to translate into; request bodies are checked
+            // against it.
+            schema.max_properties = Some(MAX_LANGUAGES);
             schema
         });
     }

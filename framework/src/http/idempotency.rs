@@ -2,13 +2,18 @@
 //! is not sure its request arrived sends it again with the same key, and gets the first
 //! answer again instead of the work being done twice.
 //!
-//! Keys belong to credentials (a hash of the `Authorization` header), so two callers may use
-//! the same key independently. The first request with a key claims it (a row in
-//! `idempotency_keys`, in progress), runs, and stores its answer; a later one with that key
-//! gets the stored answer, or 409 with `Retry-After` while the first is still running.
-//! Answers that are not final are not stored: after a 5xx (or a 401, 429) the key is
-//! released, so that the client can try again with it. Keys are kept 24 hours; older ones
-//! count as unused. Requests without the header, or without credentials, cost nothing here.
+//! Keys belong to authenticated callers (the resolved credential, not the header's text: a
+//! revoked token is refused before any stored answer is repeated), so two callers may use
+//! the same key independently. Only requests to an operation of the API are keyed; a key is
+//! stored with its method and a hash of its path, so that what a caller can make the server
+//! store is bounded, and a caller holds at most [`MAX_LIVE_KEYS`] keys at a time.
+//!
+//! The first request with a key claims it (a row in `idempotency_keys`, in progress), runs,
+//! and stores its answer; a later one with that key gets the stored answer, or 409 with
+//! `Retry-After` while the first is still running. Answers that are not final are not
+//! stored: after a 5xx (or a 401, 429) the key is released, so that the client can try again
+//! with it. Keys are kept 24 hours; older ones count as unused. Requests without the header,
+//! or without valid credentials, cost nothing here.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -22,7 +27,7 @@ use sea_orm::{
 };
 use serde_json::{Value, json};
 
-use super::auth::Credentials;
+use super::auth::Caller;
 use super::error::ApiError;
 use crate::db::entities::idempotency_key;
 use crate::domain::tokens;
@@ -32,6 +37,10 @@ pub const HEADER: &str = "x-idempotency-key";
 
 /// Longest key accepted, in bytes.
 pub const MAX_KEY_LEN: usize = 255;
+
+/// Keys a caller may hold within [`expiry`]: far more than any client retrying its writes
+/// needs, few enough that no caller can fill the disk with them.
+pub const MAX_LIVE_KEYS: i64 = 10_000;
 
 /// How long a key is remembered.
 pub fn expiry() -> Duration {
@@ -68,34 +77,30 @@ enum Claim {
     /// The key is this request's now: run it.
     Mine(i64),
     /// Answered before: repeat the answer.
-    Done(idempotency_key::Model),
+    Done(Box<idempotency_key::Model>),
     /// Another request with the key is running.
     InProgress,
     /// The key was used for another method or path.
-    Mismatch(idempotency_key::Model),
+    Mismatch,
+    /// The caller holds as many keys as it may.
+    Full,
 }
 
 impl Keyed {
-    /// The key of a request, when it is a write under `/api/v1/` with credentials and the
-    /// header; `None` otherwise. Reads headers only.
-    pub fn of(req: &Request) -> Option<Self> {
+    /// The key of a request of `caller`, when it is a write under `/api/v1/` with the
+    /// header; `None` otherwise.
+    pub fn of(req: &Request, caller: &Caller) -> Option<Self> {
         let method = req.method();
         let writes = [Method::POST, Method::PUT, Method::PATCH, Method::DELETE];
         if !writes.contains(method) || !req.uri().path().starts_with("/api/v1/") {
             return None;
         }
         let key = req.headers().get(HEADER)?;
-        let authorization = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
-        let credential = match Credentials::parse(authorization)? {
-            Credentials::Token(t) => format!("token:{t}"),
-            Credentials::Bearer(t) => format!("bearer:{t}"),
-            Credentials::Device(t) => format!("device:{t}"),
-        };
         Some(Self {
-            credential: tokens::hash(&credential),
+            credential: caller.identity(),
             key: String::from_utf8_lossy(key.as_bytes()).into_owned(),
             method: method.as_str().to_owned(),
-            path: req.uri().path().trim_end_matches('/').to_owned(),
+            path: tokens::hash(req.uri().path().trim_end_matches('/')),
         })
     }
 
@@ -116,9 +121,10 @@ impl Keyed {
         }
         match self.claim(db).await {
             Ok(Claim::Mine(id)) => finish(db, id, answer.await).await,
-            Ok(Claim::Done(row)) => replay(row),
+            Ok(Claim::Done(row)) => replay(*row),
             Ok(Claim::InProgress) => in_progress(),
-            Ok(Claim::Mismatch(row)) => mismatch(&row),
+            Ok(Claim::Mismatch) => mismatch(),
+            Ok(Claim::Full) => full(),
             Err(error) => {
                 tracing::error!(%error, "idempotency key not claimed");
                 ApiError::internal().as_response()
@@ -135,6 +141,9 @@ impl Keyed {
                 return Ok(Claim::Mine(id));
             }
             let Some(row) = self.existing(db).await? else {
+                if self.live_keys(db).await? >= MAX_LIVE_KEYS {
+                    return Ok(Claim::Full);
+                }
                 continue;
             };
             if is_stale(&row, Utc::now()) {
@@ -150,32 +159,53 @@ impl Keyed {
 
     fn judge(&self, row: idempotency_key::Model) -> Claim {
         if row.method != self.method || row.path != self.path {
-            Claim::Mismatch(row)
+            Claim::Mismatch
         } else if row.state == DONE {
-            Claim::Done(row)
+            Claim::Done(Box::new(row))
         } else {
             Claim::InProgress
         }
     }
 
-    /// The new row's ID, or `None` when the key is taken.
+    /// The new row's ID, or `None` when the key is taken or the caller holds
+    /// [`MAX_LIVE_KEYS`] keys.
     async fn insert(&self, db: &DatabaseConnection) -> Result<Option<i64>, DbErr> {
         let sql = "INSERT INTO idempotency_keys \
                    (credential, idempotency_key, method, path, state, created) \
-                   VALUES ($1, $2, $3, $4, $5, $6) \
+                   SELECT $1, $2, $3, $4, $5, $6 \
+                   WHERE (SELECT count(*) FROM idempotency_keys \
+                          WHERE credential = $1 AND created >= $7) < $8 \
                    ON CONFLICT (credential, idempotency_key) DO NOTHING RETURNING id";
+        let now = Utc::now();
         let values = [
             self.credential.clone().into(),
             self.key.clone().into(),
             self.method.clone().into(),
             self.path.clone().into(),
             IN_PROGRESS.into(),
-            Utc::now().into(),
+            now.into(),
+            (now - expiry()).into(),
+            MAX_LIVE_KEYS.into(),
         ];
         let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
         match db.query_one_raw(stmt).await? {
             Some(row) => Ok(Some(row.try_get("", "id")?)),
             None => Ok(None),
+        }
+    }
+
+    /// How many unexpired keys the caller holds.
+    async fn live_keys(&self, db: &DatabaseConnection) -> Result<i64, DbErr> {
+        let sql = "SELECT count(*) AS n FROM idempotency_keys \
+                   WHERE credential = $1 AND created >= $2";
+        let values = [
+            self.credential.clone().into(),
+            (Utc::now() - expiry()).into(),
+        ];
+        let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
+        match db.query_one_raw(stmt).await? {
+            Some(row) => row.try_get("", "n"),
+            None => Ok(0),
         }
     }
 
@@ -294,11 +324,23 @@ fn in_progress() -> Response {
     .as_response()
 }
 
-fn mismatch(row: &idempotency_key::Model) -> Response {
-    ApiError::bad_request(format!(
-        "This X-Idempotency-Key was used for {} {}/; use a new key for a different request.",
-        row.method, row.path
-    ))
+fn mismatch() -> Response {
+    ApiError::bad_request(
+        "This X-Idempotency-Key was used for another request; \
+         use a new key for a different request.",
+    )
+    .as_response()
+}
+
+fn full() -> Response {
+    ApiError::detail(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "This credential holds {MAX_LIVE_KEYS} idempotency keys of the last 24 hours; \
+             reuse keys only for retries, or send writes without one."
+        ),
+    )
+    .header(header::RETRY_AFTER, "3600")
     .as_response()
 }
 

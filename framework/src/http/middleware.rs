@@ -1,21 +1,24 @@
-//! What every request goes through: request logs, the `lang` scope, rate limits, the
-//! shaping of every error into the spec's JSON forms, and `X-Idempotency-Key` on writes.
+//! What every request goes through: bounded URI and headers, authentication (once, before
+//! anything else that depends on who calls), rate limits per credential and per client
+//! address, `X-Idempotency-Key` on writes of authenticated callers to known operations,
+//! request logs, the `lang` scope, and the shaping of every error into the spec's JSON forms.
 
-use std::num::NonZeroU32;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter as Governor};
 use poem::error::{MethodNotAllowedError, NotFoundError, ResponseError};
-use poem::http::{StatusCode, header};
+use poem::http::{Method, StatusCode, header};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use poem_openapi::error::{ParseParamError, ParsePathError};
 
+use super::auth::{Caller, Resolved, authenticate};
 use super::error::ApiError;
 use super::i18n;
 use super::idempotency::Keyed;
+use super::limits::{self, RateLimiter};
 use super::routes::RouteTable;
+use crate::config::Config;
 use crate::db::count_queries;
 use crate::state::AppState;
 
@@ -34,29 +37,75 @@ pub fn original_uri(req: &Request) -> String {
         .map_or_else(|| uri.path().to_owned(), |pq| pq.as_str().to_owned())
 }
 
-/// Per-credential request limits, counted in this process.
-pub struct RateLimiter(DefaultKeyedRateLimiter<String>);
+/// What the shared behaviour needs besides the request: the route table and the limits.
+pub struct Gate {
+    routes: RouteTable,
+    per_credential: Option<RateLimiter>,
+    per_address: Option<RateLimiter>,
+    trusted_proxies: Vec<IpAddr>,
+    max_body_bytes: usize,
+}
 
-impl RateLimiter {
-    /// A limiter allowing `per_minute` requests per credential, or none when 0.
-    pub fn new(per_minute: u32) -> Option<Self> {
-        NonZeroU32::new(per_minute).map(|n| Self(Governor::keyed(Quota::per_minute(n))))
+impl Gate {
+    /// The gate for an API with these routes under this configuration.
+    pub fn new(routes: RouteTable, config: &Config) -> Self {
+        let per_credential = config.rate_limit_per_minute.unwrap_or(0);
+        let per_address = config
+            .anonymous_rate_limit_per_minute
+            .unwrap_or(per_credential);
+        Self {
+            routes,
+            per_credential: RateLimiter::new(per_credential),
+            per_address: RateLimiter::new(per_address),
+            trusted_proxies: config.trusted_proxies.clone(),
+            max_body_bytes: config.max_body_bytes,
+        }
     }
 
-    /// Ok, or the number of seconds to wait.
-    fn check(&self, key: &str) -> Result<(), u64> {
-        self.0.check_key(&key.to_owned()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
-        })
+    /// Ok, or the seconds to wait: authenticated callers are counted by credential, all
+    /// others (no credentials, or credentials that failed) by client address.
+    fn throttle(&self, req: &Request, caller: Option<&Caller>) -> Result<(), u64> {
+        match caller {
+            Some(caller) => self
+                .per_credential
+                .as_ref()
+                .map_or(Ok(()), |l| l.check(&caller.identity())),
+            None => self.per_address.as_ref().map_or(Ok(()), |l| {
+                let address = limits::client_address(req, &self.trusted_proxies);
+                l.check(&limits::address_key(address))
+            }),
+        }
     }
+
+    /// Whether the request names an operation of the API with its method.
+    fn is_operation(&self, method: &Method, path: &str) -> bool {
+        self.routes
+            .find(path)
+            .is_some_and(|r| r.methods.iter().any(|m| m == method.as_str()))
+    }
+}
+
+/// The caller of a request with credentials, resolved once and kept in the request for
+/// every extractor; `None` without credentials. Errors other than invalid credentials (the
+/// database is down) are answers of their own.
+async fn resolve_caller(req: &mut Request) -> Result<Option<Caller>, ApiError> {
+    if !req.headers().contains_key(header::AUTHORIZATION) {
+        return Ok(None);
+    }
+    let outcome = authenticate(req).await;
+    if let Err(e) = &outcome
+        && e.status() != StatusCode::UNAUTHORIZED
+    {
+        return Err(e.clone());
+    }
+    req.extensions_mut().insert(Resolved(outcome.clone()));
+    Ok(outcome.ok())
 }
 
 /// Wraps the API endpoint with the shared behaviour.
 pub async fn shared_behaviour<E: Endpoint>(
     ep: Arc<E>,
-    routes: Arc<RouteTable>,
-    limiter: Option<Arc<RateLimiter>>,
+    gate: Arc<Gate>,
     mut req: Request,
 ) -> poem::Result<Response> {
     let original = OriginalUri(req.uri().clone());
@@ -72,47 +121,52 @@ pub async fn shared_behaviour<E: Endpoint>(
         .filter(|l| !l.is_empty())
         .map(str::to_owned);
 
-    let throttled = match (&limiter, req.headers().get(header::AUTHORIZATION)) {
-        (Some(limiter), Some(credential)) => {
-            limiter.check(credential.to_str().unwrap_or_default()).err()
+    let answer = async {
+        if let Some(error) = limits::oversized(&req) {
+            return error.as_response();
         }
-        _ => None,
-    };
-    let mut request_queries = 0;
-    let resp = match throttled {
-        Some(wait) => ApiError::too_many_requests(wait).as_response(),
-        None => {
-            let keyed = Keyed::of(&req);
-            let answer = async {
-                match ep.call(req).await {
-                    Ok(resp) => resp.into_response(),
-                    Err(err) => shape_error(err, &routes, method.as_str(), &path),
-                }
-            };
-            let once = async {
-                match (keyed, &state) {
-                    (Some(keyed), Some(state)) => keyed.run(&state.db, answer).await,
-                    _ => answer.await,
-                }
-            };
-            let (resp, queries) = count_queries(i18n::with_lang(lang, once)).await;
-            request_queries = queries;
-            resp
+        let caller = match resolve_caller(&mut req).await {
+            Ok(caller) => caller,
+            Err(error) => return error.as_response(),
+        };
+        if let Err(wait) = gate.throttle(&req, caller.as_ref()) {
+            return ApiError::too_many_requests(wait).as_response();
+        }
+        let upload_limit = crate::domain::files::MAX_SIZE;
+        if let Err(error) = limits::bound_body(&mut req, gate.max_body_bytes, upload_limit).await {
+            return error.as_response();
+        }
+        let keyed = caller
+            .as_ref()
+            .filter(|_| gate.is_operation(&method, &path))
+            .and_then(|c| Keyed::of(&req, c));
+        let run = async {
+            match ep.call(req).await {
+                Ok(resp) => resp.into_response(),
+                Err(err) => shape_error(err, &gate.routes, method.as_str(), &path),
+            }
+        };
+        match (keyed, &state) {
+            (Some(keyed), Some(state)) => keyed.run(&state.db, run).await,
+            _ => run.await,
         }
     };
-    if changes_configuration(&method, &path)
+    let (resp, queries) = count_queries(i18n::with_lang(lang, answer)).await;
+    if resp.status().is_success()
+        && may_change_configuration(&method, &path)
         && let Some(state) = state
     {
-        state.cache.changed().await;
+        state.cache.refresh().await;
     }
     let status = resp.status().as_u16();
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, queries = request_queries, "request");
+    let path = crate::logging::redact_path(&path);
+    tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, queries, "request");
     Ok(resp)
 }
 
-/// Resources whose changes never touch what [`crate::cache`] keeps; writing them leaves the
-/// cache alone, so that their hot write paths do not empty it.
+/// Resources whose writes never touch what [`crate::cache`] keeps: their hot write paths
+/// need not read the configuration version afterwards.
 const UNCACHED_RESOURCES: [&str; 3] = ["giftcards", "orders", "cartpositions"];
 
 /// The resource a `/api/v1/organizers/...` path names: the segment after the organizer, or
@@ -127,13 +181,10 @@ fn resource(path: &str) -> Option<&str> {
 }
 
 /// Whether a request may have changed configuration the process cache keeps: any request
-/// that is not a read, except writes to resources the cache never holds.
-fn changes_configuration(method: &poem::http::Method, path: &str) -> bool {
-    let reads = [
-        poem::http::Method::GET,
-        poem::http::Method::HEAD,
-        poem::http::Method::OPTIONS,
-    ];
+/// that is not a read, except writes to resources the cache never holds. Only what the
+/// database counted as a change moves the cache on (see [`crate::cache::Cache::refresh`]).
+fn may_change_configuration(method: &Method, path: &str) -> bool {
+    let reads = [Method::GET, Method::HEAD, Method::OPTIONS];
     !reads.contains(method) && !resource(path).is_some_and(|r| UNCACHED_RESOURCES.contains(&r))
 }
 
@@ -159,7 +210,7 @@ fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str) 
     }
     let status = err.status();
     if status == StatusCode::INTERNAL_SERVER_ERROR {
-        tracing::error!(error = %err, %method, %path, "unhandled error");
+        tracing::error!(error = %err, %method, path = %crate::logging::redact_path(path), "unhandled error");
         return ApiError::internal().as_response();
     }
     ApiError::detail(status, err.to_string()).as_response()
@@ -180,12 +231,12 @@ fn param_message(reason: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::changes_configuration;
+    use super::may_change_configuration;
     use poem::http::Method;
 
     #[test]
     fn only_writes_to_uncached_resources_leave_the_cache_alone() {
-        let post = |p: &str| changes_configuration(&Method::POST, p);
+        let post = |p: &str| may_change_configuration(&Method::POST, p);
         assert!(!post("/api/v1/organizers/acme/giftcards/1/transact/"));
         assert!(!post("/api/v1/organizers/acme/events/conf/orders/"));
         assert!(post("/api/v1/organizers/acme/events/conf/items/"));
@@ -193,7 +244,7 @@ mod tests {
         assert!(post("/api/v1/organizers/orders/events/giftcards/items/"));
         assert!(post("/api/v1/organizers/giftcards/events/"));
         assert!(post("/api/v1/organizers/acme/events/orders/"));
-        assert!(!changes_configuration(
+        assert!(!may_change_configuration(
             &Method::GET,
             "/api/v1/organizers/acme/events/conf/items/"
         ));

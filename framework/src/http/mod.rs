@@ -6,6 +6,7 @@ pub mod body;
 pub mod error;
 pub mod i18n;
 pub mod idempotency;
+pub mod limits;
 pub mod middleware;
 pub mod money;
 pub mod nullable_map;

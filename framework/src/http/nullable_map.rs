@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use poem_openapi::registry::{MetaSchema, MetaSchemaRef, Registry};
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
+use poem_openapi::validation::{MaxProperties, Validator};
 use serde_json::Value;
 
 /// A map from names to optional values, documented with nullable values.
@@ -81,5 +82,13 @@ impl<T: ToJSON> ToJSON for NullableMap<T> {
                 })
                 .collect(),
         ))
+    }
+}
+
+/// Lets fields declare `#[oai(validator(max_properties = n))]`, shown in the schema and
+/// enforced by the body check before parsing.
+impl<T> Validator<NullableMap<T>> for MaxProperties {
+    fn check(&self, value: &NullableMap<T>) -> bool {
+        Validator::<BTreeMap<String, Option<T>>>::check(self, &value.0)
     }
 }

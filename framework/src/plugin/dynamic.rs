@@ -86,7 +86,10 @@ impl DynamicPlugin {
 fn setting(lib: &Arc<PluginLibrary>, s: &sdk::SettingSpec) -> SettingDef {
     let ty = match s.kind {
         sdk::SettingKind::Bool => SettingType::Bool,
-        sdk::SettingKind::Int => SettingType::Int { min: i64::MIN },
+        sdk::SettingKind::Int => {
+            let (min, max) = s.bounds();
+            SettingType::Int { min, max }
+        }
         sdk::SettingKind::Text => SettingType::Text,
         sdk::SettingKind::Email => SettingType::Email,
         sdk::SettingKind::Url => SettingType::Url,
@@ -291,7 +294,7 @@ impl DynamicEndpoint {
                 if let Some(p) = needs {
                     access.require(p)?;
                 }
-                let cache = state.cache.generation().map(|g| (&*state.cache, g));
+                let cache = state.cache.generation().await.map(|g| (&*state.cache, g));
                 let values =
                     settings::of_event(&state.db, &state.settings, cache, &access.event).await?;
                 let values: BTreeMap<&str, Value> = (*values).clone();

@@ -10,7 +10,7 @@ use libloading::Library;
 use serde_json::Value;
 use tessera_plugin_sdk::{
     ABI_VERSION, AbiVersionFn, Buffer, CallFn, Envelope, FreeFn, Manifest, ManifestFn,
-    SYMBOL_ABI_VERSION, SYMBOL_CALL, SYMBOL_FREE, SYMBOL_MANIFEST,
+    SYMBOL_ABI_VERSION, SYMBOL_CALL, SYMBOL_FREE, SYMBOL_MANIFEST, SettingKind,
 };
 
 /// A loaded plugin library and its manifest.
@@ -49,11 +49,19 @@ pub enum LoadError {
     /// The manifest is not JSON of the expected shape, or declares something invalid.
     #[error("bad manifest: {0}")]
     Manifest(String),
+    /// Someone other than this service's user (or root) could have changed the library or the
+    /// directory it is in, so it is not opened: opening runs its code.
+    #[error("{0}")]
+    Permissions(String),
 }
 
 impl PluginLibrary {
     /// Opens the library at `path`, checks its ABI version and symbols, and reads its manifest.
+    ///
+    /// The file and the directory it is in are checked first ([`check_permissions`]): opening
+    /// a library runs its initialisers, before any check of what it is.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
+        check_library_file(path).map_err(LoadError::Permissions)?;
         let (call, free, manifest) = open(path)?;
         let manifest =
             serde_json::from_slice(&manifest).map_err(|e| LoadError::Manifest(e.to_string()))?;
@@ -96,8 +104,13 @@ impl PluginLibrary {
 }
 
 /// Every library (`.so`, `.dylib`, `.dll`) in `dir`, by file name; refused libraries are
-/// logged and skipped, and a directory that cannot be read gives none.
+/// logged and skipped, and a directory that cannot be read, or that others than this
+/// service's user could write to ([`check_permissions`]), gives none.
 pub fn load_dir(dir: &Path) -> Vec<PluginLibrary> {
+    if let Err(error) = check_permissions(dir) {
+        tracing::error!(dir = %dir.display(), %error, "plugin directory refused");
+        return Vec::new();
+    }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(error) => {
@@ -125,12 +138,100 @@ pub fn load_dir(dir: &Path) -> Vec<PluginLibrary> {
         .collect()
 }
 
+/// Checks that only this service's user (or root) can change the file or directory at
+/// `path`: it must be owned by one of them and not writable by group or others. Symbolic
+/// links are followed.
+#[cfg(unix)]
+pub fn check_permissions(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+
+    let metadata =
+        std::fs::metadata(path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let mode = metadata.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "{} is writable by group or others (mode {mode:04o}); allow only its owner to write it",
+            path.display()
+        ));
+    }
+    let owner = metadata.uid();
+    let service = service_uid()
+        .ok_or_else(|| format!("{}: this service's user is unknown", path.display()))?;
+    // Root may own it too: root can change anything the service runs anyway.
+    if owner != service && owner != 0 {
+        return Err(format!(
+            "{} is owned by uid {owner}, neither this service's user (uid {service}) nor root",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
+/// No permissions to check beyond what the system enforces.
+#[cfg(not(unix))]
+pub fn check_permissions(_path: &Path) -> Result<(), String> {
+    Ok(())
+}
+
+/// [`check_permissions`] of a library file and of the directory it really is in (a symbolic
+/// link's target may be elsewhere, where others could replace it).
+fn check_library_file(path: &Path) -> Result<(), String> {
+    check_permissions(path)?;
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| format!("{} cannot be resolved: {e}", path.display()))?;
+    match real.parent() {
+        Some(dir) => check_permissions(dir),
+        None => Ok(()),
+    }
+}
+
+/// The effective user ID of this process, found once: from `/proc/self/status` where there
+/// is one, else as the owner of a file the process creates (files belong to the effective
+/// user), so that no foreign function needs to be called.
+#[cfg(unix)]
+fn service_uid() -> Option<u32> {
+    use std::sync::OnceLock;
+
+    static UID: OnceLock<Option<u32>> = OnceLock::new();
+    *UID.get_or_init(|| proc_status_euid().or_else(created_file_owner))
+}
+
+/// The effective UID on the `Uid:` line of `/proc/self/status` (real, effective, saved, fs).
+#[cfg(unix)]
+fn proc_status_euid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The owner of a new file in the temporary directory, removed at once.
+#[cfg(unix)]
+fn created_file_owner() -> Option<u32> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let path = std::env::temp_dir().join(format!(".tessera-uid-{}-{nanos}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .ok()?;
+    let owner = file.metadata().ok().map(|m| m.uid());
+    let _ = std::fs::remove_file(&path);
+    owner
+}
+
 /// Opens the library (for good), checks its ABI version and symbols, and answers its `call` and
 /// `free` functions and a copy of its manifest.
 #[allow(unsafe_code)]
 fn open(path: &Path) -> Result<(CallFn, FreeFn, Vec<u8>), LoadError> {
     // SAFETY: opening runs the library's initialisers. Libraries in the plugin directory are
-    // trusted like the host binary; the library is leaked, so its code outlives every pointer
+    // trusted like the host binary (only its user or root can have written them, see
+    // `check_permissions`); the library is leaked, so its code outlives every pointer
     // taken from it.
     let library: &'static Library = Box::leak(Box::new(
         unsafe { Library::new(path) }.map_err(|e| LoadError::Open(e.to_string()))?,
@@ -198,6 +299,15 @@ fn check(manifest: &Manifest) -> Result<(), String> {
     }
     if manifest.settings.iter().any(|s| s.key.is_empty()) {
         return Err("a setting has an empty key".into());
+    }
+    if let Some(s) = manifest.settings.iter().find(|s| {
+        let (min, max) = s.bounds();
+        s.kind == SettingKind::Int && min > max
+    }) {
+        return Err(format!(
+            "the setting {:?} has a minimum above its maximum",
+            s.key
+        ));
     }
     if manifest
         .payment_providers

@@ -58,7 +58,11 @@ pub trait Plugin: Send + Sync + 'static {
         PluginLevel::Event
     }
     /// Settings the plugin declares; they appear in the settings API, inherit like core
-    /// settings and are checked on PATCH.
+    /// settings and are checked on PATCH. Declare each at the level pretix keeps it:
+    /// payment provider settings per event ([`Level::Event`](crate::domain::settings::Level)),
+    /// since a value on the organizer reaches events its writer may not see (settings on both
+    /// levels are written on the organizer only by teams with access to all events). Integer
+    /// settings carry their bounds in [`SettingType::Int`](crate::domain::settings::SettingType).
     fn settings(&self) -> Vec<SettingDef> {
         Vec::new()
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tessera::Plugin;
-use tessera::domain::settings::{SettingDef, SettingType};
+use tessera::domain::settings::{Level, SettingDef, SettingType};
 use tessera::http::Money;
 use tessera::plugin::PluginApi;
 use tessera::plugin::payment::{CreatedPayment, PaymentContext, PaymentProvider};
@@ -38,8 +38,11 @@ impl Plugin for BankTransfer {
         "Payment by bank transfer, with an import of bank transactions"
     }
 
+    /// The account and reference of the payments. Per event only, as pretix keeps payment
+    /// provider settings: a value on the organizer would send the customers of every event
+    /// to one account.
     fn settings(&self) -> Vec<SettingDef> {
-        vec![
+        let settings = vec![
             SettingDef::new(
                 "banktransfer_iban",
                 SettingType::Text,
@@ -79,7 +82,11 @@ impl Plugin for BankTransfer {
                     _ => Ok(()),
                 }
             }),
-        ]
+        ];
+        settings
+            .into_iter()
+            .map(|s| s.level(Level::Event))
+            .collect()
     }
 
     fn payment_providers(&self) -> Vec<Arc<dyn PaymentProvider>> {

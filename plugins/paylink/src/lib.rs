@@ -26,8 +26,11 @@ impl DynamicPlugin for Paylink {
                 help_text: "Address of the hosted payment page; the order code, amount and \
                             currency are added to it."
                     .into(),
-                level: SettingLevel::Both,
+                // Where customers pay: per event, as pretix keeps payment provider settings.
+                level: SettingLevel::Event,
                 validate: true,
+                min: None,
+                max: None,
             }],
             payment_providers: vec![ProviderSpec {
                 identifier: "paylink".into(),

@@ -220,12 +220,33 @@ pub struct SettingSpec {
     /// Longer help text.
     #[serde(default)]
     pub help_text: String,
-    /// Where the setting can be set.
+    /// Where the setting can be set. Payment provider settings belong on
+    /// [`SettingLevel::Event`], as pretix keeps them; on both levels, only a team with access to
+    /// all events can set the organizer's value.
     #[serde(default)]
     pub level: SettingLevel,
     /// Whether the host asks the plugin ([`method::VALIDATE_SETTING`]) before storing a value.
     #[serde(default)]
     pub validate: bool,
+    /// Smallest value of an [`SettingKind::Int`] setting; without it, that of a 32-bit
+    /// integer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<i64>,
+    /// Largest value of an [`SettingKind::Int`] setting; without it, that of a 32-bit
+    /// integer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i64>,
+}
+
+impl SettingSpec {
+    /// The smallest and largest value of an integer setting: those declared, else those of
+    /// a 32-bit integer.
+    pub fn bounds(&self) -> (i64, i64) {
+        (
+            self.min.unwrap_or(i32::MIN.into()),
+            self.max.unwrap_or(i32::MAX.into()),
+        )
+    }
 }
 
 /// Type of a setting's value.

@@ -564,3 +564,81 @@ async fn the_order_that_sells_out_a_quota_closing_when_sold_out_closes_it() {
     s.ordered(1, json!({})).await;
     assert_eq!(s.app.get(&quota, &s.token).await.body["closed"], true);
 }
+
+#[tokio::test]
+async fn more_than_500_positions_are_400_on_positions_even_when_simulated() {
+    let s = shop(None).await;
+    let expected = json!({"positions": ["Ensure this field has no more than 500 elements."]});
+    for n in [501, 2_200] {
+        for simulate in [false, true] {
+            let r = s
+                .order(json!({
+                    "positions": vec![json!({"item": s.ticket}); n],
+                    "simulate": simulate,
+                }))
+                .await;
+            assert_eq!(
+                r.status, 400,
+                "{n} positions, simulate {simulate}: {}",
+                r.body
+            );
+            assert_eq!(r.body, expected);
+        }
+    }
+    assert_eq!(s.availability(s.quota).await["pending_orders"], 0);
+}
+
+#[tokio::test]
+async fn an_order_of_500_positions_is_placed_and_simulated() {
+    let s = shop(None).await;
+    let simulated = s.ordered(500, json!({"simulate": true})).await;
+    assert_eq!(simulated["positions"].as_array().map(Vec::len), Some(500));
+    let o = s.ordered(500, json!({})).await;
+    assert_eq!(o["positions"].as_array().map(Vec::len), Some(500));
+    assert_eq!(o["positions"][499]["positionid"], 500);
+    assert_eq!(o["total"], "11500.00");
+}
+
+#[tokio::test]
+async fn forty_thousand_consume_carts_are_400_on_consume_carts() {
+    let s = shop(None).await;
+    let carts: Vec<String> = (0..40_000).map(|c| format!("cart-{c}")).collect();
+    for simulate in [false, true] {
+        let r = s
+            .order(json!({
+                "positions": [{"item": s.ticket}],
+                "consume_carts": carts,
+                "simulate": simulate,
+            }))
+            .await;
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(
+            r.body,
+            json!({"consume_carts": ["Ensure this field has no more than 500 elements."]})
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_order_may_consume_500_carts() {
+    let s = shop(None).await;
+    let r = s
+        .app
+        .post(
+            &format!("{EVENT}/cartpositions/"),
+            &s.token,
+            json!({"cart_id": "cart-499", "item": s.ticket, "price": "23.00"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let carts: Vec<String> = (0..500).map(|c| format!("cart-{c}")).collect();
+    s.ordered(1, json!({"consume_carts": carts})).await;
+    let left = s
+        .app
+        .get(
+            &format!("{EVENT}/cartpositions/?cart_id=cart-499"),
+            &s.token,
+        )
+        .await;
+    assert_eq!(left.body["count"], 0, "{}", left.body);
+}

@@ -236,3 +236,100 @@ fn load_dir_of_a_missing_directory_finds_nothing() {
 
     assert!(load_dir(&dir.path().join("missing")).is_empty());
 }
+
+/// A directory (mode 0755) holding a copy (mode 0644) of the paylink library; the copy's path.
+fn paylink_copy() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let built = plugin_library(PAYLINK);
+    let copy = dir.path().join(built.file_name().expect("a file name"));
+    std::fs::copy(&built, &copy).expect("a copy of the library");
+    chmod(dir.path(), 0o755);
+    chmod(&copy, 0o644);
+    (dir, copy)
+}
+
+fn chmod(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+fn loaded_names(dir: &std::path::Path) -> Vec<String> {
+    load_dir(dir)
+        .iter()
+        .map(|l| l.manifest().name.clone())
+        .collect()
+}
+
+#[test]
+fn a_plugin_directory_others_can_write_to_is_not_loaded_at_all() {
+    let (dir, _) = paylink_copy();
+    assert_eq!(loaded_names(dir.path()), ["paylink"], "mode 0755 loads");
+
+    for mode in [0o777, 0o775, 0o757] {
+        chmod(dir.path(), mode);
+
+        assert!(loaded_names(dir.path()).is_empty(), "mode {mode:o}");
+    }
+}
+
+#[test]
+fn a_library_others_can_write_to_is_refused_before_it_is_opened() {
+    let (dir, copy) = paylink_copy();
+    assert!(PluginLibrary::load(&copy).is_ok(), "mode 0644 loads");
+
+    for mode in [0o666, 0o664, 0o646, 0o777] {
+        chmod(&copy, mode);
+
+        let error = PluginLibrary::load(&copy).expect_err("the library is refused");
+        assert!(matches!(error, LoadError::Permissions(_)), "{error}");
+        assert!(
+            error.to_string().contains("writable by group or others"),
+            "{error}"
+        );
+        assert!(loaded_names(dir.path()).is_empty(), "mode {mode:o}");
+    }
+}
+
+#[test]
+fn a_link_to_a_library_in_a_directory_others_can_write_to_is_refused() {
+    let (elsewhere, copy) = paylink_copy();
+    chmod(elsewhere.path(), 0o777);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let link = dir.path().join(copy.file_name().expect("a file name"));
+    std::os::unix::fs::symlink(&copy, &link).expect("a symbolic link");
+
+    let error = PluginLibrary::load(&link).expect_err("the library is refused");
+
+    assert!(matches!(error, LoadError::Permissions(_)), "{error}");
+    assert!(loaded_names(dir.path()).is_empty());
+}
+
+#[test]
+fn a_library_owned_by_another_user_is_refused() {
+    let (dir, copy) = paylink_copy();
+    // Only root may give a file away; elsewhere the check cannot be arranged.
+    if std::os::unix::fs::chown(&copy, Some(65534), None).is_err() {
+        return;
+    }
+
+    let error = PluginLibrary::load(&copy).expect_err("the library is refused");
+
+    assert!(matches!(error, LoadError::Permissions(_)), "{error}");
+    assert!(error.to_string().contains("owned by uid 65534"), "{error}");
+    assert!(loaded_names(dir.path()).is_empty());
+}
+
+#[tokio::test]
+async fn a_server_with_a_plugin_directory_others_can_write_to_starts_without_its_plugins() {
+    let (dir, _) = paylink_copy();
+    chmod(dir.path(), 0o777);
+    let plugin_dir = dir.path().to_owned();
+
+    let app = tessera_tests::TestApp::spawn_with(move |c| c.plugin_dir = Some(plugin_dir)).await;
+
+    assert!(!app.state.plugins.is_registered("paylink"));
+    let organizers = app
+        .call(poem::http::Method::GET, "/api/v1/organizers/", None, None)
+        .await;
+    assert_eq!(organizers.status, 401, "{}", organizers.body);
+}

@@ -188,11 +188,11 @@ fn code(order: &tessera_tests::Reply) -> String {
 }
 
 #[tokio::test]
-async fn a_plugins_settings_inherit_from_the_organizer_and_are_validated() {
+async fn a_plugins_settings_appear_with_the_events_and_are_validated() {
     let s = setup(json!(["banktransfer"])).await;
     let r = s
         .patch(
-            &format!("{ORG}/settings/"),
+            &format!("{EVENT}/settings/"),
             json!({"banktransfer_iban": IBAN}),
         )
         .await;
@@ -224,11 +224,13 @@ async fn a_plugins_settings_inherit_from_the_organizer_and_are_validated() {
 #[tokio::test]
 async fn a_plugins_provider_is_offered_only_where_the_plugin_is_enabled() {
     let s = setup(json!([])).await;
-    s.patch(
-        &format!("{ORG}/settings/"),
-        json!({"banktransfer_iban": IBAN, "banktransfer_account_holder": "Acme GmbH"}),
-    )
-    .await;
+    let r = s
+        .patch(
+            &format!("{EVENT}/settings/"),
+            json!({"banktransfer_iban": IBAN, "banktransfer_account_holder": "Acme GmbH"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
     let r = s.order("banktransfer").await;
     assert_eq!(r.status, 400, "{}", r.body);
     assert!(r.body["payment_provider"].is_array());
@@ -258,6 +260,64 @@ async fn a_plugins_provider_is_offered_only_where_the_plugin_is_enabled() {
     assert_eq!(page.status, 200);
     assert!(page.body.as_str().is_some_and(|h| h.contains(&reference)));
     assert_eq!(s.order("stripe").await.status, 400);
+}
+
+#[tokio::test]
+async fn nobody_can_put_bank_details_on_the_organizer_for_every_event() {
+    let s = setup(json!(["banktransfer"])).await;
+    s.post(
+        &format!("{ORG}/events/"),
+        conf("gala", json!(["banktransfer"])),
+    )
+    .await;
+    let permissions = ["can_change_organizer_settings", "can_change_event_settings"]
+        .iter()
+        .filter_map(|p| tessera::domain::permissions::Permission::from_name(p))
+        .collect();
+    let limited = s.app.token_for("acme", Some(permissions), &["gala"]).await;
+    let thief = json!({"banktransfer_iban": "GB82 WEST 1234 5698 7654 32",
+                       "banktransfer_account_holder": "Not Acme",
+                       "banktransfer_bic": "WESTGB2L"});
+
+    // The attack: a team that sees only `gala` sends the customers of `conf` to its account.
+    for token in [&limited, &s.token] {
+        let r = s
+            .app
+            .patch(&format!("{ORG}/settings/"), token, thief.clone())
+            .await;
+        assert_eq!(r.status, 400, "payment details are per event: {}", r.body);
+        for key in [
+            "banktransfer_iban",
+            "banktransfer_account_holder",
+            "banktransfer_bic",
+        ] {
+            assert!(r.body[key][0].is_string(), "{key}: {}", r.body);
+        }
+    }
+    let conf = s.app.get(&format!("{EVENT}/settings/"), &s.token).await;
+    assert_eq!(conf.body["banktransfer_iban"], "");
+    assert_eq!(conf.body["banktransfer_account_holder"], "");
+    assert_eq!(
+        s.order("banktransfer").await.status,
+        400,
+        "no account, no bank transfer"
+    );
+
+    let own = s
+        .app
+        .patch(
+            "/api/v1/organizers/acme/events/gala/settings/",
+            &limited,
+            thief,
+        )
+        .await;
+    assert_eq!(
+        own.status, 200,
+        "its own event is its business: {}",
+        own.body
+    );
+    let conf = s.app.get(&format!("{EVENT}/settings/"), &s.token).await;
+    assert_eq!(conf.body["banktransfer_iban"], "");
 }
 
 #[tokio::test]

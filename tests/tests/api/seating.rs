@@ -713,3 +713,113 @@ async fn cloning_seats_copies_blocked_flags_but_not_sales() {
     assert_eq!(states, vec!["available", "blocked", "available"]);
     assert_eq!(r.body["results"][0]["name"], "Main, Row 1, Seat 1");
 }
+
+/// A layout with `categories` categories and `seats` seats in rows of 100, every seat in the
+/// last category: the worst case for a check that looks categories up one by one.
+fn big_layout(categories: usize, seats: usize) -> Value {
+    let names: Vec<Value> = (0..categories)
+        .map(|c| json!({"name": format!("c{c}")}))
+        .collect();
+    let last = format!("c{}", categories.saturating_sub(1));
+    let seat_list: Vec<Value> = (0..seats)
+        .map(|s| json!({"seat_guid": format!("s{s}"), "seat_number": "", "category": last}))
+        .collect();
+    let rows: Vec<Value> = seat_list
+        .chunks(100)
+        .enumerate()
+        .map(|(r, seats)| json!({"row_number": r.to_string(), "seats": seats}))
+        .collect();
+    json!({"name": "Arena", "categories": names, "zones": [{"name": "", "rows": rows}]})
+}
+
+/// A server taking bodies of up to 16 MiB: plans of 100,000 seats are larger than the
+/// default limit, and the caps must hold where an operator raises it.
+async fn large_bodies() -> TestApp {
+    TestApp::spawn_with(|c| c.max_body_bytes = 16 * 1024 * 1024).await
+}
+
+#[tokio::test]
+async fn a_layout_with_thousands_of_categories_is_refused_with_400_on_layout() {
+    let app = TestApp::spawn().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let id = create_plan(&app, &token, "Hall", layout()).await;
+    let attack = big_layout(5_000, 5_000);
+    let expected =
+        json!({"layout": ["categories: a layout may have no more than 1000 categories."]});
+    let r = app
+        .post(PLANS, &token, json!({"name": "Arena", "layout": attack}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.body, expected);
+    let url = format!("{PLANS}{id}/");
+    let r = app.patch(&url, &token, json!({"layout": attack})).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.body, expected);
+    let r = app
+        .put(&url, &token, json!({"name": "Arena", "layout": attack}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.body, expected);
+    assert_eq!(app.get(PLANS, &token).await.body["count"], 1);
+    assert_eq!(app.get(&url, &token).await.body["layout"], layout());
+}
+
+#[tokio::test]
+async fn a_layout_with_more_seats_than_the_cap_is_refused_with_400_on_layout() {
+    let app = large_bodies().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let r = app
+        .post(
+            PLANS,
+            &token,
+            json!({"name": "Arena", "layout": big_layout(1, seating::MAX_SEATS + 1)}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.body,
+        json!({"layout": ["zones[0].rows[1000].seats: a layout may have no more than 100000 seats."]})
+    );
+    assert_eq!(app.get(PLANS, &token).await.body["count"], 0);
+}
+
+#[tokio::test]
+async fn a_layout_with_as_many_categories_and_seats_as_allowed_is_accepted() {
+    let app = large_bodies().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let full = big_layout(seating::MAX_CATEGORIES, seating::MAX_SEATS);
+    let r = app
+        .post(PLANS, &token, json!({"name": "Arena", "layout": full}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let categories = r.body["layout"]["categories"].as_array().map(Vec::len);
+    assert_eq!(categories, Some(1_000));
+    let rows = r.body["layout"]["zones"][0]["rows"]
+        .as_array()
+        .map(Vec::len);
+    assert_eq!(rows, Some(1_000));
+}
+
+#[tokio::test]
+async fn a_seat_category_mapping_with_more_keys_than_a_plan_has_categories_is_400() {
+    let s = seated().await;
+    let mapping: Map<String, Value> = (0..=seating::MAX_CATEGORIES)
+        .map(|c| (format!("c{c}"), Value::Null))
+        .collect();
+    let r = s
+        .app
+        .patch(
+            "/api/v1/organizers/acme/events/conf/",
+            &s.token,
+            json!({"seat_category_mapping": mapping}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.body,
+        json!({"seat_category_mapping": ["Ensure this field has no more than 1000 elements."]})
+    );
+}

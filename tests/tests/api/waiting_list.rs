@@ -707,3 +707,44 @@ async fn entries_are_read_with_can_view_orders_and_written_with_can_change_order
         .await;
     assert_eq!(r.status, 401);
 }
+
+#[tokio::test]
+async fn a_response_time_stored_beyond_its_bounds_sends_a_voucher_valid_for_a_year() {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
+    use tessera::db::entities::{event, setting};
+    let s = sold_out().await;
+    let conf = event::Entity::find()
+        .filter(event::Column::Slug.eq("conf"))
+        .one(&s.app.db)
+        .await
+        .expect("query")
+        .expect("conf");
+    // As written before the setting had bounds: hours beyond any calendar.
+    setting::Entity::insert(setting::ActiveModel {
+        scope: Set("event".into()),
+        owner_id: Set(conf.id),
+        key: Set("waiting_list_hours".into()),
+        value: Set(json!(1_000_000_000_000_000_i64)),
+    })
+    .exec(&s.app.db)
+    .await
+    .expect("setting stored");
+    let e = wait(&s, json!({"email": "jane@example.org", "item": s.item})).await;
+    hold(&s.app, s.quota, HoldKind::Paid, -1).await;
+    let before = chrono::Utc::now();
+    let r = s.app.post(&send(id(&e)), &s.token, json!({})).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let entry = s.app.get(&one(id(&e)), &s.token).await.body;
+    let voucher_id = entry["voucher"].as_i64().expect("voucher assigned");
+    let v = s
+        .app
+        .get(&format!("{EVENT}/vouchers/{voucher_id}/"), &s.token)
+        .await
+        .body;
+    let until: chrono::DateTime<chrono::Utc> = v["valid_until"]
+        .as_str()
+        .and_then(|t| t.parse().ok())
+        .expect("valid_until");
+    let hours = (until - before).num_hours();
+    assert!((8_759..=8_760).contains(&hours), "a year at most: {until}");
+}

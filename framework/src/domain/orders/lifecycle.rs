@@ -75,6 +75,7 @@ impl Seller<'_> {
             .state
             .cache
             .generation()
+            .await
             .map(|g| (&*self.state.cache, g));
         let values = settings::of_event(txn, &self.state.settings, cache, ev).await?;
         let ctx = payment_context(&self.shop(), ev, &values, o, p.local_id);

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use chrono::{DateTime, Duration, NaiveTime, TimeZone, Utc};
+use chrono::{DateTime, NaiveTime, TimeDelta, TimeZone, Utc};
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait,
     QueryFilter, Set,
@@ -19,7 +19,7 @@ use crate::db::entities::{
 };
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::mail;
-use crate::domain::questions::{self, check_answer};
+use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell;
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
@@ -179,6 +179,11 @@ struct Line {
     answers: Value,
 }
 
+/// Most positions an order may have, as pretix's `PRETIX_MAX_ORDER_SIZE`; also the most carts
+/// one order may consume. 500 positions of 16 columns stay far below the bound variables a
+/// statement may take (32,766 on SQLite, 65,535 on PostgreSQL).
+pub const MAX_POSITIONS: usize = 500;
+
 /// Places an order in one transaction: the whole order or nothing. Quotas, seats and
 /// vouchers are checked under their locks, so concurrent orders never oversell. With
 /// `simulate`, everything is checked and priced and nothing is kept.
@@ -189,6 +194,19 @@ pub async fn place(
 ) -> Result<Order, PlaceError> {
     if new.positions.is_empty() {
         return Err(invalid("positions", "An order cannot be empty."));
+    }
+    // The API's schema refuses longer lists already; this guards every other caller, since
+    // the positions are written in one statement that takes a bounded number of values.
+    for (field, len) in [
+        ("positions", new.positions.len()),
+        ("consume_carts", new.consume_carts.len()),
+    ] {
+        if len > MAX_POSITIONS {
+            return Err(invalid(
+                field,
+                &format!("Ensure this field has no more than {MAX_POSITIONS} elements."),
+            ));
+        }
     }
     let ev = ctx.event;
     let subevents: Vec<i64> = new.positions.iter().filter_map(|p| p.subevent).collect();
@@ -394,17 +412,20 @@ async fn check_answers(
         .filter(question::Column::EventId.eq(event_id))
         .all(db)
         .await?;
-    let questions: HashMap<i64, questions::Question> = questions::complete(db, rows)
-        .await?
-        .into_iter()
-        .map(|q| (q.row.id, q))
+    let complete = questions::complete(db, rows).await?;
+    // Indexed once, so that each answer costs time in proportion to what it sends: an order
+    // has up to 500 positions with many answers each.
+    let questions: HashMap<i64, (&questions::Question, OptionIndex<'_>)> = complete
+        .iter()
+        .map(|q| (q.row.id, (q, option_index(q.row.id, &q.options))))
         .collect();
     for (i, p) in positions.iter().enumerate() {
         let mut out = Vec::new();
         for a in &p.answers {
-            let Some(q) = questions
+            // `items` is ascending.
+            let Some((q, options)) = questions
                 .get(&a.question)
-                .filter(|q| q.items.contains(&p.item))
+                .filter(|(q, _)| q.items.binary_search(&p.item).is_ok())
             else {
                 errors.add(
                     i,
@@ -413,15 +434,12 @@ async fn check_answers(
                 );
                 continue;
             };
-            if a.options
-                .iter()
-                .any(|o| !q.options.iter().any(|opt| opt.id == *o))
-            {
+            if a.options.iter().any(|o| !options.contains_key(o)) {
                 errors.add(i, "answers", "Invalid option selected.");
                 continue;
             }
-            match check_answer(&q.row, &q.options, &a.answer, &a.options) {
-                Ok(text) => out.push(answer_json(q, text, &a.options)),
+            match check_answer_indexed(&q.row, options, &a.answer, &a.options) {
+                Ok(text) => out.push(answer_json(q, options, text, &a.options)),
                 Err(message) => errors.add(i, "answers", message),
             }
         }
@@ -430,12 +448,19 @@ async fn check_answers(
     Ok(stored)
 }
 
-fn answer_json(q: &questions::Question, answer: String, option_ids: &[i64]) -> Value {
-    let chosen: Vec<&question_option::Model> = q
-        .options
+/// The stored answer; its options in the question's order (by position, then ID).
+fn answer_json(
+    q: &questions::Question,
+    options: &OptionIndex<'_>,
+    answer: String,
+    option_ids: &[i64],
+) -> Value {
+    let ids: HashSet<i64> = option_ids.iter().copied().collect();
+    let mut chosen: Vec<&question_option::Model> = ids
         .iter()
-        .filter(|o| option_ids.contains(&o.id))
+        .filter_map(|id| options.get(id).copied())
         .collect();
+    chosen.sort_by_key(|o| (o.position, o.id));
     json!({
         "question": q.row.id,
         "question_identifier": q.row.identifier,
@@ -501,14 +526,21 @@ async fn check_seats_free(
 }
 
 /// The end of the payment term: `days` after today, at the end of that day in the event's
-/// time zone, as pretix sets it.
-pub fn payment_term_end(ev: &event::Model, days: i64, now: DateTime<Utc>) -> DateTime<Utc> {
-    let tz: chrono_tz::Tz = ev.timezone.parse().unwrap_or(chrono_tz::UTC);
-    let local = now.with_timezone(&tz).date_naive() + Duration::days(days);
+/// time zone (`timezone`), as pretix sets it. `None` when that day is beyond the calendar
+/// (the setting is bounded far below, but the arithmetic must not trust its callers).
+pub fn payment_term_end(timezone: &str, days: i64, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let tz: chrono_tz::Tz = timezone.parse().unwrap_or(chrono_tz::UTC);
+    let term = TimeDelta::try_days(days)?;
+    let local = now
+        .with_timezone(&tz)
+        .date_naive()
+        .checked_add_signed(term)?;
     let end = local.and_time(NaiveTime::from_hms_opt(23, 59, 59).unwrap_or_default());
-    tz.from_local_datetime(&end)
-        .earliest()
-        .map_or(now + Duration::days(days), |t| t.with_timezone(&Utc))
+    match tz.from_local_datetime(&end).earliest() {
+        Some(t) => Some(t.with_timezone(&Utc)),
+        // 23:59:59 does not exist that day (a time zone change): the term counted from now.
+        None => now.checked_add_signed(term),
+    }
 }
 
 fn setting_i64(settings: &BTreeMap<&'static str, Value>, key: &str, default: i64) -> i64 {
@@ -527,7 +559,12 @@ async fn write(
     now: DateTime<Utc>,
 ) -> Result<Order, PlaceError> {
     let ev = ctx.event;
-    let expires = payment_term_end(ev, setting_i64(ctx.settings, "payment_term_days", 14), now);
+    let days = setting_i64(ctx.settings, "payment_term_days", 14);
+    let Some(expires) = payment_term_end(&ev.timezone, days, now) else {
+        return Err(PlaceError::Invalid(json!({
+            "payment_term_days": ["The payment term of this event is too long."]
+        })));
+    };
     let expires_automatically = ctx
         .settings
         .get("payment_term_expire_automatically")
@@ -866,20 +903,28 @@ async fn take_carts(
     if cart_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = cart_position::Entity::find()
+    // Deleting is what locks them: a concurrent order consuming the same carts finds them
+    // gone and credits nothing. One statement by cart ID (at most 500 of them, see the API),
+    // not by position ID: a cart may hold any number of positions.
+    cart_position::Entity::delete_many()
         .filter(cart_position::Column::EventId.eq(event_id))
         .filter(cart_position::Column::CartId.is_in(cart_ids.iter().cloned()))
-        .all(txn)
-        .await?;
-    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-    if ids.is_empty() {
-        return Ok(rows);
-    }
-    // Deleting is what locks them: a concurrent order consuming the same carts finds them
-    // gone and credits nothing.
-    let deleted = cart_position::Entity::delete_many()
-        .filter(cart_position::Column::Id.is_in(ids))
         .exec_with_returning(txn)
-        .await?;
-    Ok(deleted)
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_payment_term_ends_at_the_end_of_its_last_day_and_never_overflows() {
+        let now = DateTime::parse_from_rfc3339("2030-05-01T10:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .expect("instant");
+        let end = payment_term_end("Europe/Berlin", 14, now).expect("a term");
+        assert_eq!(end.to_rfc3339(), "2030-05-15T21:59:59+00:00");
+        assert_eq!(payment_term_end("Europe/Berlin", i64::MAX, now), None);
+        assert_eq!(payment_term_end("UTC", 1_000_000_000_000, now), None);
+    }
 }

@@ -8,7 +8,7 @@ use sea_orm::{
 };
 use serde_json::{Map, Value};
 
-use super::{Layout, LayoutSeat, parse_layout};
+use super::{Layout, LayoutError, LayoutSeat, MAX_CATEGORIES, read_layout};
 use crate::db::entities::{event, item, seat, seating_plan};
 use crate::http::{ApiError, FieldErrors};
 
@@ -133,9 +133,15 @@ async fn plan_layout(
         return Ok(None);
     };
     // Layouts are checked when stored; one that fails now is a fault, not bad input.
-    parse_layout(&plan.layout)
-        .map(Some)
-        .map_err(|e| DbErr::Custom(format!("seating plan {id} has an invalid layout: {e}")))
+    match read_layout(plan.layout).await {
+        Ok(layout) => Ok(Some(layout)),
+        Err(LayoutError::Invalid(e)) => Err(DbErr::Custom(format!(
+            "seating plan {id} has an invalid layout: {e}"
+        ))),
+        Err(LayoutError::Aborted) => Err(DbErr::Custom(format!(
+            "seating plan {id}: reading its layout failed"
+        ))),
+    }
 }
 
 async fn check_mapping(
@@ -146,9 +152,19 @@ async fn check_mapping(
     errors: &mut FieldErrors,
 ) -> Result<(), DbErr> {
     const FIELD: &str = "seat_category_mapping";
+    // Keys are categories, so a longer mapping cannot be right; refusing it first keeps the
+    // item lookup below to at most this many values.
+    if mapping.len() > MAX_CATEGORIES {
+        errors.push(
+            FIELD,
+            format!("Ensure this field has no more than {MAX_CATEGORIES} elements."),
+        );
+        return Ok(());
+    }
+    let categories = layout.category_set();
     let mut item_ids = Vec::new();
     for (category, value) in mapping {
-        if !layout.categories.iter().any(|c| c == category) {
+        if !categories.contains(category.as_str()) {
             errors.push(
                 FIELD,
                 format!("\"{category}\" is not a category of the seating plan."),

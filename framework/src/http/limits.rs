@@ -1,0 +1,266 @@
+//! What a request may cost before any work is done for it: bounded headers and URIs, and
+//! request rates per credential and per client address, kept in memory that stays bounded.
+//!
+//! The rates are counted in each process: they shield a process from floods, they are not
+//! quotas (several processes behind a balancer each allow the configured rate).
+
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter as Governor};
+use poem::error::ReadBodyError;
+use poem::http::{StatusCode, header};
+use poem::{Body, Request};
+
+use super::error::ApiError;
+
+/// Longest path and query accepted, in bytes.
+pub const MAX_URI: usize = 8 * 1024;
+
+/// Largest single header value accepted, in bytes.
+pub const MAX_HEADER_VALUE: usize = 8 * 1024;
+
+/// Largest `Authorization` header accepted, in bytes: every credential Tessera issues is
+/// far shorter.
+pub const MAX_AUTHORIZATION: usize = 1024;
+
+/// Largest sum of header names and values accepted, in bytes.
+pub const MAX_HEADERS: usize = 32 * 1024;
+
+/// The error for a request whose URI or headers are larger than accepted, if it is.
+pub fn oversized(req: &Request) -> Option<ApiError> {
+    let uri = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if uri > MAX_URI {
+        return Some(ApiError::detail(
+            StatusCode::URI_TOO_LONG,
+            format!("The request URI is longer than {MAX_URI} bytes."),
+        ));
+    }
+    let too_large = |what: &str, limit: usize| {
+        Some(ApiError::detail(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            format!("{what} is larger than {limit} bytes."),
+        ))
+    };
+    if req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .is_some_and(|v| v.len() > MAX_AUTHORIZATION)
+    {
+        return too_large("The Authorization header", MAX_AUTHORIZATION);
+    }
+    let mut total = 0;
+    for (name, value) in req.headers() {
+        if value.len() > MAX_HEADER_VALUE {
+            return too_large(&format!("The {name} header"), MAX_HEADER_VALUE);
+        }
+        total += name.as_str().len() + value.len();
+    }
+    (total > MAX_HEADERS).then(|| too_large("The request's headers", MAX_HEADERS))?
+}
+
+/// How long a client may take to send a request body: a client that trickles it in holds a
+/// connection and memory for no good reason.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Paths that take files, which their operations read within their own, larger limit.
+const UPLOAD_PATHS: [&str; 1] = ["/api/v1/upload"];
+
+/// Reads the request body into memory within `limit` bytes and [`BODY_TIMEOUT`], so that no
+/// extractor reads more: 413 for a body that is (or says it is) larger, before reading it
+/// when it says so; 408 for one that does not arrive in time. Upload bodies are left to
+/// their operations, after a check of their declared length against `upload_limit`.
+pub async fn bound_body(
+    req: &mut Request,
+    limit: usize,
+    upload_limit: usize,
+) -> Result<(), ApiError> {
+    let upload = UPLOAD_PATHS.contains(&req.uri().path().trim_end_matches('/'));
+    let limit = if upload { upload_limit } else { limit };
+    let too_large = || {
+        ApiError::detail(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("The request body is larger than {limit} bytes."),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    if upload || declared == Some(0) {
+        return Ok(());
+    }
+    let body = req.take_body();
+    let read = tokio::time::timeout(BODY_TIMEOUT, body.into_bytes_limit(limit)).await;
+    match read {
+        Ok(Ok(bytes)) => {
+            req.set_body(Body::from(bytes));
+            Ok(())
+        }
+        Ok(Err(ReadBodyError::PayloadTooLarge)) => Err(too_large()),
+        Ok(Err(error)) => Err(ApiError::bad_request(format!(
+            "The request body could not be read: {error}"
+        ))),
+        Err(_) => Err(ApiError::detail(
+            StatusCode::REQUEST_TIMEOUT,
+            "The request body did not arrive in time.",
+        )),
+    }
+}
+
+/// Keys a limiter remembers before it forgets all of them: far more than the clients and
+/// credentials that are active within one minute.
+const MAX_KEYS: usize = 100_000;
+
+/// Checks between two sweeps of keys that are idle again.
+const SWEEP_EVERY: u64 = 1024;
+
+/// Requests per minute per key (a credential, or a client address), with memory bounded by
+/// forgetting keys that are idle again.
+pub struct RateLimiter {
+    quota: Quota,
+    keys: RwLock<DefaultKeyedRateLimiter<String>>,
+    checks: AtomicU64,
+}
+
+impl RateLimiter {
+    /// A limiter allowing `per_minute` requests per key, or none when 0.
+    pub fn new(per_minute: u32) -> Option<Self> {
+        let quota = Quota::per_minute(NonZeroU32::new(per_minute)?);
+        Some(Self {
+            quota,
+            keys: RwLock::new(Governor::keyed(quota)),
+            checks: AtomicU64::new(0),
+        })
+    }
+
+    /// Ok, or the number of seconds to wait.
+    pub fn check(&self, key: &str) -> Result<(), u64> {
+        if self
+            .checks
+            .fetch_add(1, Ordering::Relaxed)
+            .is_multiple_of(SWEEP_EVERY)
+        {
+            self.sweep();
+        }
+        let Ok(keys) = self.keys.read() else {
+            return Ok(());
+        };
+        keys.check_key(&key.to_owned()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
+    }
+
+    /// The number of keys remembered.
+    pub fn len(&self) -> usize {
+        self.keys.read().map_or(0, |k| k.len())
+    }
+
+    /// Whether no key is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Forgets the keys whose allowance is whole again, and all of them when even the busy
+    /// ones are too many (a flood from ever new addresses).
+    fn sweep(&self) {
+        let Ok(mut keys) = self.keys.write() else {
+            return;
+        };
+        keys.retain_recent();
+        if keys.len() >= MAX_KEYS {
+            *keys = Governor::keyed(self.quota);
+        }
+        keys.shrink_to_fit();
+    }
+}
+
+/// The address a request comes from: the peer's, or, when the peer is a trusted proxy, the
+/// nearest address in `X-Forwarded-For` that is not one. `None` when unknown (in-process
+/// calls).
+pub fn client_address(req: &Request, trusted_proxies: &[IpAddr]) -> Option<IpAddr> {
+    let peer = req.remote_addr().as_socket_addr().map(|a| a.ip())?;
+    if !trusted_proxies.contains(&peer) {
+        return Some(peer);
+    }
+    let forwarded: Vec<&str> = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .collect();
+    for hop in forwarded.iter().rev() {
+        match hop.trim().parse::<IpAddr>() {
+            Ok(ip) if trusted_proxies.contains(&ip) => continue,
+            Ok(ip) => return Some(ip),
+            // What a proxy we trust did not write cannot be trusted further left.
+            Err(_) => break,
+        }
+    }
+    Some(peer)
+}
+
+/// The key an address is limited under: IPv6 clients by their /64 network, since one
+/// client is usually given a whole /64.
+pub fn address_key(address: Option<IpAddr>) -> String {
+    match address {
+        Some(IpAddr::V6(v6)) if v6.to_ipv4_mapped().is_none() => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+        Some(IpAddr::V6(v6)) => v6
+            .to_ipv4_mapped()
+            .map_or_else(String::new, |v4| v4.to_string()),
+        Some(ip) => ip.to_string(),
+        None => "unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_whose_allowance_is_whole_again_are_forgotten() {
+        // Ten thousand a second: an allowance is whole again a fraction of a millisecond
+        // after its key's single request.
+        let limiter = RateLimiter::new(600_000).expect("limiter");
+        for i in 0..2000 {
+            assert!(limiter.check(&format!("key{i}")).is_ok());
+        }
+        assert!(!limiter.is_empty());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        limiter.sweep();
+        assert!(limiter.is_empty());
+    }
+
+    #[test]
+    fn a_key_that_used_its_allowance_is_not_forgotten_by_a_sweep() {
+        let limiter = RateLimiter::new(1).expect("limiter");
+        assert!(limiter.check("busy").is_ok());
+        assert!(limiter.check("busy").is_err());
+        limiter.sweep();
+        assert_eq!(limiter.check("busy").err(), Some(60));
+    }
+
+    #[test]
+    fn ipv6_clients_share_their_network_and_mapped_ipv4_is_ipv4() {
+        let a: IpAddr = "2001:db8:1:2::1".parse().expect("ip");
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().expect("ip");
+        assert_eq!(address_key(Some(a)), address_key(Some(b)));
+        let mapped: IpAddr = "::ffff:192.0.2.7".parse().expect("ip");
+        assert_eq!(address_key(Some(mapped)), "192.0.2.7");
+        assert_eq!(address_key(None), "unknown");
+    }
+}
