@@ -8,20 +8,6 @@ use crate::schema_helpers::*;
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-/// A nullable reference that is cleared when its target is deleted: a mail outlives the
-/// organizer or event it was about.
-fn fk_set_null(
-    from_table: &'static str,
-    from_col: &'static str,
-    to: &'static str,
-) -> ForeignKeyCreateStatement {
-    ForeignKey::create()
-        .from(from_table, from_col)
-        .to(to, "id")
-        .on_delete(ForeignKeyAction::SetNull)
-        .to_owned()
-}
-
 async fn create_outbox(m: &SchemaManager<'_>) -> Result<(), DbErr> {
     m.create_table(
         Table::create()

@@ -15,6 +15,20 @@ pub fn fk(
         .to_owned()
 }
 
+/// A nullable reference from `from_table.from_col` to `to.id` that is cleared when its target
+/// is deleted (a row that outlives what it was about).
+pub fn fk_set_null(
+    from_table: &'static str,
+    from_col: &'static str,
+    to: &'static str,
+) -> ForeignKeyCreateStatement {
+    ForeignKey::create()
+        .from(from_table, from_col)
+        .to(to, "id")
+        .on_delete(ForeignKeyAction::SetNull)
+        .to_owned()
+}
+
 /// An index on the columns.
 pub fn index(
     name: &'static str,
