@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use tessera::admin::{self, TokenRequest};
+use tessera::admin::{self, TokenRequest, UserRequest};
 use tessera::config::Overrides;
 use tessera::db::DatabaseConnection;
 use tessera::domain::permissions::{Permission, PermissionSet};
@@ -101,6 +101,30 @@ enum AdminTask {
         /// Limit the team to this event (repeatable); without it the team has all events.
         #[arg(long, value_name = "SLUG")]
         event: Vec<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Create a user who signs in with email and password, optionally in a team of an
+    /// organizer (the team is created without permissions when missing).
+    CreateUser {
+        /// Email address.
+        #[arg(long)]
+        email: String,
+        /// Password (at least 8 characters).
+        #[arg(long)]
+        password: String,
+        /// Full name.
+        #[arg(long, default_value = "")]
+        fullname: String,
+        /// Make the user staff of the service.
+        #[arg(long)]
+        staff: bool,
+        /// Organizer slug of the team to join (with --team).
+        #[arg(long, value_name = "SLUG", requires = "team")]
+        organizer: Option<String>,
+        /// Team name to join (with --organizer).
+        #[arg(long, value_name = "NAME", requires = "organizer")]
+        team: Option<String>,
         #[command(flatten)]
         db: DbArgs,
     },
@@ -265,6 +289,28 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String>
                 .await
                 .map_err(|e| e.to_string())?;
             outln!("{token}");
+        }
+        AdminTask::CreateUser {
+            email,
+            password,
+            fullname,
+            staff,
+            organizer,
+            team,
+            db,
+        } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            let request = UserRequest {
+                email,
+                password,
+                fullname,
+                is_staff: staff,
+                team: organizer.zip(team),
+            };
+            let user = admin::create_user(&db, &request)
+                .await
+                .map_err(|e| e.to_string())?;
+            outln!("created user {} (id {})", user.email, user.id);
         }
         AdminTask::AcceptGiftcards {
             organizer,

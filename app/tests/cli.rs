@@ -585,3 +585,113 @@ async fn two_processes_sell_each_of_ten_seats_once_to_fifty_buyers() {
     let path = "/api/v1/organizers/acme/events/conf/orders/";
     assert_eq!(race_orders(&servers, &auth, path, bodies).await, 10);
 }
+
+/// The CSRF field of a page's form.
+fn csrf_field(page: &str) -> String {
+    let marker = "name=\"csrfmiddlewaretoken\" value=\"";
+    let start = page.find(marker).expect("csrf field") + marker.len();
+    page[start..].split('"').next().expect("value").to_owned()
+}
+
+/// The `name=value` part of the cookie `name` a response sets.
+fn set_cookie(resp: &reqwest::Response, name: &str) -> String {
+    resp.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|c| c.starts_with(&format!("{name}=")))
+        .and_then(|c| c.split(';').next())
+        .expect("cookie")
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn create_user_makes_a_user_who_signs_in_on_one_process_and_is_known_to_another() {
+    let db = fresh_database().await;
+    organizer_with_token(&db);
+    let args = |email: &str| {
+        vec![
+            "admin".to_owned(),
+            "create-user".into(),
+            "--email".into(),
+            email.into(),
+            "--password".into(),
+            "a long enough password".into(),
+            "--fullname".into(),
+            "Ada Lovelace".into(),
+            "--organizer".into(),
+            "acme".into(),
+            "--team".into(),
+            "staff".into(),
+            "--database-url".into(),
+            db.url.clone(),
+        ]
+    };
+    let run = |email: &str| {
+        let a = args(email);
+        tessera(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let created = run("Ada@Example.org");
+    assert!(created.status.success(), "{}", stderr(&created));
+    assert!(stdout(&created).contains("created user ada@example.org"));
+    let again = run("ada@example.ORG");
+    assert!(!again.status.success(), "the email is taken");
+    assert_eq!(
+        stderr(&again).trim().lines().count(),
+        1,
+        "{}",
+        stderr(&again)
+    );
+
+    let conn = tessera::db::connect(&db.url, 2).await.expect("connect");
+    let user = tessera::domain::users::find_by_email(&conn, "ada@example.org")
+        .await
+        .expect("query")
+        .expect("user");
+    let grants = tessera::domain::users::organizers_of(&conn, user.id)
+        .await
+        .expect("grants");
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].organizer.slug, "acme");
+
+    let first = serve(&db).await;
+    let second = serve(&db).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let form = client
+        .get(format!("{}/login", first.base))
+        .send()
+        .await
+        .expect("login page");
+    let csrf_cookie = set_cookie(&form, "tessera_csrf");
+    let token = csrf_field(&form.text().await.expect("page"));
+    let body = format!(
+        "csrfmiddlewaretoken={token}&email=ada%40example.org&password=a+long+enough+password&next=%2Faccount"
+    );
+    let signed_in = client
+        .post(format!("{}/login", first.base))
+        .header("Cookie", &csrf_cookie)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(signed_in.status().as_u16(), 303);
+    let session = set_cookie(&signed_in, "tessera_session");
+    let account = client
+        .get(format!("{}/account", second.base))
+        .header("Cookie", &session)
+        .send()
+        .await
+        .expect("account");
+    assert_eq!(account.status().as_u16(), 200);
+    assert!(
+        account
+            .text()
+            .await
+            .expect("page")
+            .contains("ada@example.org")
+    );
+}

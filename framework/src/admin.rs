@@ -20,7 +20,7 @@ use crate::domain::settings::{self, Scope};
 use crate::domain::tax_rules::{self, TaxRuleFields};
 use crate::domain::vouchers::{self, PriceMode, manage::VoucherFields};
 use crate::domain::waiting_list::{self, EntryFields};
-use crate::domain::{events, slug, teams};
+use crate::domain::{events, slug, teams, users};
 use crate::plugin::payment::ManualPayment;
 use crate::state::AppState;
 use serde_json::json;
@@ -168,6 +168,73 @@ pub async fn create_token(
     };
     let (_, token) = teams::create_token(db, team.id, "cli").await?;
     Ok(token)
+}
+
+/// A new user, and optionally the team they join.
+#[derive(Debug, Clone, Default)]
+pub struct UserRequest {
+    /// Email address (stored lower-cased).
+    pub email: String,
+    /// Password (stored as an argon2id hash).
+    pub password: String,
+    /// Full name.
+    pub fullname: String,
+    /// Staff of the service.
+    pub is_staff: bool,
+    /// Organizer slug and team name the user joins; the team is created without permissions
+    /// when it does not exist.
+    pub team: Option<(String, String)>,
+}
+
+/// Creates a user, adding them to a team of an organizer when asked.
+pub async fn create_user(
+    db: &DatabaseConnection,
+    req: &UserRequest,
+) -> Result<crate::db::entities::user::Model, AdminError> {
+    let team = match &req.team {
+        Some((organizer, name)) => Some(team_by_name(db, organizer, name).await?),
+        None => None,
+    };
+    let new = users::NewUser {
+        email: req.email.clone(),
+        password: req.password.clone(),
+        fullname: req.fullname.clone(),
+        is_staff: req.is_staff,
+        ..Default::default()
+    };
+    let user = users::create_user(db, new).await.map_err(|e| match e {
+        users::CreateError::Db(e) => AdminError::Db(e),
+        invalid_fields => invalid(invalid_fields.to_string()),
+    })?;
+    if let Some(team) = team {
+        users::add_to_team(db, user.id, team.id).await?;
+    }
+    Ok(user)
+}
+
+/// The team of an organizer with this name, created without permissions when missing.
+async fn team_by_name(
+    db: &DatabaseConnection,
+    organizer: &str,
+    name: &str,
+) -> Result<team::Model, AdminError> {
+    let org = organizer_by_slug(db, organizer).await?;
+    if name.trim().is_empty() || name.chars().count() > 190 {
+        return Err(invalid("the team name must have 1 to 190 characters"));
+    }
+    let existing = team::Entity::find()
+        .filter(team::Column::OrganizerId.eq(org.id))
+        .filter(team::Column::Name.eq(name))
+        .one(db)
+        .await?;
+    Ok(match existing {
+        Some(t) => t,
+        None => {
+            teams::new_team(org.id, name, true, PermissionSet::default())
+                .insert(db)
+                .await?
+        }
+    })
 }
 
 /// Lets `acceptor` accept the gift cards issued by `issuer`.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use poem::endpoint::{BoxEndpoint, make_sync};
 use poem::middleware::{NormalizePath, TrailingSlash};
 use poem::web::Html;
-use poem::{EndpointExt, Route, get};
+use poem::{EndpointExt, Route, get, post};
 use poem_openapi::OpenApiService;
 use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
@@ -179,6 +179,12 @@ impl Server {
                 "/:organizer/:event/order/:code/:secret/pay/:local_id",
                 get(crate::pages::payment_page),
             )
+            .at(
+                "/login",
+                get(crate::web::login::login_page).post(crate::web::login::login),
+            )
+            .at("/logout", post(crate::web::login::logout))
+            .at("/account", get(crate::web::account::account_page))
             .nest("/", service);
         let state = self.state.clone();
         WithPlugins::new(api, &self.state.plugins)

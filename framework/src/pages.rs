@@ -32,14 +32,20 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; form-action 'none
 /// order's only credential: it must stay out of caches (`no-store`) and out of the
 /// `Referer` sent when following a link such as a payment provider's (`no-referrer`), and the
 /// page must not be framed by another site or read as another type of content.
-pub fn protect(mut resp: Response) -> Response {
+pub fn protect(resp: Response) -> Response {
+    protect_with(resp, CONTENT_SECURITY_POLICY)
+}
+
+/// [`protect`] with another content security policy: pages with forms and styles (the
+/// account pages, `crate::web`) allow what they need and keep the rest.
+pub fn protect_with(mut resp: Response, policy: &'static str) -> Response {
     let headers = resp.headers_mut();
     for (name, value) in [
         (header::CACHE_CONTROL, "no-store"),
         (header::REFERRER_POLICY, "no-referrer"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::CONTENT_SECURITY_POLICY, policy),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
     }

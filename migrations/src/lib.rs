@@ -12,6 +12,7 @@ mod m0007_selling;
 mod m0008_mail_idempotency;
 mod m0009_upload_limits;
 mod m0010_config_changes;
+mod m0011_accounts;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -33,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0008_mail_idempotency::Migration),
             Box::new(m0009_upload_limits::Migration),
             Box::new(m0010_config_changes::Migration),
+            Box::new(m0011_accounts::Migration),
         ]
     }
 }

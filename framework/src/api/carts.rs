@@ -100,17 +100,17 @@ pub struct CartPositionCreate {
     pub variation: Option<i64>,
     /// The price (not computed by the service).
     pub price: Money,
-    /// Attendee name parts.
-    #[oai(default, validator(max_properties = 100))]
+    /// Attendee name parts, each at most 255 characters.
+    #[oai(default, validator(max_length = 255, max_properties = 100))]
     pub attendee_name_parts: BTreeMap<String, String>,
     /// Attendee e-mail.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 254))]
     pub attendee_email: Option<String>,
     /// The date of a series; required in a series.
     #[oai(nullable)]
     pub subevent: Option<i64>,
     /// The seat's identifier in the seating plan.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub seat: Option<String>,
     /// End of the reservation; the event's `reservation_time` from now when not sent.
     #[oai(nullable)]

@@ -54,12 +54,14 @@ impl From<category::Model> for CategoryOut {
 #[derive(Object)]
 pub struct CategoryCreate {
     /// Name.
+    #[oai(validator(max_length = 255))]
     pub name: I18nString,
     /// Name shown in the back end only.
     #[oai(nullable, validator(max_length = 255))]
     pub internal_name: Option<String>,
-    /// Description; may contain Markdown.
-    #[oai(nullable)]
+    /// Description; may contain Markdown. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub description: Option<I18nString>,
     /// Sort position.
     #[oai(default)]
@@ -85,12 +87,14 @@ impl From<CategoryCreate> for CategoryFields {
 #[derive(Object)]
 pub struct CategoryPatch {
     /// Name.
+    #[oai(validator(max_length = 255))]
     pub name: Option<I18nString>,
     /// Name shown in the back end only.
     #[oai(nullable, validator(max_length = 255))]
     pub internal_name: MaybeUndefined<String>,
-    /// Description; may contain Markdown.
-    #[oai(nullable)]
+    /// Description; may contain Markdown. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub description: MaybeUndefined<I18nString>,
     /// Sort position.
     pub position: Option<i32>,

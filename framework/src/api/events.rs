@@ -128,6 +128,7 @@ fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> E
 #[derive(Object)]
 pub struct EventCreate {
     /// Full name.
+    #[oai(validator(max_length = 200))]
     pub name: I18nString,
     /// Short form used in URLs.
     #[oai(validator(min_length = 1, max_length = 50))]
@@ -156,7 +157,7 @@ pub struct EventCreate {
     #[oai(nullable)]
     pub presale_end: Option<DateTime<Utc>>,
     /// Location.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 200))]
     pub location: Option<I18nString>,
     /// Latitude.
     #[oai(nullable)]
@@ -166,11 +167,11 @@ pub struct EventCreate {
     pub geo_lon: Option<f64>,
     /// Event series (default false); fixed after creation.
     pub has_subevents: Option<bool>,
-    /// Meta data values.
-    #[oai(validator(max_properties = 1000))]
+    /// Meta data values. Each at most 10,000 characters (pretix sets no limit).
+    #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
     /// Plugins to enable.
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 190, max_items = 1000))]
     pub plugins: Option<Vec<String>>,
     /// Seating plan ID.
     #[oai(nullable)]
@@ -179,12 +180,14 @@ pub struct EventCreate {
     #[oai(validator(max_properties = 1000))]
     pub seat_category_mapping: Option<NullableMap<i64>>,
     /// Time zone name (default UTC).
+    #[oai(validator(max_length = 190))]
     pub timezone: Option<String>,
-    /// Item meta data properties and defaults.
-    #[oai(validator(max_properties = 1000))]
+    /// Item meta data properties and defaults. Each default at most 10,000 characters (pretix sets
+    /// no limit).
+    #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub item_meta_properties: Option<BTreeMap<String, String>>,
     /// Sales channels (default `["web"]`).
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 190, max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
 }
 
@@ -192,8 +195,10 @@ pub struct EventCreate {
 #[derive(Object)]
 pub struct EventPatch {
     /// Full name.
+    #[oai(validator(max_length = 200))]
     pub name: Option<I18nString>,
     /// Cannot change; sending another value is 400.
+    #[oai(validator(max_length = 50))]
     pub slug: Option<String>,
     /// Going live needs a quota and, for priced products, an enabled payment provider.
     pub live: Option<bool>,
@@ -218,7 +223,7 @@ pub struct EventPatch {
     #[oai(nullable)]
     pub presale_end: MaybeUndefined<DateTime<Utc>>,
     /// Location.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 200))]
     pub location: MaybeUndefined<I18nString>,
     /// Latitude.
     #[oai(nullable)]
@@ -228,11 +233,12 @@ pub struct EventPatch {
     pub geo_lon: MaybeUndefined<f64>,
     /// Cannot change; sending another value is 400.
     pub has_subevents: Option<bool>,
-    /// Meta data values (replaces all values).
-    #[oai(validator(max_properties = 1000))]
+    /// Meta data values (replaces all values). Each at most 10,000 characters (pretix sets no
+    /// limit).
+    #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
     /// Plugins to enable (replaces the list).
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 190, max_items = 1000))]
     pub plugins: Option<Vec<String>>,
     /// Seating plan ID.
     #[oai(nullable)]
@@ -241,12 +247,14 @@ pub struct EventPatch {
     #[oai(validator(max_properties = 1000))]
     pub seat_category_mapping: Option<NullableMap<i64>>,
     /// Time zone name.
+    #[oai(validator(max_length = 190))]
     pub timezone: Option<String>,
-    /// Item meta data properties and defaults.
-    #[oai(validator(max_properties = 1000))]
+    /// Item meta data properties and defaults. Each default at most 10,000 characters (pretix sets
+    /// no limit).
+    #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub item_meta_properties: Option<BTreeMap<String, String>>,
     /// Sales channels.
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 190, max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
 }
 

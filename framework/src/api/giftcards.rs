@@ -76,8 +76,8 @@ pub struct GiftCardCreate {
     /// Expiry date.
     #[oai(nullable)]
     pub expires: Option<DateTime<Utc>>,
-    /// Special terms.
-    #[oai(nullable)]
+    /// Special terms. At most 10,000 characters (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 10000))]
     pub conditions: Option<String>,
 }
 
@@ -89,8 +89,8 @@ pub struct GiftCardPatch {
     /// New expiry date.
     #[oai(nullable)]
     pub expires: MaybeUndefined<DateTime<Utc>>,
-    /// New terms.
-    #[oai(nullable)]
+    /// New terms. At most 10,000 characters (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 10000))]
     pub conditions: MaybeUndefined<String>,
 }
 
@@ -102,8 +102,8 @@ pub struct GiftCardPut {
     /// Expiry date.
     #[oai(nullable)]
     pub expires: Option<DateTime<Utc>>,
-    /// Terms.
-    #[oai(nullable)]
+    /// Terms. At most 10,000 characters (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 10000))]
     pub conditions: Option<String>,
 }
 
@@ -112,8 +112,8 @@ pub struct GiftCardPut {
 pub struct TransactRequest {
     /// Signed amount: positive adds credit, negative spends it.
     pub value: Money,
-    /// Free text stored with the transaction.
-    #[oai(nullable)]
+    /// Free text stored with the transaction. At most 10,000 characters (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 10000))]
     pub text: Option<String>,
 }
 

@@ -66,6 +66,7 @@ impl VariationOut {
 #[derive(Object)]
 pub struct VariationCreate {
     /// Name of the variation.
+    #[oai(validator(max_length = 255))]
     pub value: I18nString,
     /// Price; the item's when null.
     #[oai(nullable)]
@@ -76,8 +77,8 @@ pub struct VariationCreate {
     /// If false, not sold or shown.
     #[oai(default = "yes")]
     pub active: bool,
-    /// Description.
-    #[oai(nullable)]
+    /// Description. At most 100,000 characters per language (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub description: Option<I18nString>,
     /// Sort position.
     #[oai(default)]
@@ -105,6 +106,7 @@ impl From<VariationCreate> for VariationFields {
 #[derive(Object)]
 pub struct VariationPatch {
     /// Name.
+    #[oai(validator(max_length = 255))]
     pub value: Option<I18nString>,
     /// Price; null takes the item's.
     #[oai(nullable)]
@@ -114,8 +116,8 @@ pub struct VariationPatch {
     pub original_price: MaybeUndefined<Money>,
     /// Sold and shown.
     pub active: Option<bool>,
-    /// Description.
-    #[oai(nullable)]
+    /// Description. At most 100,000 characters per language (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub description: MaybeUndefined<I18nString>,
     /// Sort position.
     pub position: Option<i32>,

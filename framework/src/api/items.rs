@@ -172,6 +172,7 @@ pub fn item_out(it: Item, ev: &event::Model, public_url: &str) -> ItemOut {
 #[derive(Object)]
 pub struct ItemCreate {
     /// Visible name.
+    #[oai(validator(max_length = 255))]
     pub name: I18nString,
     /// Name shown in the back end only.
     #[oai(nullable, validator(max_length = 255))]
@@ -184,8 +185,9 @@ pub struct ItemCreate {
     /// If false, hidden and not sold.
     #[oai(default = "yes")]
     pub active: bool,
-    /// Description; may contain Markdown.
-    #[oai(nullable)]
+    /// Description; may contain Markdown. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub description: Option<I18nString>,
     /// Whether the buyer may pay more.
     #[oai(default)]
@@ -200,10 +202,10 @@ pub struct ItemCreate {
     #[oai(default)]
     pub position: i32,
     /// A file ID from `POST /api/v1/upload`, or the current picture URL to keep it.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 255))]
     pub picture: Option<String>,
     /// Sales channels; `["web"]` when omitted.
-    #[oai(default = "web_only", validator(max_items = 1000))]
+    #[oai(default = "web_only", validator(max_length = 190, max_items = 1000))]
     pub sales_channels: Vec<String>,
     /// First time it can be bought.
     #[oai(nullable)]
@@ -262,8 +264,9 @@ pub struct ItemCreate {
     /// Bundle configurations (creation only).
     #[oai(validator(max_items = 1000))]
     pub bundles: Option<Vec<BundleCreate>>,
-    /// Values of the event's item meta properties.
-    #[oai(default, validator(max_properties = 1000))]
+    /// Values of the event's item meta properties. Each at most 10,000 characters (pretix sets no
+    /// limit).
+    #[oai(default, validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: BTreeMap<String, String>,
 }
 
@@ -279,6 +282,7 @@ fn web_only() -> Vec<String> {
 #[derive(Object)]
 pub struct ItemPatch {
     /// Visible name.
+    #[oai(validator(max_length = 255))]
     pub name: Option<I18nString>,
     /// Name shown in the back end only.
     #[oai(nullable, validator(max_length = 255))]
@@ -290,8 +294,8 @@ pub struct ItemPatch {
     pub category: MaybeUndefined<i64>,
     /// If false, hidden and not sold.
     pub active: Option<bool>,
-    /// Description.
-    #[oai(nullable)]
+    /// Description. At most 100,000 characters per language (pretix sets no limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub description: MaybeUndefined<I18nString>,
     /// Whether the buyer may pay more.
     pub free_price: Option<bool>,
@@ -303,10 +307,10 @@ pub struct ItemPatch {
     /// Sort position.
     pub position: Option<i32>,
     /// A file ID from `POST /api/v1/upload`, the current URL, or null to remove it.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 255))]
     pub picture: MaybeUndefined<String>,
     /// Sales channels.
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 190, max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
     /// First time it can be bought.
     #[oai(nullable)]
@@ -354,8 +358,9 @@ pub struct ItemPatch {
     pub addons: Option<Vec<serde_json::Value>>,
     /// Not accepted here; use the nested endpoint.
     pub bundles: Option<Vec<serde_json::Value>>,
-    /// Values of the event's item meta properties; replaces the whole object.
-    #[oai(validator(max_properties = 1000))]
+    /// Values of the event's item meta properties; replaces the whole object. Each at most 10,000
+    /// characters (pretix sets no limit).
+    #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
 }
 

@@ -8,11 +8,13 @@ pub mod files;
 pub mod giftcards;
 pub mod item_parts;
 pub mod items;
+pub mod oauth;
 pub mod orders;
 pub mod organizers;
 pub mod properties;
 pub mod questions;
 pub mod quotas;
+pub mod resellers;
 pub mod seating;
 pub mod settings;
 pub mod subevents;
@@ -63,6 +65,11 @@ pub enum Tag {
     /// People waiting for sold-out products, and the vouchers sent to them.
     #[oai(rename = "Waiting list")]
     WaitingList,
+    /// OAuth 2.0 tokens and the profile of the user a token acts for.
+    #[oai(rename = "OAuth")]
+    OAuth,
+    /// Reseller accounts and the organizers they create.
+    Resellers,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -87,6 +94,12 @@ pub fn ticketing_api() -> impl OpenApi {
             orders::OrdersApi,
             carts::CartsApi,
         ),
-        (vouchers::VouchersApi, waiting_list::WaitingListApi),
+        (
+            vouchers::VouchersApi,
+            waiting_list::WaitingListApi,
+            oauth::OAuthApi,
+            oauth::ProfileApi,
+            resellers::ResellersApi,
+        ),
     )
 }

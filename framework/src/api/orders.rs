@@ -33,8 +33,8 @@ pub struct Answer {
     /// The question's identifier.
     #[oai(read_only)]
     pub question_identifier: Option<String>,
-    /// The answer as text.
-    #[oai(default)]
+    /// The answer as text. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
     pub answer: String,
     /// Chosen option IDs (choice questions).
     #[oai(default, validator(max_items = 1000))]
@@ -164,34 +164,34 @@ pub struct InvoiceAddress {
     #[oai(default)]
     pub is_business: bool,
     /// Company.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 255))]
     pub company: String,
     /// Name, from its parts.
     #[oai(read_only)]
     pub name: Option<String>,
-    /// Name parts.
-    #[oai(default, validator(max_properties = 100))]
+    /// Name parts. Each at most 255 characters.
+    #[oai(default, validator(max_length = 255, max_properties = 100))]
     pub name_parts: BTreeMap<String, String>,
-    /// Street.
-    #[oai(default)]
+    /// Street. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
     pub street: String,
     /// Postal code.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 30))]
     pub zipcode: String,
     /// City.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 255))]
     pub city: String,
     /// Country code.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 2))]
     pub country: String,
     /// State.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 255))]
     pub state: String,
-    /// The customer's reference.
-    #[oai(default)]
+    /// The customer's reference. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
     pub internal_reference: String,
     /// VAT ID.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 255))]
     pub vat_id: String,
 }
 
@@ -467,14 +467,14 @@ pub struct PositionCreate {
     pub variation: Option<i64>,
     /// The price, taxes included; computed from the product (and voucher) when not sent.
     pub price: Option<Money>,
-    /// Attendee name parts.
-    #[oai(default, validator(max_properties = 100))]
+    /// Attendee name parts. Each at most 255 characters.
+    #[oai(default, validator(max_length = 255, max_properties = 100))]
     pub attendee_name_parts: BTreeMap<String, String>,
     /// Attendee name, stored as the `full_name` part.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 255))]
     pub attendee_name: Option<String>,
     /// Attendee e-mail.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 254))]
     pub attendee_email: Option<String>,
     /// Answers to the event's questions, at most 1,000.
     #[oai(default, validator(max_items = 1000))]
@@ -483,10 +483,10 @@ pub struct PositionCreate {
     #[oai(nullable)]
     pub subevent: Option<i64>,
     /// The seat's identifier in the seating plan.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub seat: Option<String>,
     /// A voucher code.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 255))]
     pub voucher: Option<String>,
 }
 
@@ -495,14 +495,15 @@ pub struct PositionCreate {
 pub struct FeeCreate {
     /// `payment`, `shipping`, `service`, `cancellation`, `insurance`, `late`, `other` or
     /// `giftcard`.
+    #[oai(validator(max_length = 100))]
     pub fee_type: String,
     /// Amount, taxes included.
     pub value: Money,
     /// Description.
-    #[oai(default)]
+    #[oai(default, validator(max_length = 190))]
     pub description: String,
     /// Internal type.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 255))]
     pub internal_type: Option<String>,
     /// A tax rule of the event.
     #[oai(nullable)]
@@ -513,21 +514,22 @@ pub struct FeeCreate {
 #[derive(Object)]
 pub struct OrderCreate {
     /// `n` pending (default) or `p` paid.
-    #[oai(default = "default_status")]
+    #[oai(default = "default_status", validator(max_length = 3))]
     pub status: String,
     /// Customer e-mail.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 254))]
     pub email: Option<String>,
     /// Customer phone.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 128))]
     pub phone: Option<String>,
     /// Customer language: one of the event's `locales`; its default `locale` when not sent.
+    #[oai(validator(max_length = 32))]
     pub locale: Option<String>,
     /// Sales channel, one of the event's.
-    #[oai(default = "default_channel")]
+    #[oai(default = "default_channel", validator(max_length = 190))]
     pub sales_channel: String,
     /// Payment provider identifier: `manual` or one of a plugin the event enables.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 255))]
     pub payment_provider: Option<String>,
     /// Invoice address.
     #[oai(nullable)]
@@ -538,15 +540,15 @@ pub struct OrderCreate {
     /// Fees (not computed by the service), at most 100.
     #[oai(default, validator(max_items = 100))]
     pub fees: Vec<FeeCreate>,
-    /// Internal comment.
-    #[oai(default)]
+    /// Internal comment. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
     pub comment: String,
     /// Send the order confirmation e-mail.
     #[oai(default)]
     pub send_mail: bool,
     /// Cart IDs whose reserved quota and seats are credited to the order; the carts are
     /// deleted if and only if the order is created. At most 500, as positions.
-    #[oai(default, validator(max_items = 500))]
+    #[oai(default, validator(max_length = 255, max_items = 500))]
     pub consume_carts: Vec<String>,
     /// Validate and price only; nothing is kept.
     #[oai(default)]
@@ -554,10 +556,15 @@ pub struct OrderCreate {
     /// Place it in test mode.
     #[oai(default)]
     pub testmode: bool,
-    /// Free data of the client, at most 100 keys.
+    /// Free data of the client, at most 100 keys and 10,000 characters written as JSON
+    /// (pretix sets no limit).
     #[oai(default, validator(max_properties = 100))]
     pub api_meta: BTreeMap<String, Value>,
 }
+
+/// Most characters of an order's `api_meta` written as JSON. Its values are free JSON, whose
+/// length no schema can bound, so it is counted whole.
+pub const MAX_API_META_CHARS: usize = 10_000;
 
 fn default_status() -> String {
     "n".into()
@@ -666,6 +673,13 @@ fn check_order(
     values: &BTreeMap<&'static str, Value>,
 ) -> Result<(), ApiError> {
     let mut errors = crate::http::FieldErrors::new();
+    let api_meta_chars = serde_json::to_string(&body.api_meta).map_or(0, |s| s.chars().count());
+    if api_meta_chars > MAX_API_META_CHARS {
+        errors.push(
+            "api_meta",
+            format!("Ensure this field has no more than {MAX_API_META_CHARS} characters."),
+        );
+    }
     if !matches!(body.status.as_str(), "n" | "p") {
         errors.push(
             "status",

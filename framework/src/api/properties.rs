@@ -49,14 +49,14 @@ pub struct PropertyCreate {
     /// Name: letters, digits and `_`.
     #[oai(validator(min_length = 1, max_length = 50))]
     pub name: String,
-    /// Default value.
-    #[oai(default)]
+    /// Default value. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
     pub default: String,
     /// Required on new events.
     #[oai(default)]
     pub required: bool,
-    /// Allowed values.
-    #[oai(default, validator(max_items = 1000))]
+    /// Allowed values. Each at most 10,000 characters, as values.
+    #[oai(default, validator(max_length = 10000, max_items = 1000))]
     pub allowed_values: Vec<String>,
 }
 
@@ -66,12 +66,13 @@ pub struct PropertyPatch {
     /// Name.
     #[oai(validator(min_length = 1, max_length = 50))]
     pub name: Option<String>,
-    /// Default value.
+    /// Default value. At most 10,000 characters (pretix sets no limit).
+    #[oai(validator(max_length = 10000))]
     pub default: Option<String>,
     /// Required on new events.
     pub required: Option<bool>,
-    /// Allowed values.
-    #[oai(validator(max_items = 1000))]
+    /// Allowed values. Each at most 10,000 characters, as values.
+    #[oai(validator(max_length = 10000, max_items = 1000))]
     pub allowed_values: Option<Vec<String>>,
 }
 

@@ -221,9 +221,10 @@ pub struct InlineOption {
     /// ID of an option of this question to keep (ignored on create).
     pub id: Option<i64>,
     /// Identifier, unique within the question; generated when missing.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub identifier: Option<String>,
-    /// Text shown for the option.
+    /// Text shown for the option. At most 10,000 characters per language (pretix sets no limit).
+    #[oai(validator(max_length = 10000))]
     pub answer: I18nString,
     /// Sort position; defaults to the place in the list.
     pub position: Option<i32>,
@@ -247,10 +248,13 @@ fn inline_options(list: Vec<InlineOption>) -> Vec<OptionFields> {
 /// the current one and missing `options` keep the current options.
 #[derive(Object)]
 pub struct QuestionCreate {
-    /// The label shown to the customer.
+    /// The label shown to the customer. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(validator(max_length = 100000))]
     pub question: I18nString,
-    /// Help text shown to the customer.
-    #[oai(nullable)]
+    /// Help text shown to the customer. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub help_text: Option<I18nString>,
     /// The expected type of answer.
     #[oai(rename = "type")]
@@ -271,7 +275,7 @@ pub struct QuestionCreate {
     #[oai(default)]
     pub ask_during_checkin: bool,
     /// Identifier, unique within the event; a random one is generated when missing.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub identifier: Option<String>,
     /// Shown in the back end only.
     #[oai(default)]
@@ -284,13 +288,13 @@ pub struct QuestionCreate {
     #[oai(nullable)]
     pub dependency_question: Option<i64>,
     /// `"True"` or `"False"` for a boolean dependency, option identifiers for a choice one.
-    #[oai(default, validator(max_items = 1000))]
+    #[oai(default, validator(max_length = 190, max_items = 1000))]
     pub dependency_values: Vec<String>,
     /// Least number accepted, as a decimal string.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 40))]
     pub valid_number_min: Option<String>,
     /// Largest number accepted, as a decimal string.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 40))]
     pub valid_number_max: Option<String>,
     /// Earliest date accepted.
     #[oai(nullable)]
@@ -339,10 +343,13 @@ impl QuestionCreate {
 /// A partial change of a question; `items` and `options`, when sent, replace the lists.
 #[derive(Object)]
 pub struct QuestionPatch {
-    /// The label shown to the customer.
+    /// The label shown to the customer. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(validator(max_length = 100000))]
     pub question: Option<I18nString>,
-    /// Help text shown to the customer.
-    #[oai(nullable)]
+    /// Help text shown to the customer. At most 100,000 characters per language (pretix sets no
+    /// limit).
+    #[oai(nullable, validator(max_length = 100000))]
     pub help_text: MaybeUndefined<I18nString>,
     /// The expected type of answer.
     #[oai(rename = "type")]
@@ -360,7 +367,7 @@ pub struct QuestionPatch {
     /// Asked during check-in.
     pub ask_during_checkin: Option<bool>,
     /// Identifier; `null` keeps the current one.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub identifier: MaybeUndefined<String>,
     /// Shown in the back end only.
     pub hidden: Option<bool>,
@@ -370,13 +377,13 @@ pub struct QuestionPatch {
     #[oai(nullable)]
     pub dependency_question: MaybeUndefined<i64>,
     /// Answers of the dependency question that make this one asked.
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 190, max_items = 1000))]
     pub dependency_values: Option<Vec<String>>,
     /// Least number accepted.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 40))]
     pub valid_number_min: MaybeUndefined<String>,
     /// Largest number accepted.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 40))]
     pub valid_number_max: MaybeUndefined<String>,
     /// Earliest date accepted.
     #[oai(nullable)]
@@ -446,9 +453,10 @@ impl QuestionPatch {
 #[oai(rename = "QuestionOptionCreate")]
 pub struct OptionCreate {
     /// Identifier, unique within the question; generated when missing.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub identifier: Option<String>,
-    /// Text shown for the option.
+    /// Text shown for the option. At most 10,000 characters per language (pretix sets no limit).
+    #[oai(validator(max_length = 10000))]
     pub answer: I18nString,
     /// Sort position.
     #[oai(default)]
@@ -471,9 +479,10 @@ impl From<OptionCreate> for OptionFields {
 #[oai(rename = "QuestionOptionPatch")]
 pub struct OptionPatch {
     /// Identifier; `null` keeps the current one.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 190))]
     pub identifier: Option<String>,
-    /// Text shown for the option.
+    /// Text shown for the option. At most 10,000 characters per language (pretix sets no limit).
+    #[oai(validator(max_length = 10000))]
     pub answer: Option<I18nString>,
     /// Sort position.
     pub position: Option<i32>,

@@ -44,7 +44,8 @@ pub struct SeatingPlanCreate {
     /// Human-readable name.
     #[oai(validator(min_length = 1, max_length = 190))]
     pub name: String,
-    /// The plan as JSON; see `docs/seating-layout.md` for its schema.
+    /// The plan as JSON; see `docs/seating-layout.md` for its schema. Each of its strings
+    /// has at most 190 characters.
     pub layout: Value,
 }
 
@@ -54,7 +55,8 @@ pub struct SeatingPlanPatch {
     /// Human-readable name.
     #[oai(validator(min_length = 1, max_length = 190))]
     pub name: Option<String>,
-    /// The plan as JSON; see `docs/seating-layout.md` for its schema.
+    /// The plan as JSON; see `docs/seating-layout.md` for its schema. Each of its strings
+    /// has at most 190 characters.
     pub layout: Option<Value>,
 }
 

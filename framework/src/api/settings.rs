@@ -70,8 +70,8 @@ impl ToJSON for SettingsChanges {
     }
 }
 
-/// Settings by key: values, or `{value, label, help_text}` (and `min`, `max` for numbers)
-/// with `explain=true`.
+/// Settings by key: values, or `{value, label, help_text}` (and `min`, `max` for numbers,
+/// `max_length` for strings) with `explain=true`.
 type SettingsOut = BTreeMap<String, Value>;
 
 async fn show(state: &AppState, scope: Scope, explain: bool) -> Result<SettingsOut, ApiError> {
@@ -86,6 +86,9 @@ async fn show(state: &AppState, scope: Scope, explain: bool) -> Result<SettingsO
                     if let Some((min, max)) = def.ty.bounds() {
                         shown["min"] = min.into();
                         shown["max"] = max.into();
+                    }
+                    if let Some(max_length) = def.ty.max_length() {
+                        shown["max_length"] = max_length.into();
                     }
                     shown
                 }
@@ -141,7 +144,7 @@ impl SettingsApi {
     ///
     /// Values set on the event, else on its organizer, else the defaults. With
     /// `explain=true` every key gives `{value, label, help_text}`, numbers also `min` and
-    /// `max`.
+    /// `max`, strings (and lists of them) `max_length`.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/settings",
         method = "get"

@@ -105,6 +105,7 @@ impl From<SubEvent> for SubEventOut {
 #[derive(Object)]
 pub struct SubEventCreate {
     /// Name.
+    #[oai(validator(max_length = 200))]
     pub name: I18nString,
     /// Whether its shop is publicly available.
     #[oai(default)]
@@ -124,13 +125,14 @@ pub struct SubEventCreate {
     #[oai(nullable)]
     pub presale_end: Option<DateTime<Utc>>,
     /// Location.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 200))]
     pub location: Option<I18nString>,
     /// Items of this event priced differently on this date.
     #[oai(default, validator(max_items = 1000))]
     pub item_price_overrides: Vec<ItemPriceOverride>,
-    /// Values of the organizer's meta data properties, among their allowed values.
-    #[oai(default, validator(max_properties = 1000))]
+    /// Values of the organizer's meta data properties, among their allowed values. Each at most
+    /// 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: BTreeMap<String, String>,
 }
 
@@ -156,6 +158,7 @@ impl From<SubEventCreate> for SubEventFields {
 #[derive(Object)]
 pub struct SubEventPatch {
     /// Name.
+    #[oai(validator(max_length = 200))]
     pub name: Option<I18nString>,
     /// Whether its shop is publicly available.
     pub active: Option<bool>,
@@ -174,13 +177,14 @@ pub struct SubEventPatch {
     #[oai(nullable)]
     pub presale_end: MaybeUndefined<DateTime<Utc>>,
     /// Location.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 200))]
     pub location: MaybeUndefined<I18nString>,
     /// Items of this event priced differently on this date.
     #[oai(validator(max_items = 1000))]
     pub item_price_overrides: Option<Vec<ItemPriceOverride>>,
-    /// Values of the organizer's meta data properties.
-    #[oai(validator(max_properties = 1000))]
+    /// Values of the organizer's meta data properties. Each at most 10,000 characters (pretix sets
+    /// no limit).
+    #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
 }
 

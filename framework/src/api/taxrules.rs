@@ -54,6 +54,7 @@ impl From<tax_rule::Model> for TaxRuleOut {
 #[derive(Object)]
 pub struct TaxRuleCreate {
     /// Name.
+    #[oai(validator(max_length = 190))]
     pub name: I18nString,
     /// Tax rate in percent, 0 to 100, at most two decimals.
     pub rate: Decimal2,
@@ -64,7 +65,7 @@ pub struct TaxRuleCreate {
     #[oai(default)]
     pub eu_reverse_charge: bool,
     /// Two-letter country code of the merchant.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 2))]
     pub home_country: Option<String>,
 }
 
@@ -88,6 +89,7 @@ impl From<TaxRuleCreate> for TaxRuleFields {
 #[derive(Object)]
 pub struct TaxRulePatch {
     /// Name.
+    #[oai(validator(max_length = 190))]
     pub name: Option<I18nString>,
     /// Tax rate in percent, 0 to 100, at most two decimals.
     pub rate: Option<Decimal2>,
@@ -96,7 +98,7 @@ pub struct TaxRulePatch {
     /// Whether EU reverse charge applies.
     pub eu_reverse_charge: Option<bool>,
     /// Two-letter country code of the merchant.
-    #[oai(nullable)]
+    #[oai(nullable, validator(max_length = 2))]
     pub home_country: MaybeUndefined<String>,
 }
 

@@ -107,7 +107,7 @@ pub struct TeamCreate {
     #[oai(default)]
     pub all_events: bool,
     /// Slugs of the events the team has access to.
-    #[oai(default, validator(max_items = 1000))]
+    #[oai(default, validator(max_length = 50, max_items = 1000))]
     pub limit_events: Vec<String>,
     /// Permission flags.
     #[oai(flatten)]
@@ -123,7 +123,7 @@ pub struct TeamPatch {
     /// Access to all events.
     pub all_events: Option<bool>,
     /// Slugs of the events the team has access to.
-    #[oai(validator(max_items = 1000))]
+    #[oai(validator(max_length = 50, max_items = 1000))]
     pub limit_events: Option<Vec<String>>,
     /// Permission flags.
     #[oai(flatten)]

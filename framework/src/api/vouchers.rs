@@ -166,7 +166,7 @@ pub struct VoucherCreate {
     #[oai(nullable)]
     pub quota: Option<i64>,
     /// Identifier of a free seat of this event; the voucher is then used once.
-    #[oai(nullable, validator(max_length = 255))]
+    #[oai(nullable, validator(max_length = 190))]
     pub seat: Option<String>,
     /// A date of this event series; required for blocking in a series.
     #[oai(nullable)]
@@ -174,8 +174,8 @@ pub struct VoucherCreate {
     /// Tag for grouping.
     #[oai(default, validator(max_length = 255))]
     pub tag: String,
-    /// Internal comment.
-    #[oai(default)]
+    /// Internal comment. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
     pub comment: String,
     /// Show items hidden without a voucher (default true).
     #[oai(default = "yes")]
@@ -241,7 +241,7 @@ pub struct VoucherPatch {
     #[oai(nullable)]
     pub quota: MaybeUndefined<i64>,
     /// Seat identifier.
-    #[oai(nullable, validator(max_length = 255))]
+    #[oai(nullable, validator(max_length = 190))]
     pub seat: MaybeUndefined<String>,
     /// Date of the series.
     #[oai(nullable)]
@@ -249,7 +249,8 @@ pub struct VoucherPatch {
     /// Tag.
     #[oai(validator(max_length = 255))]
     pub tag: Option<String>,
-    /// Comment.
+    /// Comment. At most 10,000 characters (pretix sets no limit).
+    #[oai(validator(max_length = 10000))]
     pub comment: Option<String>,
     /// Show items hidden without a voucher.
     pub show_hidden_items: Option<bool>,

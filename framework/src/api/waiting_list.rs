@@ -104,11 +104,11 @@ pub struct EntryCreate {
     /// Name; not together with `name_parts`.
     #[oai(nullable, validator(max_length = 255))]
     pub name: Option<String>,
-    /// The name in parts.
-    #[oai(nullable, validator(max_properties = 100))]
+    /// The name in parts. Each at most 255 characters.
+    #[oai(nullable, validator(max_length = 255, max_properties = 100))]
     pub name_parts: Option<BTreeMap<String, String>>,
     /// Phone number.
-    #[oai(nullable, validator(max_length = 190))]
+    #[oai(nullable, validator(max_length = 128))]
     pub phone: Option<String>,
     /// Higher is served first.
     #[oai(default)]
@@ -139,11 +139,11 @@ pub struct EntryPatch {
     /// Name; not together with `name_parts`.
     #[oai(nullable, validator(max_length = 255))]
     pub name: MaybeUndefined<String>,
-    /// The name in parts.
-    #[oai(nullable, validator(max_properties = 100))]
+    /// The name in parts. Each at most 255 characters.
+    #[oai(nullable, validator(max_length = 255, max_properties = 100))]
     pub name_parts: MaybeUndefined<BTreeMap<String, String>>,
     /// Phone number.
-    #[oai(nullable, validator(max_length = 190))]
+    #[oai(nullable, validator(max_length = 128))]
     pub phone: MaybeUndefined<String>,
     /// Priority.
     pub priority: Option<i32>,

@@ -69,6 +69,9 @@ pub const MAX_ROWS: usize = 100_000;
 /// Most seats a layout may have, over all zones and rows. pretix's largest seating plans have
 /// tens of thousands of seats; every seat becomes a row of each event using the plan.
 pub const MAX_SEATS: usize = 100_000;
+/// Most characters of a string in a layout (names, labels, numbers, seat identifiers,
+/// colours): pretix's length of the seat's fields and of `seat_category_mapping`'s categories.
+pub const MAX_TEXT_CHARS: usize = 190;
 
 /// A seat as a layout describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,8 +272,20 @@ fn string<'a>(map: &'a Map<String, Value>, key: &str, at: &str) -> Result<&'a st
         None => Err(format!("{at}: \"{key}\" is required.")),
         Some(v) => v
             .as_str()
-            .ok_or_else(|| format!("{at}: \"{key}\" must be a string.")),
+            .ok_or_else(|| format!("{at}: \"{key}\" must be a string."))
+            .and_then(|s| bounded(s, key, at)),
     }
+}
+
+/// `text` unless it is longer than [`MAX_TEXT_CHARS`]: seats store these strings, and the
+/// errors that follow quote them.
+fn bounded<'a>(text: &'a str, key: &str, at: &str) -> Result<&'a str, String> {
+    if text.chars().nth(MAX_TEXT_CHARS).is_some() {
+        return Err(format!(
+            "{at}: \"{key}\" may have no more than {MAX_TEXT_CHARS} characters."
+        ));
+    }
+    Ok(text)
 }
 
 fn optional_string<'a>(
@@ -280,7 +295,7 @@ fn optional_string<'a>(
 ) -> Result<Option<&'a str>, String> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
+        Some(Value::String(s)) => bounded(s, key, at).map(Some),
         Some(_) => Err(format!("{at}: \"{key}\" must be a string.")),
     }
 }
@@ -316,7 +331,23 @@ fn optional_position(map: &Map<String, Value>, at: &str, need_xy: bool) -> Resul
 mod tests {
     use serde_json::json;
 
-    use super::{MAX_CATEGORIES, parse_layout, validate_layout};
+    use super::{MAX_CATEGORIES, MAX_TEXT_CHARS, parse_layout, validate_layout};
+
+    #[test]
+    fn strings_of_a_layout_are_bounded_in_characters() {
+        let layout = |guid: &str| {
+            json!({"name": "Hall", "categories": [{"name": "A"}], "zones": [
+                {"name": "", "rows": [{"row_number": "1", "seats": [
+                    {"seat_guid": guid, "seat_number": "1", "category": "A"}]}]}]})
+        };
+        let at_limit = "ä".repeat(MAX_TEXT_CHARS);
+        assert!(validate_layout(&layout(&at_limit)).is_ok());
+        let err = validate_layout(&layout(&format!("{at_limit}a"))).expect_err("too long");
+        assert_eq!(
+            err,
+            "zones[0].rows[0].seats[0]: \"seat_guid\" may have no more than 190 characters."
+        );
+    }
 
     #[test]
     fn seat_names_join_zone_row_and_seat() {

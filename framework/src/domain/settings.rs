@@ -26,19 +26,36 @@ pub enum SettingType {
         /// Largest allowed value.
         max: i64,
     },
-    /// Any text.
-    Text,
-    /// An e-mail address or the empty string.
+    /// Any text of at most `max_length` characters. Every text setting has a limit: values
+    /// are stored and sent back with every settings answer, and pretix's settings forms bound
+    /// their fields too.
+    Text {
+        /// Most characters (not bytes) of the value.
+        max_length: usize,
+    },
+    /// An e-mail address (at most [`MAX_EMAIL_CHARS`] characters) or the empty string.
     Email,
-    /// An `http(s)://` URL or the empty string.
+    /// An `http(s)://` URL (at most [`MAX_URL_CHARS`] characters) or the empty string.
     Url,
-    /// A language code such as `en` or `de-formal`.
+    /// A language code such as `en` or `de-formal` (at most [`MAX_LOCALE_CHARS`] characters).
     Locale,
-    /// A list of language codes.
+    /// A list of at most [`MAX_LOCALES`] language codes.
     LocaleList,
     /// One of the given values.
     Choice(&'static [&'static str]),
 }
+
+/// Most characters of an e-mail address: Django's `EmailField`, which pretix uses.
+pub const MAX_EMAIL_CHARS: usize = 254;
+
+/// Most characters of a URL: the longest that every browser follows.
+pub const MAX_URL_CHARS: usize = 2_000;
+
+/// Most characters of a language code: pretix's `Order.locale`.
+pub const MAX_LOCALE_CHARS: usize = 32;
+
+/// Most entries of a list of language codes: far more than there are languages to offer.
+pub const MAX_LOCALES: usize = 100;
 
 impl SettingType {
     /// The smallest and largest value of an integer setting.
@@ -46,6 +63,17 @@ impl SettingType {
         match self {
             SettingType::Int { min, max } => Some((min, max)),
             _ => None,
+        }
+    }
+
+    /// Most characters of a string setting's value (of each entry, for a list).
+    pub fn max_length(self) -> Option<usize> {
+        match self {
+            SettingType::Text { max_length } => Some(max_length),
+            SettingType::Email => Some(MAX_EMAIL_CHARS),
+            SettingType::Url => Some(MAX_URL_CHARS),
+            SettingType::Locale | SettingType::LocaleList => Some(MAX_LOCALE_CHARS),
+            SettingType::Bool | SettingType::Int { .. } | SettingType::Choice(_) => None,
         }
     }
 }
@@ -202,6 +230,7 @@ impl SettingDef {
     }
 
     fn check_type(&self, value: &Value) -> Result<(), String> {
+        self.check_length(value)?;
         match (self.ty, value) {
             (SettingType::Bool, Value::Bool(_)) => Ok(()),
             (SettingType::Bool, _) => Err("Must be a valid boolean.".into()),
@@ -215,7 +244,7 @@ impl SettingDef {
                 Some(_) if v.is_i64() => Ok(()),
                 _ => Err("A valid integer is required.".into()),
             },
-            (SettingType::Text, Value::String(_)) => Ok(()),
+            (SettingType::Text { .. }, Value::String(_)) => Ok(()),
             (SettingType::Email, Value::String(s)) if s.is_empty() || is_email(s) => Ok(()),
             (SettingType::Email, _) => Err("Enter a valid email address.".into()),
             (SettingType::Url, Value::String(s))
@@ -236,7 +265,28 @@ impl SettingDef {
                 Ok(())
             }
             (SettingType::Choice(_), v) => Err(format!("{v} is not a valid choice.")),
-            (SettingType::Text, _) => Err("Not a valid string.".into()),
+            (SettingType::Text { .. }, _) => Err("Not a valid string.".into()),
+        }
+    }
+
+    /// The length rules of string values, worded as DRF words them, before the type's check
+    /// looks at the value's content.
+    fn check_length(&self, value: &Value) -> Result<(), String> {
+        let Some(max) = self.ty.max_length() else {
+            return Ok(());
+        };
+        let too_long = |s: &str| s.chars().nth(max).is_some();
+        match value {
+            Value::String(s) if too_long(s) => Err(format!(
+                "Ensure this field has no more than {max} characters."
+            )),
+            Value::Array(list) if list.len() > MAX_LOCALES => Err(format!(
+                "Ensure this field has no more than {MAX_LOCALES} elements."
+            )),
+            Value::Array(list) if list.iter().any(|v| v.as_str().is_some_and(too_long)) => Err(
+                format!("Ensure this field has no more than {max} characters."),
+            ),
+            _ => Ok(()),
         }
     }
 }
@@ -482,7 +532,8 @@ fn core_settings() -> Vec<SettingDef> {
         ),
         SettingDef::new(
             "checkout_email_helptext",
-            Text,
+            // pretix keeps it in an unbounded text field; a help text needs far less.
+            Text { max_length: 10_000 },
             json!(""),
             "E-mail help text",
             "Shown below the e-mail field at checkout.",
@@ -785,6 +836,40 @@ mod tests {
             check("payment_term_days", json!(3.0)),
             Err("A valid integer is required.".into())
         );
+    }
+
+    #[test]
+    fn string_values_are_checked_against_their_length_in_characters() {
+        let reg = SettingsRegistry::default();
+        let check = |k: &str, v: Value| reg.get(k).expect(k).check(&v);
+        assert_eq!(
+            check("checkout_email_helptext", json!("ä".repeat(10_000))),
+            Ok(())
+        );
+        assert_eq!(
+            check("checkout_email_helptext", json!("a".repeat(10_001))),
+            Err("Ensure this field has no more than 10000 characters.".into())
+        );
+        let long_mail = format!("{}@example.org", "a".repeat(250));
+        assert_eq!(
+            check("contact_mail", json!(long_mail)),
+            Err("Ensure this field has no more than 254 characters.".into())
+        );
+        let url = format!("https://example.org/{}", "a".repeat(2_000));
+        assert!(check("imprint_url", json!(url)).is_err());
+        assert!(check("locales", json!(vec!["en"; 101])).is_err());
+        assert!(check("locales", json!([format!("en-{}", "a".repeat(40))])).is_err());
+    }
+
+    #[test]
+    fn every_string_setting_has_a_length_that_holds_its_default() {
+        for def in SettingsRegistry::default().defs {
+            // Choices are bounded by their values.
+            if def.default.is_string() && !matches!(def.ty, SettingType::Choice(_)) {
+                assert!(def.ty.max_length().is_some(), "{}", def.key);
+            }
+            assert_eq!(def.check(&def.default), Ok(()), "{}", def.key);
+        }
     }
 
     #[test]

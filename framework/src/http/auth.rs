@@ -13,8 +13,9 @@ use std::sync::Arc;
 use super::error::ApiError;
 use crate::cache::Cache;
 use crate::db::entities::{event, team};
+use crate::domain::oauth::Scope;
 use crate::domain::permissions::{Permission, PermissionSet};
-use crate::domain::{teams, tokens};
+use crate::domain::{oauth, teams, tokens, users};
 use crate::state::AppState;
 
 /// Credentials as sent in the `Authorization` header.
@@ -96,6 +97,17 @@ pub enum CallerKind {
         /// The team it acts for.
         team_id: i64,
     },
+    /// An OAuth access token acting for a user.
+    OAuth {
+        /// The access token row.
+        access_token_id: i64,
+        /// The user it acts for.
+        user_id: i64,
+        /// The application it was issued to.
+        application_id: i64,
+        /// What the token may do.
+        scope: Scope,
+    },
 }
 
 /// An authenticated caller.
@@ -145,6 +157,20 @@ impl Caller {
     pub fn identity(&self) -> String {
         match &self.kind {
             CallerKind::TeamToken { token_id, .. } => format!("token:{token_id}"),
+            CallerKind::OAuth {
+                access_token_id, ..
+            } => format!("oauth:{access_token_id}"),
+        }
+    }
+
+    /// The user and scope of an OAuth caller; 401 for any other kind of caller, since only a
+    /// user-level token can act for a person (`/api/v1/me`, the reseller interface).
+    pub fn oauth_user(&self) -> Result<(i64, Scope), ApiError> {
+        match &self.kind {
+            CallerKind::OAuth { user_id, scope, .. } => Ok((*user_id, *scope)),
+            _ => Err(ApiError::unauthorized(
+                "This endpoint needs an OAuth access token.",
+            )),
         }
     }
 
@@ -267,6 +293,8 @@ pub struct Auth(pub Caller);
 
 /// Name of the token security scheme in the OpenAPI document.
 pub const TOKEN_SCHEME: &str = "TokenAuth";
+/// Name of the OAuth access token security scheme in the OpenAPI document.
+pub const BEARER_SCHEME: &str = "BearerAuth";
 
 impl<'a> ApiExtractor<'a> for Auth {
     const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::SecurityScheme];
@@ -287,10 +315,26 @@ impl<'a> ApiExtractor<'a> for Auth {
                 openid_connect_url: None,
             },
         );
+        registry.create_security_scheme(
+            BEARER_SCHEME,
+            MetaSecurityScheme {
+                ty: "http",
+                description: Some(
+                    "An OAuth access token: `Authorization: Bearer <token>`; it acts for a user \
+                     on the organizers they granted, within its scope.",
+                ),
+                name: None,
+                key_in: None,
+                scheme: Some("bearer"),
+                bearer_format: None,
+                flows: None,
+                openid_connect_url: None,
+            },
+        );
     }
 
     fn security_schemes() -> Vec<&'static str> {
-        vec![TOKEN_SCHEME]
+        vec![TOKEN_SCHEME, BEARER_SCHEME]
     }
 
     async fn from_request(
@@ -334,6 +378,10 @@ pub async fn authenticate(req: &Request) -> Result<Caller, ApiError> {
                     found
                 }
             }
+        }
+        // Never kept in the process cache: a revoked token must stop at once, everywhere.
+        Some(Credentials::Bearer(token)) => {
+            resolve_bearer(&state.db, &token, req.method().as_str()).await?
         }
         _ => None,
     };
@@ -386,6 +434,39 @@ pub async fn resolve_team_token(
             permissions: teams::permissions(&team),
             events,
         }],
+    }))
+}
+
+/// Resolves an OAuth access token to its caller; `None` for an unknown, expired or revoked
+/// token. The grants are the user's teams on the organizers the user granted, and none at
+/// all when the token's scope does not cover the request's method (`read` for safe methods,
+/// `write` for the others), so that every organizer path answers 403.
+pub async fn resolve_bearer(
+    db: &impl ConnectionTrait,
+    token: &str,
+    method: &str,
+) -> Result<Option<Caller>, ApiError> {
+    let Some(found) = oauth::resolve_access_token(db, token).await? else {
+        return Ok(None);
+    };
+    let grants = if found.scope.covers_method(method) {
+        users::organizers_of(db, found.user_id)
+            .await?
+            .into_iter()
+            .filter(|g| found.organizer_ids.contains(&g.organizer.id))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Some(Caller {
+        kind: CallerKind::OAuth {
+            access_token_id: found.access_token_id,
+            user_id: found.user_id,
+            application_id: found.application_id,
+            scope: found.scope,
+        },
+        grants,
+        kept: None,
     }))
 }
 

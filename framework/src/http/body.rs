@@ -207,6 +207,12 @@ pub fn parse<T: Type + ParseFromJSON + 'static>(bytes: &[u8]) -> Result<T, ApiEr
         ));
     }
     if let Some(errors) = check(&schema.0, &schema.1, &value) {
+        // A rule on the body as a whole (a map's key) gives messages, not field errors.
+        let errors = if errors.is_object() {
+            errors
+        } else {
+            json!({ "non_field_errors": errors })
+        };
         return Err(ApiError::with_body(StatusCode::BAD_REQUEST, errors));
     }
     T::parse_from_json(Some(value)).map_err(|e| {
@@ -295,6 +301,12 @@ fn plain(value: &Value) -> String {
     }
 }
 
+/// Most characters of a key of a map (an object with `additionalProperties`): pretix's length
+/// for identifiers, above any language code, name part, meta data property name (50) or
+/// seating category name (190) it stores as keys. OpenAPI 3.0 cannot declare it
+/// (`propertyNames` came with 3.1), so it is checked here for every map alike.
+pub const MAX_KEY_CHARS: usize = 190;
+
 fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Value> {
     let Value::Object(map) = value else {
         return err("Invalid data. Expected a dictionary.");
@@ -316,6 +328,14 @@ fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Va
             .map(|(_, p)| p);
         let schema = match (prop, &s.additional_properties) {
             (Some(p), _) => p,
+            (None, Some(_)) if key.chars().nth(MAX_KEY_CHARS).is_some() => {
+                // Keys of maps are stored like their values (languages, name parts, meta data
+                // names). The error stays on the map: echoing a key of up to a megabyte back
+                // would make the answer as large as the request.
+                return err(format!(
+                    "Ensure no key of this field has more than {MAX_KEY_CHARS} characters."
+                ));
+            }
             (None, Some(extra)) => extra.as_ref(),
             // Fields the resource does not have, or read-only ones, are ignored as pretix does.
             (None, None) => continue,

@@ -78,33 +78,42 @@ impl I18nString {
     }
 }
 
+/// Most characters of one language's text when a field declares no limit of its own: that of
+/// the long texts (descriptions, question texts), which pretix keeps in `TextField`s without
+/// one. Fields declare theirs with `#[oai(validator(max_length = N))]`, which applies to each
+/// language's text.
+pub const MAX_TEXT_CHARS: usize = 100_000;
+
 impl Type for I18nString {
     const IS_REQUIRED: bool = true;
     type RawValueType = Self;
-    type RawElementValueType = Self;
+    // Each language's text, so that a field's `max_length` validator limits every one of them.
+    type RawElementValueType = String;
 
     fn name() -> Cow<'static, str> {
         "I18nString".into()
     }
 
+    /// Inline rather than a reference to one shared schema: a field's `max_length` then lands
+    /// on the texts (`additionalProperties`), where the document shows it and request bodies
+    /// are checked against it, instead of on the object.
     fn schema_ref() -> MetaSchemaRef {
-        MetaSchemaRef::Reference("I18nString".into())
+        let mut text = MetaSchema::new("string");
+        text.max_length = Some(MAX_TEXT_CHARS);
+        let mut schema = MetaSchema::new("object");
+        schema.title = Some("I18nString".into());
+        schema.description = Some(
+            "Language code to text, e.g. `{\"en\": \"Ticket\", \"de\": \"Karte\"}`. \
+             With `?lang=xx` in the query it is returned as a plain string in that language.",
+        );
+        schema.additional_properties = Some(Box::new(MetaSchemaRef::Inline(Box::new(text))));
+        // Far more than there are languages to translate into; request bodies are checked
+        // against it.
+        schema.max_properties = Some(MAX_LANGUAGES);
+        MetaSchemaRef::Inline(Box::new(schema))
     }
 
-    fn register(registry: &mut Registry) {
-        registry.create_schema::<Self, _>("I18nString".into(), |_| {
-            let mut schema = MetaSchema::new("object");
-            schema.description = Some(
-                "Language code to text, e.g. `{\"en\": \"Ticket\", \"de\": \"Karte\"}`. \
-                 With `?lang=xx` in the query it is returned as a plain string in that language.",
-            );
-            schema.additional_properties = Some(Box::new(String::schema_ref()));
-            // Far more than there are languages to translate into; request bodies are checked
-            // against it.
-            schema.max_properties = Some(MAX_LANGUAGES);
-            schema
-        });
-    }
+    fn register(_registry: &mut Registry) {}
 
     fn as_raw_value(&self) -> Option<&Self::RawValueType> {
         Some(self)
@@ -113,7 +122,7 @@ impl Type for I18nString {
     fn raw_element_iter<'a>(
         &'a self,
     ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
-        Box::new(std::iter::once(self))
+        Box::new(self.0.iter().map(|(_, text)| text))
     }
 }
 

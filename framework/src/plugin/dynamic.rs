@@ -90,7 +90,9 @@ fn setting(lib: &Arc<PluginLibrary>, s: &sdk::SettingSpec) -> SettingDef {
             let (min, max) = s.bounds();
             SettingType::Int { min, max }
         }
-        sdk::SettingKind::Text => SettingType::Text,
+        sdk::SettingKind::Text => SettingType::Text {
+            max_length: s.text_length(),
+        },
         sdk::SettingKind::Email => SettingType::Email,
         sdk::SettingKind::Url => SettingType::Url,
     };

@@ -45,7 +45,8 @@ impl Plugin for BankTransfer {
         let settings = vec![
             SettingDef::new(
                 "banktransfer_iban",
-                SettingType::Text,
+                // The longest IBAN has 34 characters; printed in groups of four, 42.
+                SettingType::Text { max_length: 50 },
                 json!(""),
                 "IBAN",
                 "The account customers transfer to.",
@@ -53,7 +54,8 @@ impl Plugin for BankTransfer {
             .validate(|v| text(v).map_or(Ok(()), iban::check)),
             SettingDef::new(
                 "banktransfer_bic",
-                SettingType::Text,
+                // 8 or 11 characters; a little room for spaces, which the check refuses.
+                SettingType::Text { max_length: 20 },
                 json!(""),
                 "BIC",
                 "The bank's BIC (SWIFT code).",
@@ -61,14 +63,15 @@ impl Plugin for BankTransfer {
             .validate(|v| text(v).map_or(Ok(()), iban::check_bic)),
             SettingDef::new(
                 "banktransfer_account_holder",
-                SettingType::Text,
+                // As pretix's bank transfer plugin: a name, like its 255-character fields.
+                SettingType::Text { max_length: 255 },
                 json!(""),
                 "Account holder",
                 "The name the account is held in.",
             ),
             SettingDef::new(
                 "banktransfer_reference_prefix",
-                SettingType::Text,
+                SettingType::Text { max_length: 20 },
                 json!(""),
                 "Reference prefix",
                 "Put before each payment's reference, e.g. the organizer's short name.",

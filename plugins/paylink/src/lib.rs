@@ -31,6 +31,7 @@ impl DynamicPlugin for Paylink {
                 validate: true,
                 min: None,
                 max: None,
+                max_length: None,
             }],
             payment_providers: vec![ProviderSpec {
                 identifier: "paylink".into(),

@@ -236,7 +236,14 @@ pub struct SettingSpec {
     /// integer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<i64>,
+    /// Most characters of a [`SettingKind::Text`] setting's value; without it
+    /// [`DEFAULT_TEXT_CHARS`]. E-mail addresses and URLs have their own limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<usize>,
 }
+
+/// Most characters of a text setting that declares no `max_length`.
+pub const DEFAULT_TEXT_CHARS: usize = 10_000;
 
 impl SettingSpec {
     /// The smallest and largest value of an integer setting: those declared, else those of
@@ -246,6 +253,11 @@ impl SettingSpec {
             self.min.unwrap_or(i32::MIN.into()),
             self.max.unwrap_or(i32::MAX.into()),
         )
+    }
+
+    /// Most characters of a text setting: the declared number, else [`DEFAULT_TEXT_CHARS`].
+    pub fn text_length(&self) -> usize {
+        self.max_length.unwrap_or(DEFAULT_TEXT_CHARS)
     }
 }
 

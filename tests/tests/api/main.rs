@@ -1,5 +1,6 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
+mod accounts;
 mod auth;
 mod carts;
 mod catalogue_clone;
@@ -18,6 +19,7 @@ mod item_parts;
 mod items;
 mod limits;
 mod mail;
+mod oauth;
 mod openapi;
 mod order_mails;
 mod order_vouchers;
@@ -30,6 +32,7 @@ mod plugins;
 mod properties;
 mod questions;
 mod quotas;
+mod resellers;
 mod seating;
 mod security;
 mod selling_races;
@@ -38,6 +41,7 @@ mod settings;
 mod subevents;
 mod taxrules;
 mod teams;
+mod text_limits;
 mod uploads;
 mod vouchers;
 mod waiting_list;

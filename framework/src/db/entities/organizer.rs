@@ -15,6 +15,8 @@ pub struct Model {
     pub name: String,
     /// When the organizer was created.
     pub created: DateTimeUtc,
+    /// The reseller account that created it, if any.
+    pub reseller_id: Option<i64>,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -1,0 +1,301 @@
+//! Users: people who sign in with an email address and a password, members of teams.
+//!
+//! Emails are stored trimmed and lower-cased, so lookups are case-insensitive. Passwords are
+//! stored as argon2id hashes; hashing and verifying are slow on purpose, so the async
+//! functions here run them on the blocking pool.
+
+use std::sync::LazyLock;
+
+use argon2::Argon2;
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use chrono::Utc;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult,
+    QueryFilter, Set, Statement,
+};
+
+use super::teams;
+use crate::db::entities::{team, user};
+use crate::http::auth::{EventScope, Grant, OrganizerRef};
+
+/// Longest email address (RFC 5321's path limit, and the column's).
+pub const MAX_EMAIL_LEN: usize = 254;
+/// Shortest password accepted for a new user.
+pub const MIN_PASSWORD_LEN: usize = 8;
+/// Longest password accepted anywhere: bounds the work of hashing it.
+pub const MAX_PASSWORD_LEN: usize = 1024;
+
+/// What a new user is made of.
+#[derive(Debug, Clone, Default)]
+pub struct NewUser {
+    /// Email address; trimmed and lower-cased before it is stored.
+    pub email: String,
+    /// Password in clear; only its argon2id hash is stored.
+    pub password: String,
+    /// Full name (may be empty).
+    pub fullname: String,
+    /// Language code; empty means `en`.
+    pub locale: String,
+    /// Time zone name; empty means `UTC`.
+    pub timezone: String,
+    /// Staff of the service.
+    pub is_staff: bool,
+}
+
+/// Why a user was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// Invalid fields, each with its message (a taken email is one of them).
+    #[error("{}", join(.0))]
+    Invalid(Vec<(&'static str, String)>),
+    /// The database failed.
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
+}
+
+fn join(errors: &[(&'static str, String)]) -> String {
+    errors
+        .iter()
+        .map(|(field, message)| format!("{field}: {message}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The stored form of an email address: trimmed and lower-cased.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// Whether a (normalized) email address is acceptable: one `@` with something on each side,
+/// no spaces or control characters, at most [`MAX_EMAIL_LEN`] characters.
+pub fn is_valid_email(email: &str) -> bool {
+    let Some((local, domain)) = email.split_once('@') else {
+        return false;
+    };
+    email.chars().count() <= MAX_EMAIL_LEN
+        && !local.is_empty()
+        && !domain.is_empty()
+        && !domain.contains('@')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn validate(new: &NewUser) -> Vec<(&'static str, String)> {
+    let mut errors = Vec::new();
+    if !is_valid_email(&normalize_email(&new.email)) {
+        errors.push(("email", "Enter a valid email address.".to_owned()));
+    }
+    let password_len = new.password.chars().count();
+    if password_len < MIN_PASSWORD_LEN {
+        errors.push((
+            "password",
+            format!("Ensure this field has at least {MIN_PASSWORD_LEN} characters."),
+        ));
+    } else if password_len > MAX_PASSWORD_LEN {
+        errors.push((
+            "password",
+            format!("Ensure this field has no more than {MAX_PASSWORD_LEN} characters."),
+        ));
+    }
+    if new.fullname.chars().count() > 255 {
+        errors.push((
+            "fullname",
+            "Ensure this field has no more than 255 characters.".to_owned(),
+        ));
+    }
+    if new.locale.chars().count() > 50 {
+        errors.push((
+            "locale",
+            "Ensure this field has no more than 50 characters.".to_owned(),
+        ));
+    }
+    if !new.timezone.is_empty() && new.timezone.parse::<chrono_tz::Tz>().is_err() {
+        errors.push(("timezone", "Unknown time zone.".to_owned()));
+    }
+    errors
+}
+
+fn taken() -> CreateError {
+    CreateError::Invalid(vec![(
+        "email",
+        "A user with this email address already exists.".to_owned(),
+    )])
+}
+
+/// Creates an active user; the email must be valid and not taken (compared
+/// case-insensitively), the password at least [`MIN_PASSWORD_LEN`] characters.
+pub async fn create_user(
+    db: &impl ConnectionTrait,
+    new: NewUser,
+) -> Result<user::Model, CreateError> {
+    let errors = validate(&new);
+    if !errors.is_empty() {
+        return Err(CreateError::Invalid(errors));
+    }
+    let email = normalize_email(&new.email);
+    if find_by_email(db, &email).await?.is_some() {
+        return Err(taken());
+    }
+    let password_hash = hash_password(new.password).await?;
+    let inserted = user::ActiveModel {
+        email: Set(email),
+        password_hash: Set(password_hash),
+        fullname: Set(new.fullname.trim().to_owned()),
+        locale: Set(non_empty(new.locale, "en")),
+        timezone: Set(non_empty(new.timezone, "UTC")),
+        is_staff: Set(new.is_staff),
+        active: Set(true),
+        created: Set(Utc::now()),
+        ..Default::default()
+    }
+    .insert(db)
+    .await;
+    match inserted {
+        Ok(row) => Ok(row),
+        // Taken between the check and the insert.
+        Err(e) if crate::db::is_unique_violation(&e) => Err(taken()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn non_empty(value: String, default: &str) -> String {
+    let value = value.trim();
+    if value.is_empty() {
+        default.to_owned()
+    } else {
+        value.to_owned()
+    }
+}
+
+/// The user with this email address (compared case-insensitively), active or not.
+pub async fn find_by_email(
+    db: &impl ConnectionTrait,
+    email: &str,
+) -> Result<Option<user::Model>, DbErr> {
+    user::Entity::find()
+        .filter(user::Column::Email.eq(normalize_email(email)))
+        .one(db)
+        .await
+}
+
+/// The active user with this ID.
+pub async fn find_active(db: &impl ConnectionTrait, id: i64) -> Result<Option<user::Model>, DbErr> {
+    Ok(user::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .filter(|u| u.active))
+}
+
+/// Hashes a password with argon2id and a random salt, on the blocking pool; gives the PHC
+/// string to store.
+pub async fn hash_password(password: String) -> Result<String, DbErr> {
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| DbErr::Custom(format!("password hashing failed: {e}")))
+    })
+    .await
+    .map_err(|e| DbErr::Custom(format!("password hashing failed: {e}")))?
+}
+
+/// Whether `password` is the user's password. CPU-bound (tens of milliseconds): call it
+/// from a blocking task, or use [`check_credentials`]. The comparison inside argon2 is
+/// constant-time; an over-long password is refused without hashing.
+pub fn verify_password(user: &user::Model, password: &str) -> bool {
+    verify_against(&user.password_hash, password)
+}
+
+fn verify_against(stored: &str, password: &str) -> bool {
+    if password.len() > MAX_PASSWORD_LEN * 4 {
+        return false;
+    }
+    let Ok(parsed) = PasswordHash::new(stored) else {
+        return false;
+    };
+    Argon2::default()
+        .verify_password(password.as_bytes(), &parsed)
+        .is_ok()
+}
+
+/// A hash no password matches in practice, verified against for unknown emails so that they
+/// take as long as known ones.
+static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(super::tokens::generate().as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .unwrap_or_default()
+});
+
+/// The active user with this email and password, or `None`. An unknown email, an inactive
+/// user and a wrong password take the same time: a password is verified in every case
+/// (against a dummy hash when there is no user).
+pub async fn check_credentials(
+    db: &impl ConnectionTrait,
+    email: &str,
+    password: &str,
+) -> Result<Option<user::Model>, DbErr> {
+    let found = find_by_email(db, email).await?;
+    let stored = found
+        .as_ref()
+        .map_or_else(|| DUMMY_HASH.clone(), |u| u.password_hash.clone());
+    let password = password.to_owned();
+    let ok = tokio::task::spawn_blocking(move || verify_against(&stored, &password))
+        .await
+        .map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
+    Ok(found.filter(|u| ok && u.active))
+}
+
+/// Makes the user a member of the team; nothing happens when they already are.
+pub async fn add_to_team(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    team_id: i64,
+) -> Result<(), DbErr> {
+    db.execute_raw(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        "INSERT INTO team_members (team_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        [team_id.into(), user_id.into()],
+    ))
+    .await?;
+    Ok(())
+}
+
+/// What an active user may see and do: one [`Grant`] per team they belong to, each with the
+/// team's organizer, permissions and events (a `Caller` merges grants of one organizer).
+/// Empty for an inactive or unknown user.
+pub async fn organizers_of(db: &impl ConnectionTrait, user_id: i64) -> Result<Vec<Grant>, DbErr> {
+    let rows = db
+        .query_all_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            "SELECT t.*, o.slug AS organizer_slug, o.name AS organizer_name \
+             FROM team_members m JOIN users u ON u.id = m.user_id \
+             JOIN teams t ON t.id = m.team_id JOIN organizers o ON o.id = t.organizer_id \
+             WHERE m.user_id = $1 AND u.active ORDER BY o.id, t.id",
+            [user_id.into()],
+        ))
+        .await?;
+    let mut grants = Vec::with_capacity(rows.len());
+    for row in rows {
+        let team = team::Model::from_query_result(&row, "")?;
+        let events = if team.all_events {
+            EventScope::All
+        } else {
+            EventScope::Only(teams::event_ids(db, team.id).await?)
+        };
+        grants.push(Grant {
+            organizer: OrganizerRef {
+                id: team.organizer_id,
+                slug: row.try_get("", "organizer_slug")?,
+                name: row.try_get("", "organizer_name")?,
+            },
+            permissions: teams::permissions(&team),
+            events,
+        });
+    }
+    Ok(grants)
+}

@@ -1,0 +1,183 @@
+//! Signing in and out: `GET /login`, `POST /login`, `POST /logout`.
+
+use minijinja::context;
+use poem::http::StatusCode;
+use poem::web::Data;
+use poem::{Body, Request, Response, handler};
+
+use super::session::{self, CSRF_FIELD};
+use super::{field, parse_form, redirect, render_status};
+use crate::domain::login_failures::{self, Limits, Verdict};
+use crate::domain::{sessions, users};
+use crate::http::limits;
+use crate::state::AppState;
+
+/// Where a signed-in person goes when `next` is missing or not a local path.
+pub const DEFAULT_NEXT: &str = "/account";
+
+/// The answer to a wrong email or a wrong password: the same for both.
+pub const WRONG_CREDENTIALS: &str = "Email or password is wrong.";
+/// The answer while a key is locked: the same whether or not the email exists.
+pub const LOCKED: &str = "Too many failed sign-in attempts. Try again in 15 minutes.";
+
+fn next_of(pairs: &[(String, String)]) -> String {
+    field(pairs, "next")
+        .filter(|n| super::is_local_path(n))
+        .unwrap_or_else(|| DEFAULT_NEXT.to_owned())
+}
+
+/// The sign-in form, with the error and email of a failed attempt.
+fn form(
+    req: &Request,
+    state: &AppState,
+    status: StatusCode,
+    next: &str,
+    email: &str,
+    error: Option<&str>,
+) -> Response {
+    let (csrf, set_cookie) = session::login_csrf(req, state);
+    let resp = render_status(status, "login.html", context! { csrf, next, email, error });
+    match set_cookie {
+        Some(c) => session::set_cookie(resp, &c),
+        None => resp,
+    }
+}
+
+/// The sign-in page; someone already signed in goes on to `next`.
+#[handler]
+pub async fn login_page(req: &Request, state: Data<&AppState>) -> Response {
+    let query = parse_form(req.uri().query().unwrap_or_default().as_bytes());
+    let next = next_of(&query);
+    if session::current_user(req, &state).await.is_some() {
+        return redirect(&next);
+    }
+    form(req, &state, StatusCode::OK, &next, "", None)
+}
+
+/// Signs in with email and password: a new session and a 303 to `next` (a local path) or
+/// the account page. Failures are counted per email and per client address; past the
+/// limits attempts wait, then are refused with 429.
+#[handler]
+pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Response {
+    let Ok(bytes) = body.into_bytes().await else {
+        return super::message(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form could not be read.",
+        );
+    };
+    let pairs = parse_form(&bytes);
+    if !session::check_login_csrf(req, field(&pairs, CSRF_FIELD).as_deref()) {
+        return super::csrf_failed();
+    }
+    let next = next_of(&pairs);
+    let email = users::normalize_email(&field(&pairs, "email").unwrap_or_default());
+    let password = field(&pairs, "password").unwrap_or_default();
+    let email_shown: String = email.chars().take(users::MAX_EMAIL_LEN).collect();
+    let keys = throttle_keys(req, &state, &email_shown);
+    match attempt(&state, &keys, &email, &password).await {
+        Ok(Outcome::SignedIn(user_id)) => start_session(req, &state, user_id, &next).await,
+        Ok(Outcome::Wrong) => form(
+            req,
+            &state,
+            StatusCode::OK,
+            &next,
+            &email_shown,
+            Some(WRONG_CREDENTIALS),
+        ),
+        Ok(Outcome::Locked) => form(
+            req,
+            &state,
+            StatusCode::TOO_MANY_REQUESTS,
+            &next,
+            &email_shown,
+            Some(LOCKED),
+        ),
+        Err(e) => super::server_error(e),
+    }
+}
+
+enum Outcome {
+    SignedIn(i64),
+    Wrong,
+    Locked,
+}
+
+/// The keys failures are counted under: the email, and the client address when known.
+fn throttle_keys(req: &Request, state: &AppState, email: &str) -> Vec<(String, Limits)> {
+    let mut keys = vec![(login_failures::email_key(email), login_failures::PER_EMAIL)];
+    if let Some(address) = limits::client_address(req, &state.config.trusted_proxies) {
+        keys.push((
+            login_failures::address_key(&limits::address_key(Some(address))),
+            login_failures::PER_ADDRESS,
+        ));
+    }
+    keys
+}
+
+async fn attempt(
+    state: &AppState,
+    keys: &[(String, Limits)],
+    email: &str,
+    password: &str,
+) -> Result<Outcome, sea_orm::DbErr> {
+    match login_failures::verdict(&state.db, keys).await? {
+        Verdict::Locked => return Ok(Outcome::Locked),
+        Verdict::Slow => tokio::time::sleep(login_failures::DELAY).await,
+        Verdict::Go => {}
+    }
+    let valid =
+        email.chars().count() <= users::MAX_EMAIL_LEN && password.len() <= users::MAX_PASSWORD_LEN;
+    let found = if valid {
+        users::check_credentials(&state.db, email, password).await?
+    } else {
+        None
+    };
+    match found {
+        Some(user) => {
+            login_failures::clear(&state.db, &keys[0].0).await?;
+            Ok(Outcome::SignedIn(user.id))
+        }
+        None => {
+            login_failures::record(&state.db, keys).await?;
+            Ok(Outcome::Wrong)
+        }
+    }
+}
+
+/// Ends any session the browser had (no fixation), starts a new one, and goes on to `next`.
+async fn start_session(req: &Request, state: &AppState, user_id: i64, next: &str) -> Response {
+    if let Some((_, old)) = session::current_user(req, state).await
+        && let Err(e) = sessions::delete(&state.db, old.id).await
+    {
+        return super::server_error(e);
+    }
+    match sessions::create(&state.db, user_id).await {
+        Ok((_, key)) => session::set_cookie(redirect(next), &session::session_cookie(state, &key)),
+        Err(e) => super::server_error(e),
+    }
+}
+
+/// Signs out: ends the session (the form's CSRF token must be the session's), removes the
+/// cookie and goes to the sign-in page.
+#[handler]
+pub async fn logout(req: &Request, body: Body, state: Data<&AppState>) -> Response {
+    let Some((_, current)) = session::current_user(req, &state).await else {
+        return session::set_cookie(redirect("/login"), &session::clear_session_cookie(&state));
+    };
+    let Ok(bytes) = body.into_bytes().await else {
+        return super::message(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form could not be read.",
+        );
+    };
+    let pairs = parse_form(&bytes);
+    if !session::check_csrf(field(&pairs, CSRF_FIELD).as_deref(), &current) {
+        return super::csrf_failed();
+    }
+    if let Err(e) = sessions::delete(&state.db, current.id).await {
+        return super::server_error(e);
+    }
+    session::set_cookie(redirect("/login"), &session::clear_session_cookie(&state))
+}

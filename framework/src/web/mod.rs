@@ -1,0 +1,179 @@
+//! Pages a person uses in a browser: sign-in, sign-out and the account page (and, from
+//! `oauth`, the consent page and application management). Sessions and CSRF tokens are
+//! kept in the database (`domain::sessions`); templates are compiled into the binary and
+//! rendered with autoescaping.
+//!
+//! Every response goes through [`page`] / [`render`], which add the protective headers of
+//! `crate::pages::protect_with` with [`CONTENT_SECURITY_POLICY`].
+
+pub mod account;
+pub mod login;
+pub mod session;
+
+use std::sync::LazyLock;
+
+use minijinja::Environment;
+use poem::http::{StatusCode, header};
+use poem::web::Html;
+use poem::{IntoResponse, Response};
+
+/// The policy of these pages: like `crate::pages::CONTENT_SECURITY_POLICY`, but inline
+/// styles are allowed (the layout's stylesheet) and forms may post to this site only.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
+     form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// Templates by name, compiled in. A name ending in `.html` is autoescaped. To add a page,
+/// add its file under `web/templates/` and a line here.
+const TEMPLATES: &[(&str, &str)] = &[
+    ("base.html", include_str!("templates/base.html")),
+    ("message.html", include_str!("templates/message.html")),
+    ("login.html", include_str!("templates/login.html")),
+    ("account.html", include_str!("templates/account.html")),
+    (
+        "account_authorized.html",
+        include_str!("templates/account_authorized.html"),
+    ),
+    (
+        "account_applications.html",
+        include_str!("templates/account_applications.html"),
+    ),
+];
+
+static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+    let mut env = Environment::new();
+    for (name, source) in TEMPLATES {
+        if let Err(error) = env.add_template(name, source) {
+            tracing::error!(%error, name, "template does not compile");
+        }
+    }
+    env
+});
+
+/// Renders a template with `context` (build it with `minijinja::context!`) to HTML.
+pub fn render_html(template: &str, context: minijinja::Value) -> Result<String, minijinja::Error> {
+    TEMPLATE_ENV
+        .get_template(template)
+        .and_then(|t| t.render(context))
+}
+
+/// A page: the rendered template with status 200 and the pages' protective headers (a
+/// template error is logged and gives a 500 page).
+pub fn render(template: &str, context: minijinja::Value) -> Response {
+    render_status(StatusCode::OK, template, context)
+}
+
+/// [`render`] with another status.
+pub fn render_status(status: StatusCode, template: &str, context: minijinja::Value) -> Response {
+    match render_html(template, context) {
+        Ok(html) => page((status, Html(html)).into_response()),
+        Err(error) => {
+            tracing::error!(%error, template, "template failed");
+            message(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Error",
+                "Something went wrong on our side. Try again later.",
+            )
+        }
+    }
+}
+
+/// Adds the pages' protective headers to a response.
+pub fn page(resp: Response) -> Response {
+    crate::pages::protect_with(resp, CONTENT_SECURITY_POLICY)
+}
+
+/// A short page with a title and one message (errors, refusals).
+pub fn message(status: StatusCode, title: &str, text: &str) -> Response {
+    let html = TEMPLATE_ENV
+        .get_template("message.html")
+        .and_then(|t| t.render(minijinja::context! { title, text }))
+        .unwrap_or_else(|_| "<!doctype html><title>Error</title><p>Error.</p>".to_owned());
+    page((status, Html(html)).into_response())
+}
+
+/// The 403 page of a form posted without its CSRF token, or with a wrong one.
+pub fn csrf_failed() -> Response {
+    message(
+        StatusCode::FORBIDDEN,
+        "Forbidden",
+        "The form has expired or did not come from this site. Go back, reload the page and try again.",
+    )
+}
+
+/// The error page of a failed database call.
+pub fn server_error(error: sea_orm::DbErr) -> Response {
+    tracing::error!(%error, "page failed");
+    message(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Error",
+        "Something went wrong on our side. Try again later.",
+    )
+}
+
+/// A `303 See Other` to `location` (a local path or an absolute URL), with the pages'
+/// headers.
+pub fn redirect(location: &str) -> Response {
+    page(
+        Response::builder()
+            .status(StatusCode::SEE_OTHER)
+            .header(header::LOCATION, location)
+            .finish(),
+    )
+}
+
+/// Whether `next` is a path on this site that is safe to redirect to after sign-in: it
+/// starts with a single `/` (not `//`, which is another host), and holds no backslash (read
+/// as `/` by browsers), no control characters and no scheme.
+pub fn is_local_path(next: &str) -> bool {
+    next.starts_with('/')
+        && !next.starts_with("//")
+        && next.len() <= 2000
+        && !next.contains('\\')
+        && !next.chars().any(|c| c.is_control() || c.is_whitespace())
+}
+
+/// The value of a query or form field in `pairs` (`application/x-www-form-urlencoded`).
+pub fn field(pairs: &[(String, String)], name: &str) -> Option<String> {
+    pairs
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.clone())
+}
+
+/// Parses an `application/x-www-form-urlencoded` body or query string.
+pub fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
+    form_urlencoded::parse(bytes)
+        .take(100)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_local_path;
+
+    #[test]
+    fn only_paths_on_this_site_are_local() {
+        for good in ["/account", "/", "/a/b?c=d"] {
+            assert!(is_local_path(good), "{good}");
+        }
+        for bad in [
+            "//evil.example",
+            "https://evil.example",
+            "/\\evil.example",
+            "evil",
+            "",
+            "/a\nb",
+            "javascript:alert(1)",
+        ] {
+            assert!(!is_local_path(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_template_compiles() {
+        for (name, _) in super::TEMPLATES {
+            assert!(super::TEMPLATE_ENV.get_template(name).is_ok(), "{name}");
+        }
+    }
+}
