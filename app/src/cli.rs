@@ -128,6 +128,32 @@ enum AdminTask {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// Register an OAuth application; prints `{"client_id": ..., "client_secret": ...}`
+    /// alone on the last line (the secret is shown only now).
+    CreateOauthApp {
+        /// The application's name, shown to people asked to grant it access.
+        #[arg(long)]
+        name: String,
+        /// An allowed redirect URI (repeatable; the first is the default).
+        #[arg(long = "redirect-uri", value_name = "URI", required = true)]
+        redirect_uri: Vec<String>,
+        /// Email of the user who manages the application on their account page.
+        #[arg(long, value_name = "EMAIL")]
+        user: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Create a reseller account; prints `{"id": ..., "name": ...}` alone on the last line.
+    CreateReseller {
+        /// Internal name.
+        #[arg(long)]
+        name: String,
+        /// Email of a user permitted on the account (repeatable).
+        #[arg(long, value_name = "EMAIL")]
+        user: Vec<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
     /// List the mail outbox, newest first, or show one mail.
     Outbox {
         /// Only mails in this state: queued, sent or failed.
@@ -311,6 +337,33 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String>
                 .await
                 .map_err(|e| e.to_string())?;
             outln!("created user {} (id {})", user.email, user.id);
+        }
+        AdminTask::CreateOauthApp {
+            name,
+            redirect_uri,
+            user,
+            db,
+        } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            let (client_id, client_secret) =
+                admin::create_oauth_app(&db, &name, &redirect_uri, user.as_deref())
+                    .await
+                    .map_err(|e| e.to_string())?;
+            outln!("created OAuth application {name:?}");
+            outln!(
+                "{}",
+                serde_json::json!({"client_id": client_id, "client_secret": client_secret})
+            );
+        }
+        AdminTask::CreateReseller { name, user, db } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            let account = admin::create_reseller(&db, &name, &user)
+                .await
+                .map_err(|e| e.to_string())?;
+            outln!(
+                "{}",
+                serde_json::json!({"id": account.id, "name": account.name})
+            );
         }
         AdminTask::AcceptGiftcards {
             organizer,

@@ -695,3 +695,88 @@ async fn create_user_makes_a_user_who_signs_in_on_one_process_and_is_known_to_an
             .contains("ada@example.org")
     );
 }
+
+#[tokio::test]
+async fn create_oauth_app_and_create_reseller_print_their_json_alone_on_the_last_line() {
+    let db = fresh_database().await;
+    let user = tessera(&[
+        "admin",
+        "create-user",
+        "--email",
+        "Ada@Example.org",
+        "--password",
+        "correct horse battery",
+        "--database-url",
+        &db.url,
+    ]);
+    assert!(user.status.success(), "{}", stderr(&user));
+
+    let app = tessera(&[
+        "admin",
+        "create-oauth-app",
+        "--name",
+        "Check-in sync",
+        "--redirect-uri",
+        "https://client.example/callback",
+        "--redirect-uri",
+        "http://127.0.0.1:9000/cb",
+        "--user",
+        "ada@example.org",
+        "--database-url",
+        &db.url,
+    ]);
+    assert!(app.status.success(), "{}", stderr(&app));
+    let last: Value =
+        serde_json::from_str(stdout(&app).lines().last().expect("line")).expect("json");
+    assert!(last["client_id"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(
+        last["client_secret"]
+            .as_str()
+            .is_some_and(|s| s.len() >= 32)
+    );
+
+    let reseller = tessera(&[
+        "admin",
+        "create-reseller",
+        "--name",
+        "Partner Ltd",
+        "--user",
+        "ada@example.org",
+        "--database-url",
+        &db.url,
+    ]);
+    assert!(reseller.status.success(), "{}", stderr(&reseller));
+    let last: Value =
+        serde_json::from_str(stdout(&reseller).lines().last().expect("line")).expect("json");
+    assert_eq!(last["name"], "Partner Ltd");
+    assert!(last["id"].as_i64().is_some());
+
+    let unknown = tessera(&[
+        "admin",
+        "create-reseller",
+        "--name",
+        "Other",
+        "--user",
+        "nobody@example.org",
+        "--database-url",
+        &db.url,
+    ]);
+    assert!(!unknown.status.success());
+    assert_eq!(
+        stderr(&unknown).trim().lines().count(),
+        1,
+        "{}",
+        stderr(&unknown)
+    );
+    let bad_uri = tessera(&[
+        "admin",
+        "create-oauth-app",
+        "--name",
+        "Bad",
+        "--redirect-uri",
+        "not a url",
+        "--database-url",
+        &db.url,
+    ]);
+    assert!(!bad_uri.status.success());
+}

@@ -212,6 +212,54 @@ pub async fn create_user(
     Ok(user)
 }
 
+/// The user with this email, or an error naming it.
+async fn user_by_email(
+    db: &DatabaseConnection,
+    email: &str,
+) -> Result<crate::db::entities::user::Model, AdminError> {
+    users::find_by_email(db, email)
+        .await?
+        .ok_or_else(|| invalid(format!("no user with email {email:?}")))
+}
+
+/// Registers an OAuth application with these redirect URIs, owned by the user with
+/// `owner_email` when given; gives its client ID and the client secret (shown only now).
+pub async fn create_oauth_app(
+    db: &DatabaseConnection,
+    name: &str,
+    redirect_uris: &[String],
+    owner_email: Option<&str>,
+) -> Result<(String, String), AdminError> {
+    let owner = match owner_email {
+        Some(email) => Some(user_by_email(db, email).await?.id),
+        None => None,
+    };
+    let (app, secret) = crate::domain::oauth::create_application(db, name, redirect_uris, owner)
+        .await
+        .map_err(|e| match e {
+            crate::domain::oauth::OAuthError::Db(e) => AdminError::Db(e),
+            crate::domain::oauth::OAuthError::InvalidRequest(m) => invalid(m),
+            other => invalid(other.to_string()),
+        })?;
+    Ok((app.client_id, secret))
+}
+
+/// Creates a reseller account whose users (by email) may use it.
+pub async fn create_reseller(
+    db: &DatabaseConnection,
+    name: &str,
+    user_emails: &[String],
+) -> Result<crate::db::entities::reseller::Model, AdminError> {
+    if name.trim().is_empty() || name.chars().count() > 190 {
+        return Err(invalid("the name must have 1 to 190 characters"));
+    }
+    let mut ids = Vec::with_capacity(user_emails.len());
+    for email in user_emails {
+        ids.push(user_by_email(db, email).await?.id);
+    }
+    Ok(crate::domain::resellers::create_reseller(db, name, &ids).await?)
+}
+
 /// The team of an organizer with this name, created without permissions when missing.
 async fn team_by_name(
     db: &DatabaseConnection,

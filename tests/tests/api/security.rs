@@ -366,13 +366,20 @@ async fn refused_writes_leave_every_process_cache_alone() {
     assert_eq!(list.body["results"][0]["default_price"], "12.00");
 }
 
-/// The cache's generation once it is live (on PostgreSQL, once its listener is connected).
+/// The cache's generation once it is live (on PostgreSQL, once its listener is connected)
+/// and settled: the announcements of the setup's own changes, which arrive asynchronously,
+/// have all arrived.
 async fn live_generation(app: &TestApp) -> u64 {
+    let mut last = None;
     for _ in 0..100 {
-        if let Some(g) = app.state.cache.generation().await {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let now = app.state.cache.generation().await;
+        if let Some(g) = now
+            && now == last
+        {
             return g;
         }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        last = now;
     }
-    panic!("the cache never went live");
+    panic!("the cache never went live and settled");
 }
