@@ -276,6 +276,14 @@ async fn a_key_costs_two_queries_and_so_does_a_repeated_answer() {
 /// reads the configuration version a write left to read (on SQLite), so that the next
 /// request's queries are its own.
 async fn settle(app: &TestApp, token: &str) {
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut last = None;
+    for _ in 0..50 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let now = app.state.cache.generation().await;
+        if now == last {
+            break;
+        }
+        last = now;
+    }
     app.get(CARDS, token).await;
 }
