@@ -8,7 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, Set, Statement, TransactionTrait,
+    QueryFilter, Set, TransactionTrait,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -526,17 +526,11 @@ pub async fn resolve_access_token(
                JOIN oauth_applications p ON p.id = a.application_id AND p.active \
                JOIN users u ON u.id = a.user_id AND u.active \
                WHERE t.token_hash = $1";
-    let stmt = Statement::from_sql_and_values(
-        db.get_database_backend(),
-        sql,
-        [tokens::hash(token).into()],
-    );
-    let Some(row) = db.query_one_raw(stmt).await? else {
+    let Some(row) = tokens::find_row(db, sql, token).await? else {
         return Ok(None);
     };
-    let stored: String = row.try_get("", "token_hash")?;
     let expires: DateTime<Utc> = row.try_get("", "expires")?;
-    if !tokens::matches(&stored, token) || expires <= Utc::now() {
+    if expires <= Utc::now() {
         return Ok(None);
     }
     let scope: String = row.try_get("", "scope")?;

@@ -38,6 +38,25 @@ pub fn matches(stored: &str, token: &str) -> bool {
     hash(token).as_bytes().ct_eq(stored.as_bytes()).into()
 }
 
+/// The row `sql` finds for `token` (the statement takes the token's hash as `$1` and selects
+/// its stored hash as `token_hash`), when the stored hash matches in constant time.
+pub async fn find_row(
+    db: &impl sea_orm::ConnectionTrait,
+    sql: &str,
+    token: &str,
+) -> Result<Option<sea_orm::QueryResult>, sea_orm::DbErr> {
+    let stmt = sea_orm::Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [hash(token).into()],
+    );
+    let Some(row) = db.query_one_raw(stmt).await? else {
+        return Ok(None);
+    };
+    let stored: String = row.try_get("", "token_hash")?;
+    Ok(matches(&stored, token).then_some(row))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -6,7 +6,7 @@ use poem::http::header;
 use poem::{Request, RequestBody};
 use poem_openapi::registry::{MetaSecurityScheme, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
-use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter};
 
 use std::sync::Arc;
 
@@ -401,18 +401,9 @@ pub async fn resolve_team_token(
                FROM team_tokens tt JOIN teams t ON t.id = tt.team_id \
                JOIN organizers o ON o.id = t.organizer_id \
                WHERE tt.token_hash = $1 AND tt.active";
-    let stmt = Statement::from_sql_and_values(
-        db.get_database_backend(),
-        sql,
-        [tokens::hash(token).into()],
-    );
-    let Some(row) = db.query_one_raw(stmt).await? else {
+    let Some(row) = tokens::find_row(db, sql, token).await? else {
         return Ok(None);
     };
-    let stored: String = row.try_get("", "token_hash")?;
-    if !tokens::matches(&stored, token) {
-        return Ok(None);
-    }
     let team = team::Model::from_query_result(&row, "")?;
     let events = if team.all_events {
         EventScope::All
