@@ -276,10 +276,10 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
                 .build()
                 .await
                 .map_err(|e| e.to_string())?;
-            let token = admin::seed_demo(server.state())
+            let seed = admin::seed_demo(server.state())
                 .await
                 .map_err(|e| e.to_string())?;
-            print_demo(&server.state().public_url, &token);
+            print_demo(&server.state().public_url, &seed);
             server.run().await.map_err(|e| e.to_string())
         }
         Command::Admin { task } => run_admin(cli.config, task).await,
@@ -417,7 +417,8 @@ fn out(text: &str) {
     let _ = std::io::stdout().write_all(text.as_bytes());
 }
 
-fn print_demo(base: &str, token: &str) {
+fn print_demo(base: &str, seed: &admin::DemoSeed) {
+    let token = &seed.token;
     let org = admin::DEMO_ORGANIZER;
     let auth = format!("-H 'Authorization: Token {token}'");
     let json = "-H 'Content-Type: application/json'";
@@ -457,4 +458,31 @@ fn print_demo(base: &str, token: &str) {
         admin::DEMO_EVENT
     );
     outln!("\nInteractive API documentation: {base}/docs/\n");
+    print_demo_oauth(base, seed);
+}
+
+/// The demo user's sign-in and the OAuth flow of their application, by browser and curl.
+fn print_demo_oauth(base: &str, seed: &admin::DemoSeed) {
+    let (id, secret) = (&seed.client_id, &seed.client_secret);
+    let redirect = admin::DEMO_REDIRECT_URI;
+    outln!(
+        "Demo user (password new on every run): {}  password: {}\n  Account page: {base}/account\n",
+        admin::DEMO_USER,
+        seed.password
+    );
+    outln!(
+        "Their OAuth application \"{}\": client ID {id}, client secret (shown once):\n\n  {secret}\n",
+        admin::DEMO_APP
+    );
+    outln!("1. Open in a browser, sign in as the demo user, choose the organizer and allow:\n");
+    outln!("  {}\n", admin::demo_authorize_url(base, id));
+    outln!(
+        "2. The browser then fails to load {redirect}?code=...&state=demo: copy the code from its address bar and exchange it:\n"
+    );
+    outln!(
+        "  curl -u {id}:{secret} -d grant_type=authorization_code -d code=CODE -d redirect_uri={redirect} {base}/api/v1/oauth/token\n"
+    );
+    outln!("3. Call the API with the access_token of the answer:\n");
+    outln!("  curl -H 'Authorization: Bearer ACCESS_TOKEN' {base}/api/v1/me");
+    outln!("  curl -H 'Authorization: Bearer ACCESS_TOKEN' {base}/api/v1/organizers/\n");
 }

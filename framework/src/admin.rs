@@ -20,7 +20,7 @@ use crate::domain::settings::{self, Scope};
 use crate::domain::tax_rules::{self, TaxRuleFields};
 use crate::domain::vouchers::{self, PriceMode, manage::VoucherFields};
 use crate::domain::waiting_list::{self, EntryFields};
-use crate::domain::{events, slug, teams, users};
+use crate::domain::{events, oauth, slug, teams, tokens, users};
 use crate::plugin::payment::ManualPayment;
 use crate::state::AppState;
 use serde_json::json;
@@ -49,6 +49,15 @@ impl From<items::WriteError> for AdminError {
             ),
             items::WriteError::Gone => invalid("the item was deleted meanwhile"),
             items::WriteError::Db(e) => Self::Db(e),
+        }
+    }
+}
+
+impl From<oauth::ApplicationError> for AdminError {
+    fn from(e: oauth::ApplicationError) -> Self {
+        match e {
+            oauth::ApplicationError::Invalid(m) => Self::Invalid(m),
+            oauth::ApplicationError::Db(e) => Self::Db(e),
         }
     }
 }
@@ -234,13 +243,7 @@ pub async fn create_oauth_app(
         Some(email) => Some(user_by_email(db, email).await?.id),
         None => None,
     };
-    let (app, secret) = crate::domain::oauth::create_application(db, name, redirect_uris, owner)
-        .await
-        .map_err(|e| match e {
-            crate::domain::oauth::OAuthError::Db(e) => AdminError::Db(e),
-            crate::domain::oauth::OAuthError::InvalidRequest(m) => invalid(m),
-            other => invalid(other.to_string()),
-        })?;
+    let (app, secret) = oauth::create_application(db, name, redirect_uris, owner).await?;
     Ok((app.client_id, secret))
 }
 
@@ -636,11 +639,46 @@ async fn seed_demo_sales(
     Ok(())
 }
 
+/// The demo user's email.
+pub const DEMO_USER: &str = "demo@example.org";
+/// The demo OAuth application's name.
+pub const DEMO_APP: &str = "Demo client";
+/// The demo application's redirect URI. Nothing listens there: after consent the browser
+/// fails to load it, and its address bar shows the code to exchange with curl.
+pub const DEMO_REDIRECT_URI: &str = "http://localhost:9999/callback";
+
+/// The address that starts the demo application's OAuth flow in a browser (scope `read`,
+/// state `demo`), on the service at `base`.
+pub fn demo_authorize_url(base: &str, client_id: &str) -> String {
+    let query: String = form_urlencoded::Serializer::new(String::new())
+        .append_pair("response_type", "code")
+        .append_pair("client_id", client_id)
+        .append_pair("scope", "read")
+        .append_pair("redirect_uri", DEMO_REDIRECT_URI)
+        .append_pair("state", "demo")
+        .finish();
+    format!("{base}/api/v1/oauth/authorize?{query}")
+}
+
+/// What [`seed_demo`] gives: fresh credentials, shown once.
+#[derive(Debug, Clone)]
+pub struct DemoSeed {
+    /// A new API token of the demo organizer's `demo` team, which has every permission.
+    pub token: String,
+    /// The password of the demo user ([`DEMO_USER`]), new on every run.
+    pub password: String,
+    /// The client ID of the demo user's OAuth application ([`DEMO_APP`]).
+    pub client_id: String,
+    /// Its client secret, new on every run.
+    pub client_secret: String,
+}
+
 /// Seeds the demo data when missing (an organizer with a gift card, and an event with
 /// categories, a tax rule, items, quotas, a seating plan, a voucher, a paid order and a
-/// waiting list entry) and returns a new token of its `demo` team, which has every
-/// permission.
-pub async fn seed_demo(state: &AppState) -> Result<String, AdminError> {
+/// waiting list entry; a user in the organizer's `demo` team, which has every permission,
+/// owning an OAuth application) and gives a new token of that team, a new password of the
+/// user and a new secret of the application.
+pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
     let db = &state.db;
     let org = match organizer::Entity::find()
         .filter(organizer::Column::Slug.eq(DEMO_ORGANIZER))
@@ -679,7 +717,66 @@ pub async fn seed_demo(state: &AppState) -> Result<String, AdminError> {
         permissions: Some(PermissionSet::all()),
         events: Vec::new(),
     };
-    create_token(db, &request).await
+    let token = create_token(db, &request).await?;
+    let (password, client_id, client_secret) = seed_demo_account(db).await?;
+    Ok(DemoSeed {
+        token,
+        password,
+        client_id,
+        client_secret,
+    })
+}
+
+/// The demo user (created, or given a new password) in the `demo` team, and their OAuth
+/// application (created, or given a new secret): the password, the client ID and secret.
+async fn seed_demo_account(
+    db: &DatabaseConnection,
+) -> Result<(String, String, String), AdminError> {
+    // Four groups of four letters and digits, without look-alikes (0/o, 1/l).
+    let password = (0..4)
+        .map(|_| tokens::random_from(b"abcdefghijkmnpqrstuvwxyz23456789", 4))
+        .collect::<Vec<_>>()
+        .join("-");
+    let user = match users::find_by_email(db, DEMO_USER).await? {
+        Some(user) => {
+            crate::db::entities::user::ActiveModel {
+                id: Set(user.id),
+                password_hash: Set(users::hash_password(password.clone()).await?),
+                active: Set(true),
+                ..Default::default()
+            }
+            .update(db)
+            .await?
+        }
+        None => {
+            let request = UserRequest {
+                email: DEMO_USER.into(),
+                password: password.clone(),
+                fullname: "Demo User".into(),
+                ..Default::default()
+            };
+            create_user(db, &request).await?
+        }
+    };
+    let team = team_by_name(db, DEMO_ORGANIZER, "demo").await?;
+    users::add_to_team(db, user.id, team.id).await?;
+    let existing = oauth::applications_of(db, user.id)
+        .await?
+        .into_iter()
+        .find(|app| app.name == DEMO_APP);
+    let (client_id, secret) = match existing {
+        Some(app) => {
+            let secret = oauth::regenerate_secret(db, &app).await?;
+            (app.client_id, secret)
+        }
+        None => {
+            let uris = [DEMO_REDIRECT_URI.to_owned()];
+            let (app, secret) =
+                oauth::create_application(db, DEMO_APP, &uris, Some(user.id)).await?;
+            (app.client_id, secret)
+        }
+    };
+    Ok((password, client_id, secret))
 }
 
 /// The outbox's mails, newest first, at most `limit`; only those in `state` (`queued`,

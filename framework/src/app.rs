@@ -185,6 +185,19 @@ impl Server {
             )
             .at("/logout", post(crate::web::login::logout))
             .at("/account", get(crate::web::account::account_page))
+            .at(
+                "/account/authorized/:id/revoke",
+                post(crate::web::account::revoke),
+            )
+            .at("/account/applications", post(crate::web::account::register))
+            .at(
+                "/account/applications/:id/secret",
+                post(crate::web::account::new_secret),
+            )
+            .at(
+                "/account/applications/:id/delete",
+                post(crate::web::account::delete),
+            )
             .nest("/", service);
         let state = self.state.clone();
         WithPlugins::new(api, &self.state.plugins)

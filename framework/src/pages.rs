@@ -38,17 +38,19 @@ pub fn protect(resp: Response) -> Response {
 
 /// [`protect`] with another content security policy: pages with forms and styles (the
 /// account pages, `crate::web`) allow what they need and keep the rest.
-pub fn protect_with(mut resp: Response, policy: &'static str) -> Response {
+pub fn protect_with(mut resp: Response, policy: &str) -> Response {
     let headers = resp.headers_mut();
     for (name, value) in [
         (header::CACHE_CONTROL, "no-store"),
         (header::REFERRER_POLICY, "no-referrer"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::CONTENT_SECURITY_POLICY, policy),
     ] {
         headers.insert(name, HeaderValue::from_static(value));
     }
+    let policy =
+        HeaderValue::from_str(policy).unwrap_or(HeaderValue::from_static(CONTENT_SECURITY_POLICY));
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy);
     resp
 }
 

@@ -98,6 +98,7 @@ pub fn ticketing_api() -> impl OpenApi {
             vouchers::VouchersApi,
             waiting_list::WaitingListApi,
             oauth::OAuthApi,
+            oauth::AuthorizeApi,
             oauth::ProfileApi,
             resellers::ResellersApi,
         ),

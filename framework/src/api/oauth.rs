@@ -4,11 +4,15 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use poem::http::header;
+use poem::http::{StatusCode, header};
 use poem::web::Data;
-use poem::{Request, RequestBody};
+use poem::{IntoResponse, Request, RequestBody, Response};
+use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
-use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSecurityScheme, Registry};
+use poem_openapi::registry::{
+    MetaHeader, MetaMediaType, MetaRequest, MetaResponse, MetaResponses, MetaSecurityScheme,
+    Registry,
+};
 use poem_openapi::types::Type;
 use poem_openapi::{
     ApiExtractor, ApiExtractorType, ApiResponse, ExtractParamOptions, Object, OpenApi,
@@ -21,11 +25,12 @@ use crate::domain::users;
 use crate::http::Auth;
 use crate::http::error::{ApiError, ReadResult};
 use crate::state::AppState;
+use crate::web;
 
 /// Name of the client security scheme in the OpenAPI document.
 pub const CLIENT_SCHEME: &str = "OAuthClient";
-/// Most parameters a form body may carry.
-const MAX_PARAMS: usize = 20;
+/// Most parameters a form body may carry (the consent form has one per organizer).
+const MAX_PARAMS: usize = 1_000;
 /// Longest parameter value accepted.
 const MAX_VALUE_LEN: usize = 4_096;
 
@@ -81,6 +86,11 @@ impl<T> FormBody<T> {
             return Err(invalid_request("A parameter was repeated."));
         }
         Ok(first.filter(|v| !v.is_empty()))
+    }
+
+    /// Every name/value pair; `invalid_request` when the body was malformed.
+    fn pairs(&self) -> Result<&[(String, String)], &'static str> {
+        self.pairs.as_deref().map_err(|m| *m)
     }
 
     /// The value of a required parameter.
@@ -139,6 +149,102 @@ impl<'a, T: Type> ApiExtractor<'a> for FormBody<T> {
             _doc: std::marker::PhantomData,
         })
     }
+}
+
+/// The consent form of the authorization page.
+#[derive(Object)]
+#[oai(rename = "OAuthConsentForm")]
+pub struct ConsentForm {
+    /// The session's CSRF token.
+    pub csrfmiddlewaretoken: String,
+    /// The application's client ID.
+    pub client_id: String,
+    /// `code`.
+    pub response_type: String,
+    /// The scopes asked for, space separated.
+    pub scope: Option<String>,
+    /// Where the answer goes.
+    pub redirect_uri: Option<String>,
+    /// Echoed in the answer.
+    pub state: Option<String>,
+    /// The PKCE S256 challenge.
+    pub code_challenge: Option<String>,
+    /// `S256` with a challenge.
+    pub code_challenge_method: Option<String>,
+    /// The IDs of the organizers granted (repeated field).
+    pub organizers: Option<Vec<i64>>,
+    /// Present when the person allows.
+    pub allow: Option<String>,
+    /// Present when the person refuses.
+    pub cancel: Option<String>,
+}
+
+/// A page or redirect of the authorization step (HTML for a person, redirects for the
+/// client), documented with every status it can have.
+pub struct WebPage(pub Response);
+
+impl IntoResponse for WebPage {
+    fn into_response(self) -> Response {
+        self.0
+    }
+}
+
+impl poem_openapi::ApiResponse for WebPage {
+    fn meta() -> MetaResponses {
+        let html = || {
+            vec![MetaMediaType {
+                content_type: "text/html; charset=utf-8",
+                schema: String::schema_ref(),
+            }]
+        };
+        let location = |description: &str| {
+            vec![MetaHeader {
+                name: "Location".into(),
+                description: Some(description.into()),
+                required: true,
+                deprecated: false,
+                schema: String::schema_ref(),
+            }]
+        };
+        let response = |status, description, content, headers| MetaResponse {
+            description,
+            status: Some(status),
+            status_range: None,
+            content,
+            headers,
+        };
+        MetaResponses {
+            responses: vec![
+                response(200, "The consent page.", html(), vec![]),
+                response(
+                    302,
+                    "To the client's redirect URI with `code` or `error`, and `state` when sent.",
+                    vec![],
+                    location("The client's redirect URI with the answer in its query."),
+                ),
+                response(
+                    303,
+                    "To the sign-in page, which comes back here.",
+                    vec![],
+                    location("`/login?next=...`"),
+                ),
+                response(
+                    400,
+                    "Unknown client or unregistered redirect URI (no redirect), or no organizer chosen.",
+                    html(),
+                    vec![],
+                ),
+                response(
+                    403,
+                    "The form's CSRF token is missing or wrong.",
+                    html(),
+                    vec![],
+                ),
+            ],
+        }
+    }
+
+    fn register(_registry: &mut Registry) {}
 }
 
 /// Client credentials from HTTP Basic (`client_id:client_secret`, each form-encoded as RFC
@@ -201,6 +307,49 @@ impl<'a> ApiExtractor<'a> for ClientBasic {
         _param_opts: ExtractParamOptions<Self::ParamType>,
     ) -> poem::Result<Self> {
         Ok(Self(basic_credentials(request)))
+    }
+}
+
+/// Name of the browser session's security scheme in the OpenAPI document.
+pub const SESSION_SCHEME: &str = "SessionCookie";
+
+/// Documents that an operation reads the browser's session cookie (`tessera_session`, set
+/// by signing in at `/login`). Never fails: the page decides what a missing session means.
+pub struct SessionCookie;
+
+impl<'a> ApiExtractor<'a> for SessionCookie {
+    const TYPES: &'static [ApiExtractorType] = &[ApiExtractorType::SecurityScheme];
+    type ParamType = ();
+    type ParamRawType = ();
+
+    fn register(registry: &mut Registry) {
+        registry.create_security_scheme(
+            SESSION_SCHEME,
+            MetaSecurityScheme {
+                ty: "apiKey",
+                description: Some(
+                    "The session of a person signed in at `/login`, in the `tessera_session` cookie.",
+                ),
+                name: Some(web::session::SESSION_COOKIE),
+                key_in: Some("cookie"),
+                scheme: None,
+                bearer_format: None,
+                flows: None,
+                openid_connect_url: None,
+            },
+        );
+    }
+
+    fn security_schemes() -> Vec<&'static str> {
+        vec![SESSION_SCHEME]
+    }
+
+    async fn from_request(
+        _request: &'a Request,
+        _body: &mut RequestBody,
+        _param_opts: ExtractParamOptions<Self::ParamType>,
+    ) -> poem::Result<Self> {
+        Ok(Self)
     }
 }
 
@@ -388,6 +537,80 @@ impl OAuthApi {
             Ok(OAuthAnswer::Revoked("no-store".into()))
         };
         run.await.unwrap_or_else(|answer: OAuthAnswer| answer)
+    }
+}
+
+/// The authorization step of the OAuth flow.
+pub struct AuthorizeApi;
+
+#[OpenApi(tag = "Tag::OAuth")]
+impl AuthorizeApi {
+    /// Ask a person to authorize an application
+    ///
+    /// The start of the authorization code flow, for a browser. Someone not signed in is
+    /// sent to the sign-in page and back. An unknown `client_id` or a `redirect_uri` not
+    /// registered for the client is a 400 page without redirect; a missing `response_type`
+    /// is answered to the client with `error=invalid_request`, another one than `code` with
+    /// `error=unsupported_response_type`, an unknown scope with `error=invalid_scope`. The
+    /// consent page names the application and the scopes and lists the organizers the
+    /// person may grant. `approval_prompt=auto` skips it for a `profile`-only request the
+    /// person granted this application before.
+    #[oai(path = "/api/v1/oauth/authorize", method = "get")]
+    #[allow(clippy::too_many_arguments)]
+    async fn oauth_authorize(
+        &self,
+        req: &Request,
+        app_state: Data<&AppState>,
+        _session: SessionCookie,
+        /// The application's client ID.
+        client_id: Query<Option<String>>,
+        /// `code`.
+        response_type: Query<Option<String>>,
+        /// `read`, `write`, `profile`, space separated; all three when missing.
+        scope: Query<Option<String>>,
+        /// One of the client's registered redirect URIs; the first when missing.
+        redirect_uri: Query<Option<String>>,
+        /// Echoed in the redirect.
+        #[oai(name = "state")]
+        client_state: Query<Option<String>>,
+        /// `auto` or `force`.
+        approval_prompt: Query<Option<String>>,
+        /// A PKCE challenge (RFC 7636).
+        code_challenge: Query<Option<String>>,
+        /// `S256`.
+        code_challenge_method: Query<Option<String>>,
+    ) -> WebPage {
+        let given = |q: Query<Option<String>>| q.0.filter(|v| !v.is_empty());
+        let params = oauth::AuthorizeParams {
+            client_id: given(client_id),
+            response_type: given(response_type),
+            scope: given(scope),
+            redirect_uri: given(redirect_uri),
+            state: given(client_state),
+            approval_prompt: given(approval_prompt),
+            code_challenge: given(code_challenge),
+            code_challenge_method: given(code_challenge_method),
+        };
+        WebPage(web::oauth::authorize_page(req, &app_state, params).await)
+    }
+
+    /// Answer an authorization request
+    ///
+    /// The consent page's form: `allow` (with the chosen `organizers`) redirects to the
+    /// client with a code, `cancel` with `error=access_denied`; `state` is echoed. Needs the
+    /// signed-in session and its CSRF token.
+    #[oai(path = "/api/v1/oauth/authorize", method = "post")]
+    async fn oauth_authorize_answer(
+        &self,
+        req: &Request,
+        app_state: Data<&AppState>,
+        _session: SessionCookie,
+        form: FormBody<ConsentForm>,
+    ) -> WebPage {
+        WebPage(match form.pairs() {
+            Ok(pairs) => web::oauth::authorize_answer(req, &app_state, pairs).await,
+            Err(text) => web::message(StatusCode::BAD_REQUEST, "Bad request", text),
+        })
     }
 }
 

@@ -7,14 +7,16 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
+    EntityTrait, QueryFilter, QueryOrder, Set, Statement, TransactionTrait,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::db::begin_write;
 use crate::db::entities::{
     oauth_access_token, oauth_application, oauth_authorization, oauth_code, oauth_refresh_token,
+    organizer,
 };
 use crate::domain::tokens;
 
@@ -64,6 +66,23 @@ impl Scope {
     }
 }
 
+impl Scope {
+    /// What the scope lets an application do, one phrase per scope word, for people.
+    pub fn describe(&self) -> Vec<&'static str> {
+        [
+            (
+                self.profile,
+                "See your profile: name, email address, language and time zone.",
+            ),
+            (self.read, "Read the data of the organizers you choose."),
+            (self.write, "Change the data of the organizers you choose."),
+        ]
+        .into_iter()
+        .filter_map(|(on, phrase)| on.then_some(phrase))
+        .collect()
+    }
+}
+
 impl std::fmt::Display for Scope {
     /// The canonical form: `read write profile`, in that order.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,19 +116,61 @@ pub enum OAuthError {
     Db(#[from] DbErr),
 }
 
-/// Whether `uri` may be a redirect URI: an absolute `http` or `https` URL with a host, no
+/// Whether `uri` may be a redirect URI: an absolute `http` or `https` URL whose host is a
+/// name, an IPv4 address or a bracketed IPv6 address with an optional port, no user info, no
 /// fragment, no whitespace, bounded in length.
 pub fn is_valid_redirect_uri(uri: &str) -> bool {
-    let rest = uri
-        .strip_prefix("https://")
-        .or_else(|| uri.strip_prefix("http://"));
     uri.len() <= MAX_REDIRECT_URI_LEN
         && !uri.contains('#')
         && !uri.chars().any(|c| c.is_whitespace() || c.is_control())
-        && rest.is_some_and(|r| {
-            let host = r.split(['/', '?']).next().unwrap_or_default();
-            !host.is_empty() && !host.starts_with(':') && !host.contains('@')
-        })
+        && origin(uri).is_some()
+}
+
+/// The origin (`scheme://host[:port]`) of an `http` or `https` URL, when its host is made of
+/// the characters hosts are made of: letters, digits, `.`, `-`, a bracketed IPv6 address, and
+/// an optional numeric port. Such an origin is safe to name in a `Content-Security-Policy`.
+pub fn origin(uri: &str) -> Option<&str> {
+    let scheme_len = if uri.starts_with("https://") {
+        8
+    } else if uri.starts_with("http://") {
+        7
+    } else {
+        return None;
+    };
+    let authority = uri[scheme_len..].split(['/', '?']).next()?;
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.ends_with(':') && !port.contains(']') => (host, Some(port)),
+        _ => (authority, None),
+    };
+    let host_ok = if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        !inner.is_empty()
+            && inner
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+    } else {
+        !host.is_empty()
+            && !host.starts_with(['.', '-'])
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+    };
+    let port_ok =
+        port.is_none_or(|p| p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok());
+    (host_ok && port_ok).then(|| &uri[..scheme_len + authority.len()])
+}
+
+/// `uri` with `params` appended to its query (the redirect of an authorization answer).
+pub fn with_query(uri: &str, params: &[(&str, &str)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in params {
+        query.append_pair(name, value);
+    }
+    let separator = match uri.contains('?') {
+        true if uri.ends_with(['?', '&']) => "",
+        true => "&",
+        false => "?",
+    };
+    format!("{uri}{separator}{}", query.finish())
 }
 
 /// The redirect URIs an application allows.
@@ -117,27 +178,60 @@ pub fn redirect_uris(app: &oauth_application::Model) -> Vec<String> {
     serde_json::from_value(app.redirect_uris.clone()).unwrap_or_default()
 }
 
-/// Registers an application. Returns it with its client secret, which is stored only as a
-/// hash and never shown again.
+/// Why an application could not be registered.
+#[derive(Debug, thiserror::Error)]
+pub enum ApplicationError {
+    /// The name or a redirect URI is not acceptable; the message says which, for the person
+    /// who typed it.
+    #[error("{0}")]
+    Invalid(String),
+    /// The database failed.
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
+}
+
+/// Checks an application's name and redirect URIs; the error names the first problem (for
+/// a redirect URI, the URI itself).
+pub fn check_application(name: &str, uris: &[String]) -> Result<(), String> {
+    if name.trim().is_empty() || name.chars().count() > 255 {
+        return Err("The name must have 1 to 255 characters.".to_owned());
+    }
+    if uris.is_empty() {
+        return Err("Enter at least one redirect URI.".to_owned());
+    }
+    if uris.len() > MAX_REDIRECT_URIS {
+        return Err(format!("Enter at most {MAX_REDIRECT_URIS} redirect URIs."));
+    }
+    if let Some(bad) = uris.iter().find(|u| !is_valid_redirect_uri(u)) {
+        let shown: String = bad.chars().take(100).collect();
+        return Err(format!(
+            "\"{shown}\" is not a valid redirect URI: use an absolute http:// or https:// URL \
+             with a host, without a fragment (#) or spaces, of at most {MAX_REDIRECT_URI_LEN} \
+             characters."
+        ));
+    }
+    Ok(())
+}
+
+/// The redirect URIs typed one per line: each line trimmed, empty lines left out.
+pub fn redirect_uris_from_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Registers an application (see [`check_application`]), owned by the user `owner` when
+/// given. Returns it with its client secret, which is stored only as a hash and never shown
+/// again.
 pub async fn create_application(
     db: &impl ConnectionTrait,
     name: &str,
     uris: &[String],
     owner: Option<i64>,
-) -> Result<(oauth_application::Model, String), OAuthError> {
-    if name.trim().is_empty() || name.chars().count() > 255 {
-        return Err(OAuthError::InvalidRequest(
-            "The name must have 1 to 255 characters.",
-        ));
-    }
-    if uris.is_empty()
-        || uris.len() > MAX_REDIRECT_URIS
-        || !uris.iter().all(|u| is_valid_redirect_uri(u))
-    {
-        return Err(OAuthError::InvalidRequest(
-            "Redirect URIs must be 1 to 20 absolute http(s) URLs without a fragment.",
-        ));
-    }
+) -> Result<(oauth_application::Model, String), ApplicationError> {
+    check_application(name, uris).map_err(ApplicationError::Invalid)?;
     let secret = tokens::generate();
     let app = oauth_application::ActiveModel {
         name: Set(name.trim().to_owned()),
@@ -197,6 +291,164 @@ pub async fn authenticate_client(
         .filter(|app| tokens::matches(&app.client_secret_hash, secret)))
 }
 
+/// The parameters of an authorization request (`/api/v1/oauth/authorize`), as sent.
+#[derive(Debug, Clone, Default)]
+pub struct AuthorizeParams {
+    /// The application's client ID.
+    pub client_id: Option<String>,
+    /// Must be `code`.
+    pub response_type: Option<String>,
+    /// Space-separated scopes; all of `read write profile` when missing.
+    pub scope: Option<String>,
+    /// One of the application's redirect URIs; its first one when missing.
+    pub redirect_uri: Option<String>,
+    /// Echoed in every redirect.
+    pub state: Option<String>,
+    /// `auto` may skip the consent page (see [`may_skip_consent`]).
+    pub approval_prompt: Option<String>,
+    /// A PKCE challenge.
+    pub code_challenge: Option<String>,
+    /// Must be `S256` when a challenge is sent.
+    pub code_challenge_method: Option<String>,
+}
+
+/// A checked authorization request: the application, where to answer, and what it asks.
+#[derive(Debug, Clone)]
+pub struct AuthorizeRequest {
+    /// The application asking.
+    pub app: oauth_application::Model,
+    /// Where the answer goes (registered for the application).
+    pub redirect_uri: String,
+    /// What it asks for.
+    pub scope: Scope,
+    /// Echoed in the answer.
+    pub state: Option<String>,
+    /// Whether the client asked to skip the consent page when it can.
+    pub approval_prompt_auto: bool,
+    /// The PKCE S256 challenge.
+    pub code_challenge: Option<String>,
+}
+
+impl AuthorizeRequest {
+    /// The redirect answering this request with `params`, `state` appended when sent.
+    pub fn answer(&self, params: &[(&str, &str)]) -> String {
+        let mut all = params.to_vec();
+        if let Some(state) = &self.state {
+            all.push(("state", state));
+        }
+        with_query(&self.redirect_uri, &all)
+    }
+}
+
+/// Why an authorization request cannot go on (RFC 6749 4.1.2.1).
+#[derive(Debug, Clone)]
+pub enum AuthorizeRefusal {
+    /// The client or redirect URI cannot be trusted: tell the person, never redirect.
+    Page(&'static str),
+    /// The client is known: redirect to it with this error.
+    Redirect(String),
+}
+
+/// Checks an authorization request: an unknown client or an unregistered redirect URI is a
+/// [`AuthorizeRefusal::Page`]; a missing or other `response_type`, an unknown scope or an
+/// unsupported PKCE method is answered to the client ([`AuthorizeRefusal::Redirect`]).
+pub async fn check_authorize(
+    db: &impl ConnectionTrait,
+    params: &AuthorizeParams,
+) -> Result<Result<AuthorizeRequest, AuthorizeRefusal>, DbErr> {
+    let Some(client_id) = params.client_id.as_deref().filter(|c| c.len() <= 100) else {
+        return Ok(Err(AuthorizeRefusal::Page("The application is not known.")));
+    };
+    let Some(app) = application(db, client_id).await? else {
+        return Ok(Err(AuthorizeRefusal::Page("The application is not known.")));
+    };
+    let registered = redirect_uris(&app);
+    let redirect_uri = match &params.redirect_uri {
+        Some(uri) if registered.contains(uri) => uri.clone(),
+        Some(_) => {
+            return Ok(Err(AuthorizeRefusal::Page(
+                "The redirect URI is not registered for this application.",
+            )));
+        }
+        None => match registered.first() {
+            Some(first) => first.clone(),
+            None => {
+                return Ok(Err(AuthorizeRefusal::Page(
+                    "The application has no redirect URI.",
+                )));
+            }
+        },
+    };
+    let mut request = AuthorizeRequest {
+        app,
+        redirect_uri,
+        scope: Scope::default(),
+        state: params.state.clone(),
+        approval_prompt_auto: params.approval_prompt.as_deref() == Some("auto"),
+        code_challenge: params.code_challenge.clone(),
+    };
+    let error = match params.response_type.as_deref() {
+        None => Some("invalid_request"),
+        Some("code") => None,
+        Some(_) => Some("unsupported_response_type"),
+    }
+    .or_else(|| {
+        let scope = params.scope.as_deref().unwrap_or("read write profile");
+        match Scope::parse(scope) {
+            Some(parsed) => {
+                request.scope = parsed;
+                None
+            }
+            None => Some("invalid_scope"),
+        }
+    })
+    .or_else(|| {
+        let method_ok = params.code_challenge_method.as_deref() == Some("S256");
+        match &params.code_challenge {
+            None => None,
+            Some(c) if method_ok && is_valid_challenge(c) => None,
+            Some(_) => Some("invalid_request"),
+        }
+    });
+    Ok(match error {
+        Some(error) => Err(AuthorizeRefusal::Redirect(
+            request.answer(&[("error", error)]),
+        )),
+        None => Ok(request),
+    })
+}
+
+/// Whether a PKCE challenge has the form of an S256 challenge's (RFC 7636 4.2: 43
+/// characters of base64url; up to 128 accepted, as the verifier's alphabet).
+fn is_valid_challenge(challenge: &str) -> bool {
+    (43..=128).contains(&challenge.len())
+        && challenge
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+}
+
+/// Whether the consent page may be skipped: the client asked `approval_prompt=auto` for the
+/// `profile` scope alone, and the user granted this application exactly that before.
+pub async fn may_skip_consent(
+    db: &impl ConnectionTrait,
+    request: &AuthorizeRequest,
+    user_id: i64,
+) -> Result<bool, DbErr> {
+    let profile_only = Scope {
+        profile: true,
+        ..Scope::default()
+    };
+    if !request.approval_prompt_auto || request.scope != profile_only {
+        return Ok(false);
+    }
+    Ok(oauth_authorization::Entity::find()
+        .filter(oauth_authorization::Column::UserId.eq(user_id))
+        .filter(oauth_authorization::Column::ApplicationId.eq(request.app.id))
+        .one(db)
+        .await?
+        .is_some_and(|a| Scope::parse(&a.scope) == Some(profile_only)))
+}
+
 /// Records that a user grants an application `scope` on these organizers (updating an
 /// earlier grant of the same application), and returns a new authorization code for
 /// `redirect_uri`, valid for [`CODE_SECONDS`]. `code_challenge` is a PKCE S256 challenge.
@@ -213,7 +465,7 @@ pub async fn authorize(
     if !redirect_uris(app).iter().any(|u| u == redirect_uri) {
         return Err(OAuthError::InvalidRequest("Mismatching redirect URI."));
     }
-    if code_challenge.is_some_and(|c| !(43..=128).contains(&c.len())) {
+    if code_challenge.is_some_and(|c| !is_valid_challenge(c)) {
         return Err(OAuthError::InvalidRequest("Invalid code challenge."));
     }
     let existing = oauth_authorization::Entity::find()
@@ -325,7 +577,10 @@ pub async fn exchange_code(
         return Err(OAuthError::InvalidGrant);
     }
     let authorization = authorization_of(db, app, found.authorization_id).await?;
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
+    if !lock_authorization(&txn, authorization.id, Lock::Shared).await? {
+        return Err(OAuthError::InvalidGrant);
+    }
     let claimed = oauth_code::Entity::update_many()
         .col_expr(oauth_code::Column::Used, true.into())
         .filter(oauth_code::Column::Id.eq(found.id))
@@ -354,7 +609,10 @@ pub async fn refresh(
         .filter(|t| t.revoked.is_none())
         .ok_or(OAuthError::InvalidGrant)?;
     let authorization = authorization_of(db, app, found.authorization_id).await?;
-    let txn = db.begin().await?;
+    let txn = begin_write(db).await?;
+    if !lock_authorization(&txn, authorization.id, Lock::Shared).await? {
+        return Err(OAuthError::InvalidGrant);
+    }
     if !revoke_refresh_token(&txn, found.id).await? {
         return Err(OAuthError::InvalidGrant);
     }
@@ -459,37 +717,217 @@ async fn belongs_to(
         .is_some_and(|a| a.application_id == app.id))
 }
 
-/// Ends a user's authorization of an application (the account page): its access tokens are
-/// deleted and its refresh tokens revoked. False when the user has no such authorization.
+/// How [`lock_authorization`] locks a row on PostgreSQL (SQLite writers take turns).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lock {
+    /// `FOR KEY SHARE`: tokens are being issued under the authorization; it must not end
+    /// meanwhile.
+    Shared,
+    /// `FOR UPDATE`: the authorization ends; waits for the tokens being issued under it and
+    /// keeps new ones from being issued until the transaction ends.
+    Exclusive,
+}
+
+/// Locks an authorization's row until the transaction ends; whether it exists. Issuing
+/// tokens takes it shared and ending the authorization exclusively, so that tokens issued
+/// while an authorization is revoked are either deleted with it or never issued.
+async fn lock_authorization(
+    db: &impl ConnectionTrait,
+    authorization_id: i64,
+    lock: Lock,
+) -> Result<bool, DbErr> {
+    let backend = db.get_database_backend();
+    let clause = match (backend, lock) {
+        (DbBackend::Postgres, Lock::Shared) => " FOR KEY SHARE",
+        (DbBackend::Postgres, Lock::Exclusive) => " FOR UPDATE",
+        _ => "",
+    };
+    let sql = format!("SELECT id FROM oauth_authorizations WHERE id = $1{clause}");
+    Ok(db
+        .query_one_raw(Statement::from_sql_and_values(
+            backend,
+            sql,
+            [authorization_id.into()],
+        ))
+        .await?
+        .is_some())
+}
+
+/// Deletes the authorizations matching `condition` (SQL on `oauth_authorizations` with one
+/// parameter `$1`, e.g. `id = $1`) with their codes, access tokens and refresh tokens.
+async fn delete_authorizations(
+    db: &impl ConnectionTrait,
+    condition: &str,
+    value: i64,
+) -> Result<(), DbErr> {
+    let of = format!("authorization_id IN (SELECT id FROM oauth_authorizations WHERE {condition})");
+    for sql in [
+        format!("DELETE FROM oauth_codes WHERE {of}"),
+        format!("DELETE FROM oauth_access_tokens WHERE {of}"),
+        format!("DELETE FROM oauth_refresh_tokens WHERE {of}"),
+        format!("DELETE FROM oauth_authorizations WHERE {condition}"),
+    ] {
+        db.execute_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            sql,
+            [value.into()],
+        ))
+        .await?;
+    }
+    Ok(())
+}
+
+/// Ends a user's authorization of an application (the account page): the authorization is
+/// deleted with its codes and tokens, so access tokens stop working at once, refresh tokens
+/// are refused and the application is no longer listed as authorized (granting it again
+/// asks again). False, and nothing changes, when the user has no such authorization.
 pub async fn revoke_authorization(
     db: &DatabaseConnection,
     user_id: i64,
     authorization_id: i64,
 ) -> Result<bool, DbErr> {
-    let Some(found) = oauth_authorization::Entity::find_by_id(authorization_id)
+    let owned = oauth_authorization::Entity::find_by_id(authorization_id)
         .one(db)
         .await?
-        .filter(|a| a.user_id == user_id)
-    else {
+        .is_some_and(|a| a.user_id == user_id);
+    if !owned {
         return Ok(false);
+    }
+    let txn = begin_write(db).await?;
+    if !lock_authorization(&txn, authorization_id, Lock::Exclusive).await? {
+        return Ok(false);
+    }
+    delete_authorizations(&txn, "id = $1", authorization_id).await?;
+    txn.commit().await?;
+    Ok(true)
+}
+
+/// An application a user authorized, as the account page lists it.
+#[derive(Debug, Clone)]
+pub struct Authorized {
+    /// The authorization's ID (to revoke it).
+    pub id: i64,
+    /// The application's name.
+    pub application: String,
+    /// Whether the application is active (an inactive one's tokens are refused).
+    pub active: bool,
+    /// What the user granted.
+    pub scope: Scope,
+    /// Names of the organizers granted, in the order granted (deleted ones left out).
+    pub organizers: Vec<String>,
+    /// When the user first granted access.
+    pub created: DateTime<Utc>,
+}
+
+/// The applications a user authorized, by application name; two queries.
+pub async fn authorizations_of(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+) -> Result<Vec<Authorized>, DbErr> {
+    let rows = db
+        .query_all_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            "SELECT a.id, a.scope, a.organizer_ids, a.created, p.name, p.active \
+             FROM oauth_authorizations a \
+             JOIN oauth_applications p ON p.id = a.application_id \
+             WHERE a.user_id = $1 ORDER BY p.name, a.id",
+            [user_id.into()],
+        ))
+        .await?;
+    let mut found = Vec::with_capacity(rows.len());
+    for row in rows {
+        let scope: String = row.try_get("", "scope")?;
+        let organizer_ids: serde_json::Value = row.try_get("", "organizer_ids")?;
+        let organizer_ids: Vec<i64> = serde_json::from_value(organizer_ids).unwrap_or_default();
+        found.push((
+            Authorized {
+                id: row.try_get("", "id")?,
+                application: row.try_get("", "name")?,
+                active: row.try_get("", "active")?,
+                scope: Scope::parse(&scope).unwrap_or_default(),
+                organizers: Vec::new(),
+                created: row.try_get("", "created")?,
+            },
+            organizer_ids,
+        ));
+    }
+    let mut all_ids: Vec<i64> = found.iter().flat_map(|(_, ids)| ids.clone()).collect();
+    all_ids.sort_unstable();
+    all_ids.dedup();
+    let names: std::collections::HashMap<i64, String> = if all_ids.is_empty() {
+        Default::default()
+    } else {
+        organizer::Entity::find()
+            .filter(organizer::Column::Id.is_in(all_ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|o| (o.id, o.name))
+            .collect()
     };
-    let txn = db.begin().await?;
-    oauth_access_token::Entity::delete_many()
-        .filter(oauth_access_token::Column::AuthorizationId.eq(found.id))
-        .exec(&txn)
-        .await?;
-    oauth_refresh_token::Entity::update_many()
-        .col_expr(
-            oauth_refresh_token::Column::Revoked,
-            Some(Utc::now()).into(),
-        )
-        .filter(oauth_refresh_token::Column::AuthorizationId.eq(found.id))
-        .filter(oauth_refresh_token::Column::Revoked.is_null())
-        .exec(&txn)
-        .await?;
-    oauth_code::Entity::update_many()
-        .col_expr(oauth_code::Column::Used, true.into())
-        .filter(oauth_code::Column::AuthorizationId.eq(found.id))
+    Ok(found
+        .into_iter()
+        .map(|(mut a, ids)| {
+            a.organizers = ids.iter().filter_map(|id| names.get(id).cloned()).collect();
+            a
+        })
+        .collect())
+}
+
+/// The applications a user owns, by name.
+pub async fn applications_of(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+) -> Result<Vec<oauth_application::Model>, DbErr> {
+    oauth_application::Entity::find()
+        .filter(oauth_application::Column::UserId.eq(user_id))
+        .order_by_asc(oauth_application::Column::Name)
+        .order_by_asc(oauth_application::Column::Id)
+        .all(db)
+        .await
+}
+
+/// The application with this ID when the user owns it.
+pub async fn own_application(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    id: i64,
+) -> Result<Option<oauth_application::Model>, DbErr> {
+    Ok(oauth_application::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .filter(|app| app.user_id == Some(user_id)))
+}
+
+/// Deletes an application the user owns, with every authorization granted to it and their
+/// codes and tokens (which stop working at once). False, and nothing changes, when the user
+/// owns no such application.
+pub async fn delete_application(
+    db: &DatabaseConnection,
+    user_id: i64,
+    id: i64,
+) -> Result<bool, DbErr> {
+    if own_application(db, user_id, id).await?.is_none() {
+        return Ok(false);
+    }
+    let txn = begin_write(db).await?;
+    let backend = txn.get_database_backend();
+    let lock = if backend == DbBackend::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    };
+    // The application first (new authorizations wait), then its authorizations (tokens
+    // being issued finish first; new ones wait and then find nothing).
+    for sql in [
+        format!("SELECT id FROM oauth_applications WHERE id = $1{lock}"),
+        format!("SELECT id FROM oauth_authorizations WHERE application_id = $1{lock}"),
+    ] {
+        txn.query_all_raw(Statement::from_sql_and_values(backend, sql, [id.into()]))
+            .await?;
+    }
+    delete_authorizations(&txn, "application_id = $1", id).await?;
+    oauth_application::Entity::delete_by_id(id)
         .exec(&txn)
         .await?;
     txn.commit().await?;

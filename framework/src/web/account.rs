@@ -1,53 +1,42 @@
-//! The account page: who is signed in, and sections other modules add (authorized
-//! applications, the user's own OAuth applications).
+//! The account page and its forms: who is signed in, the applications they authorized
+//! (revoke one: `POST /account/authorized/{id}/revoke`) and their own applications
+//! (register one: `POST /account/applications`; a new secret:
+//! `POST /account/applications/{id}/secret`; delete one:
+//! `POST /account/applications/{id}/delete`).
 //!
-//! Extension point: [`sections`] builds the list of [`Section`]s the page shows, in order.
-//! A module adds a section by returning one from its own function (called there) and a
-//! template registered in `web::TEMPLATES`; the template sees the section as `section`
-//! (its `data` as `section.data`), and `csrf` (the session's token) and `user`.
+//! Extension point: [`sections`] builds the list of [`Section`]s the page shows, in order
+//! (`web::applications` builds today's). A section has a template registered in
+//! `web::TEMPLATES`; the template sees it as `section` (its `data` as `section.data`), and
+//! `csrf` (the session's token) and `user`. A section's forms post to handlers that read
+//! them with [`posted_form`] (session and CSRF token checked) and answer with a 303 back to
+//! `/account#<id>`, a page of their own, or the account page again with their section
+//! replaced ([`show`]) to show an error.
+//!
+//! A client secret is shown once, on the page that answers the form which made it: never in
+//! a URL or a redirect. Another user's authorization or application answers 404 and
+//! changes nothing.
 
-use minijinja::{Value, context};
-use poem::web::Data;
-use poem::{Request, Response, handler};
-use serde::Serialize;
+use minijinja::context;
+use poem::http::StatusCode;
+use poem::web::{Data, Path};
+use poem::{Body, Request, Response, handler};
 
-use super::session;
-use super::{redirect, render};
+use super::applications::{self, Section};
+use super::session::{self, CSRF_FIELD};
+use super::{field, parse_form, redirect, render_status, server_error};
 use crate::db::entities::{session as session_entity, user};
+use crate::domain::oauth::{self, ApplicationError};
 use crate::state::AppState;
-
-/// One section of the account page.
-#[derive(Debug, Clone, Serialize)]
-pub struct Section {
-    /// HTML id of the section (for links such as `/account#applications`).
-    pub id: &'static str,
-    /// Heading.
-    pub title: &'static str,
-    /// Template rendering the section's body (registered in `web::TEMPLATES`).
-    pub template: &'static str,
-    /// What the template shows, as `section.data`.
-    pub data: Value,
-}
 
 /// The sections of the account page, in order.
 pub async fn sections(
-    _state: &AppState,
-    _user: &user::Model,
+    state: &AppState,
+    user: &user::Model,
     _session: &session_entity::Model,
 ) -> Result<Vec<Section>, sea_orm::DbErr> {
     Ok(vec![
-        Section {
-            id: "authorized",
-            title: "Authorized applications",
-            template: "account_authorized.html",
-            data: context! { applications => Vec::<Value>::new() },
-        },
-        Section {
-            id: "applications",
-            title: "Your applications",
-            template: "account_applications.html",
-            data: context! { applications => Vec::<Value>::new() },
-        },
+        applications::authorized_section(&state.db, user.id).await?,
+        applications::own_section(&state.db, user.id, &applications::Draft::default()).await?,
     ])
 }
 
@@ -57,11 +46,29 @@ pub async fn account_page(req: &Request, state: Data<&AppState>) -> Response {
     let Some((user, current)) = session::current_user(req, &state).await else {
         return redirect("/login?next=/account");
     };
-    let sections = match sections(&state, &user, &current).await {
+    show(&state, &user, &current, StatusCode::OK, None).await
+}
+
+/// The account page with this status. `replace` takes the place of the section with its
+/// id: a form shown again with its error and the values typed.
+pub async fn show(
+    state: &AppState,
+    user: &user::Model,
+    current: &session_entity::Model,
+    status: StatusCode,
+    replace: Option<Section>,
+) -> Response {
+    let mut sections = match sections(state, user, current).await {
         Ok(sections) => sections,
         Err(e) => return super::server_error(e),
     };
-    render(
+    if let Some(new) = replace
+        && let Some(old) = sections.iter_mut().find(|s| s.id == new.id)
+    {
+        *old = new;
+    }
+    render_status(
+        status,
         "account.html",
         context! {
             user => context! { email => user.email, fullname => user.fullname },
@@ -69,4 +76,157 @@ pub async fn account_page(req: &Request, state: Data<&AppState>) -> Response {
             sections,
         },
     )
+}
+
+/// A form posted by the signed-in user, its CSRF token checked.
+pub struct PostedForm {
+    /// The signed-in user.
+    pub user: user::Model,
+    /// Their session.
+    pub session: session_entity::Model,
+    /// The form's fields.
+    pub fields: Vec<(String, String)>,
+}
+
+/// Reads a form posted to an account page. `Err` is the answer to give instead: without a
+/// session a 303 to the sign-in page (which leads back to the account page), a 400 page
+/// for an unreadable body, the 403 page for a missing or wrong CSRF token.
+pub async fn posted_form(
+    req: &Request,
+    body: Body,
+    state: &AppState,
+) -> Result<PostedForm, Response> {
+    let Some((user, session)) = session::current_user(req, state).await else {
+        return Err(redirect("/login?next=/account"));
+    };
+    let Ok(bytes) = body.into_bytes().await else {
+        return Err(super::message(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form could not be read.",
+        ));
+    };
+    let fields = parse_form(&bytes);
+    if !session::check_csrf(field(&fields, CSRF_FIELD).as_deref(), &session) {
+        return Err(super::csrf_failed());
+    }
+    Ok(PostedForm {
+        user,
+        session,
+        fields,
+    })
+}
+
+/// Revokes one of the user's authorizations: its tokens stop working at once and it leaves
+/// the list. A 303 back to the section.
+#[handler]
+pub async fn revoke(
+    req: &Request,
+    Path(id): Path<String>,
+    body: Body,
+    state: Data<&AppState>,
+) -> Response {
+    let form = match posted_form(req, body, &state).await {
+        Ok(form) => form,
+        Err(answer) => return answer,
+    };
+    let Ok(id) = id.parse::<i64>() else {
+        return applications::not_found("authorized application");
+    };
+    match oauth::revoke_authorization(&state.db, form.user.id, id).await {
+        Ok(true) => redirect("/account#authorized"),
+        Ok(false) => applications::not_found("authorized application"),
+        Err(e) => server_error(e),
+    }
+}
+
+/// Registers an application owned by the user and shows its client secret once; invalid
+/// input shows the account page again (400) with the error and the values typed.
+#[handler]
+pub async fn register(req: &Request, body: Body, state: Data<&AppState>) -> Response {
+    let form = match posted_form(req, body, &state).await {
+        Ok(form) => form,
+        Err(answer) => return answer,
+    };
+    let draft = applications::Draft {
+        name: field(&form.fields, "name").unwrap_or_default(),
+        redirect_uris: field(&form.fields, "redirect_uris").unwrap_or_default(),
+        error: None,
+    };
+    let uris = oauth::redirect_uris_from_lines(&draft.redirect_uris);
+    match oauth::create_application(&state.db, &draft.name, &uris, Some(form.user.id)).await {
+        Ok((app, secret)) => {
+            applications::secret_page("Application registered", &app, &secret, false)
+        }
+        Err(ApplicationError::Invalid(error)) => {
+            let draft = applications::Draft {
+                error: Some(error),
+                ..draft
+            };
+            match applications::own_section(&state.db, form.user.id, &draft).await {
+                Ok(section) => {
+                    show(
+                        &state,
+                        &form.user,
+                        &form.session,
+                        StatusCode::BAD_REQUEST,
+                        Some(section),
+                    )
+                    .await
+                }
+                Err(e) => server_error(e),
+            }
+        }
+        Err(ApplicationError::Db(e)) => server_error(e),
+    }
+}
+
+/// Gives one of the user's applications a new client secret, shown once; the old one stops
+/// working at once.
+#[handler]
+pub async fn new_secret(
+    req: &Request,
+    Path(id): Path<String>,
+    body: Body,
+    state: Data<&AppState>,
+) -> Response {
+    let form = match posted_form(req, body, &state).await {
+        Ok(form) => form,
+        Err(answer) => return answer,
+    };
+    let Ok(id) = id.parse::<i64>() else {
+        return applications::not_found("application");
+    };
+    let app = match oauth::own_application(&state.db, form.user.id, id).await {
+        Ok(Some(app)) => app,
+        Ok(None) => return applications::not_found("application"),
+        Err(e) => return server_error(e),
+    };
+    match oauth::regenerate_secret(&state.db, &app).await {
+        Ok(secret) => applications::secret_page("New client secret", &app, &secret, true),
+        Err(e) => server_error(e),
+    }
+}
+
+/// Deletes one of the user's applications with every access granted to it. A 303 back to
+/// the section.
+#[handler]
+pub async fn delete(
+    req: &Request,
+    Path(id): Path<String>,
+    body: Body,
+    state: Data<&AppState>,
+) -> Response {
+    let form = match posted_form(req, body, &state).await {
+        Ok(form) => form,
+        Err(answer) => return answer,
+    };
+    let Ok(id) = id.parse::<i64>() else {
+        return applications::not_found("application");
+    };
+    match oauth::delete_application(&state.db, form.user.id, id).await {
+        Ok(true) => redirect("/account#applications"),
+        Ok(false) => applications::not_found("application"),
+        Err(e) => server_error(e),
+    }
 }

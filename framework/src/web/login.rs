@@ -6,7 +6,7 @@ use poem::web::Data;
 use poem::{Body, Request, Response, handler};
 
 use super::session::{self, CSRF_FIELD};
-use super::{field, parse_form, redirect, render_status};
+use super::{field, oauth, parse_form, redirect, render_with_policy};
 use crate::domain::login_failures::{self, Limits, Verdict};
 use crate::domain::{sessions, users};
 use crate::http::limits;
@@ -26,8 +26,10 @@ fn next_of(pairs: &[(String, String)]) -> String {
         .unwrap_or_else(|| DEFAULT_NEXT.to_owned())
 }
 
-/// The sign-in form, with the error and email of a failed attempt.
-fn form(
+/// The sign-in form, with the error and email of a failed attempt. When `next` is an OAuth
+/// authorization request, the form may lead on to that client (see
+/// [`oauth::origin_after_sign_in`]).
+async fn form(
     req: &Request,
     state: &AppState,
     status: StatusCode,
@@ -36,7 +38,13 @@ fn form(
     error: Option<&str>,
 ) -> Response {
     let (csrf, set_cookie) = session::login_csrf(req, state);
-    let resp = render_status(status, "login.html", context! { csrf, next, email, error });
+    let client = oauth::origin_after_sign_in(state, next).await;
+    let resp = render_with_policy(
+        status,
+        "login.html",
+        context! { csrf, next, email, error },
+        &oauth::policy_allowing(client.as_deref()),
+    );
     match set_cookie {
         Some(c) => session::set_cookie(resp, &c),
         None => resp,
@@ -51,7 +59,7 @@ pub async fn login_page(req: &Request, state: Data<&AppState>) -> Response {
     if session::current_user(req, &state).await.is_some() {
         return redirect(&next);
     }
-    form(req, &state, StatusCode::OK, &next, "", None)
+    form(req, &state, StatusCode::OK, &next, "", None).await
 }
 
 /// Signs in with email and password: a new session and a 303 to `next` (a local path) or
@@ -77,22 +85,28 @@ pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Respons
     let keys = throttle_keys(req, &state, &email_shown);
     match attempt(&state, &keys, &email, &password).await {
         Ok(Outcome::SignedIn(user_id)) => start_session(req, &state, user_id, &next).await,
-        Ok(Outcome::Wrong) => form(
-            req,
-            &state,
-            StatusCode::OK,
-            &next,
-            &email_shown,
-            Some(WRONG_CREDENTIALS),
-        ),
-        Ok(Outcome::Locked) => form(
-            req,
-            &state,
-            StatusCode::TOO_MANY_REQUESTS,
-            &next,
-            &email_shown,
-            Some(LOCKED),
-        ),
+        Ok(Outcome::Wrong) => {
+            form(
+                req,
+                &state,
+                StatusCode::OK,
+                &next,
+                &email_shown,
+                Some(WRONG_CREDENTIALS),
+            )
+            .await
+        }
+        Ok(Outcome::Locked) => {
+            form(
+                req,
+                &state,
+                StatusCode::TOO_MANY_REQUESTS,
+                &next,
+                &email_shown,
+                Some(LOCKED),
+            )
+            .await
+        }
         Err(e) => super::server_error(e),
     }
 }

@@ -1,13 +1,15 @@
 //! Pages a person uses in a browser: sign-in, sign-out and the account page (and, from
-//! `oauth`, the consent page and application management). Sessions and CSRF tokens are
-//! kept in the database (`domain::sessions`); templates are compiled into the binary and
-//! rendered with autoescaping.
+//! `oauth`, the consent page; from `applications`, the account page's OAuth sections).
+//! Sessions and CSRF tokens are kept in the database (`domain::sessions`); templates are
+//! compiled into the binary and rendered with autoescaping.
 //!
 //! Every response goes through [`page`] / [`render`], which add the protective headers of
 //! `crate::pages::protect_with` with [`CONTENT_SECURITY_POLICY`].
 
 pub mod account;
+pub mod applications;
 pub mod login;
+pub mod oauth;
 pub mod session;
 
 use std::sync::LazyLock;
@@ -30,12 +32,20 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("login.html", include_str!("templates/login.html")),
     ("account.html", include_str!("templates/account.html")),
     (
+        "oauth_authorize.html",
+        include_str!("templates/oauth_authorize.html"),
+    ),
+    (
         "account_authorized.html",
         include_str!("templates/account_authorized.html"),
     ),
     (
         "account_applications.html",
         include_str!("templates/account_applications.html"),
+    ),
+    (
+        "account_secret.html",
+        include_str!("templates/account_secret.html"),
     ),
 ];
 
@@ -64,8 +74,18 @@ pub fn render(template: &str, context: minijinja::Value) -> Response {
 
 /// [`render`] with another status.
 pub fn render_status(status: StatusCode, template: &str, context: minijinja::Value) -> Response {
+    render_with_policy(status, template, context, CONTENT_SECURITY_POLICY)
+}
+
+/// [`render_status`] with another content security policy.
+pub fn render_with_policy(
+    status: StatusCode,
+    template: &str,
+    context: minijinja::Value,
+    policy: &str,
+) -> Response {
     match render_html(template, context) {
-        Ok(html) => page((status, Html(html)).into_response()),
+        Ok(html) => page_with_policy((status, Html(html)).into_response(), policy),
         Err(error) => {
             tracing::error!(%error, template, "template failed");
             message(
@@ -79,7 +99,12 @@ pub fn render_status(status: StatusCode, template: &str, context: minijinja::Val
 
 /// Adds the pages' protective headers to a response.
 pub fn page(resp: Response) -> Response {
-    crate::pages::protect_with(resp, CONTENT_SECURITY_POLICY)
+    page_with_policy(resp, CONTENT_SECURITY_POLICY)
+}
+
+/// [`page`] with another content security policy.
+pub fn page_with_policy(resp: Response, policy: &str) -> Response {
+    crate::pages::protect_with(resp, policy)
 }
 
 /// A short page with a title and one message (errors, refusals).

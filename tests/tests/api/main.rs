@@ -1,7 +1,9 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
+mod account_pages;
 mod accounts;
 mod auth;
+mod browser_support;
 mod carts;
 mod catalogue_clone;
 mod catalogue_support;
@@ -20,6 +22,7 @@ mod items;
 mod limits;
 mod mail;
 mod oauth;
+mod oauth_authorize;
 mod openapi;
 mod order_mails;
 mod order_vouchers;

@@ -45,12 +45,13 @@ pub async fn client(app: &TestApp) -> (oauth_application::Model, String) {
         .expect("application")
 }
 
-fn basic(id: &str, secret: &str) -> String {
+/// An HTTP Basic `Authorization` value.
+pub fn basic(id: &str, secret: &str) -> String {
     format!("Basic {}", STANDARD.encode(format!("{id}:{secret}")))
 }
 
 /// POSTs a form to an OAuth endpoint with HTTP Basic client credentials when given.
-async fn form(app: &TestApp, path: &str, auth: Option<&str>, body: &str) -> Reply {
+pub async fn form(app: &TestApp, path: &str, auth: Option<&str>, body: &str) -> Reply {
     let mut headers = vec![("Content-Type", "application/x-www-form-urlencoded")];
     if let Some(a) = auth {
         headers.push(("Authorization", a));
@@ -59,7 +60,8 @@ async fn form(app: &TestApp, path: &str, auth: Option<&str>, body: &str) -> Repl
         .await
 }
 
-async fn exchange(
+/// Exchanges a code issued for [`REDIRECT`] at the token endpoint (`extra`: more form fields).
+pub async fn exchange(
     app: &TestApp,
     c: &(oauth_application::Model, String),
     code: &str,
@@ -119,7 +121,8 @@ pub async fn bearer(
     app.raw(method, path, &headers, bytes).await
 }
 
-async fn refresh(app: &TestApp, c: &(oauth_application::Model, String), token: &str) -> Reply {
+/// Exchanges a refresh token at the token endpoint.
+pub async fn refresh(app: &TestApp, c: &(oauth_application::Model, String), token: &str) -> Reply {
     let body = format!("grant_type=refresh_token&refresh_token={token}");
     form(
         app,
@@ -130,7 +133,8 @@ async fn refresh(app: &TestApp, c: &(oauth_application::Model, String), token: &
     .await
 }
 
-async fn revoke(app: &TestApp, c: &(oauth_application::Model, String), token: &str) -> Reply {
+/// Revokes a token at the revocation endpoint (200 only for valid client credentials).
+pub async fn revoke(app: &TestApp, c: &(oauth_application::Model, String), token: &str) -> Reply {
     let body = format!("token={token}");
     form(
         app,

@@ -1,0 +1,398 @@
+//! End to end in a real browser: a person authorizes an OAuth application in headless
+//! Chromium, driven over WebDriver by `chromedriver`, against Tessera served over TCP.
+//!
+//! Chromium and chromedriver are Debian's `chromium` and `chromium-driver`, installed (pinned)
+//! by `.ci/setup`. Without them the test is skipped, unless `TESSERA_BROWSER_TESTS=required`
+//! (as `.ci/run` sets), where it fails.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use sea_orm::ActiveModelTrait;
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use tessera::domain::permissions::PermissionSet;
+use tessera::domain::users::{self, NewUser};
+use tessera::domain::{oauth, teams};
+use tessera_tests::TestApp;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// The longest any one step (a page, the driver's start, the callback) may take.
+const WAIT: Duration = Duration::from_secs(20);
+
+const EMAIL: &str = "ada@example.org";
+const PASSWORD: &str = "correct horse battery staple";
+
+/// Whether the browser test can run here. Missing Chromium or chromedriver is a failure when
+/// `TESSERA_BROWSER_TESTS=required` and otherwise a skip, said in one line.
+fn browser_available(test: &str) -> bool {
+    let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
+        .into_iter()
+        .filter(|p| !Path::new(p).exists())
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let required = std::env::var("TESSERA_BROWSER_TESTS").is_ok_and(|v| v == "required");
+    assert!(
+        !required,
+        "{} missing and TESSERA_BROWSER_TESTS=required: run .ci/setup to install chromium and chromium-driver",
+        missing.join(" and ")
+    );
+    println!(
+        "skipped {test}: {} missing (run .ci/setup to install chromium and chromium-driver)",
+        missing.join(" and ")
+    );
+    false
+}
+
+/// A running chromedriver with its browser profile; killed (with the browser it started) when
+/// dropped, also when the test fails.
+struct Driver {
+    child: Child,
+    url: String,
+    profile: TempDir,
+}
+
+impl Driver {
+    /// Starts chromedriver on a free loopback port and waits until it listens.
+    async fn start() -> Self {
+        let mut child = Command::new(CHROMEDRIVER)
+            .arg("--port=0")
+            // Its own process group, so that dropping the guard can end the browser too.
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let port = tokio::time::timeout(WAIT, async {
+            while let Some(line) = lines.next_line().await.expect("chromedriver output") {
+                // "ChromeDriver was started successfully on port 41235."
+                if let Some(rest) = line.split("started successfully on port ").nth(1) {
+                    return rest.trim_end_matches('.').parse::<u16>().ok();
+                }
+            }
+            None
+        })
+        .await
+        .expect("chromedriver did not start in time")
+        .expect("chromedriver's port");
+        // Keep reading what it prints, so that it never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            profile: tempfile::tempdir().expect("profile dir"),
+        }
+    }
+
+    /// A new headless Chromium session with a fresh profile.
+    async fn browser(&self) -> Client {
+        let user_data_dir = format!("--user-data-dir={}", self.profile.path().display());
+        let capabilities = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--disable-dev-shm-usage",
+                    user_data_dir,
+                ],
+            },
+        });
+        let Value::Object(capabilities) = capabilities else {
+            unreachable!("an object")
+        };
+        ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&self.url)
+            .await
+            .expect("a Chromium session")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // The whole group: chromedriver and the browser processes it started.
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .stderr(Stdio::null())
+                .status();
+        }
+        let _ = self.child.start_kill();
+    }
+}
+
+/// A small web server of the OAuth client on 127.0.0.1 (another origin than Tessera): answers
+/// every GET with a tiny page and sends the request's path and query over the channel.
+async fn callback_server() -> (u16, mpsc::UnboundedReceiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("address").port();
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
+                    match stream.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head);
+                let mut first = head.lines().next().unwrap_or_default().split(' ');
+                if let (Some("GET"), Some(target)) = (first.next(), first.next()) {
+                    let _ = tx.send(target.to_owned());
+                }
+                let page = "<!doctype html><html><head><title>Client</title></head>\
+                            <body><p id=\"callback\">callback received</p></body></html>";
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+                let _ = stream.shutdown().await;
+            });
+        }
+    });
+    (port, rx)
+}
+
+/// A user with a password who belongs to a team with every permission on each organizer.
+async fn user_of(app: &TestApp, organizers: &[i64]) {
+    let user = users::create_user(
+        &app.db,
+        NewUser {
+            email: EMAIL.into(),
+            password: PASSWORD.into(),
+            fullname: "Ada Lovelace".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("user");
+    for org in organizers {
+        let team = teams::new_team(*org, "Admins", true, PermissionSet::all())
+            .insert(&app.db)
+            .await
+            .expect("team");
+        users::add_to_team(&app.db, user.id, team.id)
+            .await
+            .expect("member");
+    }
+}
+
+fn encode(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// The value of a query parameter of a URL or a path with a query.
+fn query_param(url: &str, name: &str) -> Option<String> {
+    let query = url.split_once('?')?.1;
+    form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// Waits for the element a page is known by, so that the browser has got there.
+async fn wait_for(browser: &Client, css: &str) -> Element {
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css} within {WAIT:?}: {e}"))
+}
+
+async fn text_of(browser: &Client, css: &str) -> String {
+    browser
+        .find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no {css}: {e}"))
+        .text()
+        .await
+        .expect("text")
+}
+
+/// On the sign-in page: types the email and password and submits.
+async fn sign_in(browser: &Client) {
+    wait_for(browser, "#email")
+        .await
+        .send_keys(EMAIL)
+        .await
+        .expect("type the email");
+    browser
+        .find(Locator::Css("#password"))
+        .await
+        .expect("password field")
+        .send_keys(PASSWORD)
+        .await
+        .expect("type the password");
+    browser
+        .find(Locator::Css("button[type=submit]"))
+        .await
+        .expect("submit button")
+        .click()
+        .await
+        .expect("submit");
+}
+
+#[tokio::test]
+async fn a_person_authorizes_an_application_in_a_real_browser_and_the_application_calls_the_api() {
+    let test =
+        "a_person_authorizes_an_application_in_a_real_browser_and_the_application_calls_the_api";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn().await;
+    let tessera = app.serve().await;
+    let acme = app.organizer("acme").await;
+    let globex = app.organizer("globex").await;
+    user_of(&app, &[acme, globex]).await;
+    let (callback_port, mut callbacks) = callback_server().await;
+    let redirect_uri = format!("http://127.0.0.1:{callback_port}/callback");
+    let (application, secret) = oauth::create_application(
+        &app.db,
+        "Box Office Sync",
+        std::slice::from_ref(&redirect_uri),
+        None,
+    )
+    .await
+    .expect("application");
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+
+    // The application sends the person to Tessera, who is not signed in there yet.
+    let authorize_path = format!(
+        "/api/v1/oauth/authorize?response_type=code&client_id={}&scope=read&redirect_uri={}&state=xyz123",
+        encode(&application.client_id),
+        encode(&redirect_uri)
+    );
+    browser
+        .goto(&format!("{tessera}{authorize_path}"))
+        .await
+        .expect("open the authorize URL");
+    wait_for(&browser, "#email").await;
+    let url = browser.current_url().await.expect("url");
+    assert_eq!(url.path(), "/login", "{url}");
+    assert_eq!(
+        query_param(url.as_str(), "next").as_deref(),
+        Some(authorize_path.as_str())
+    );
+
+    // Signing in leads back to the authorization request: the consent page.
+    sign_in(&browser).await;
+    let allow = wait_for(&browser, "button[name=allow]").await;
+    let url = browser.current_url().await.expect("url");
+    assert_eq!(url.path(), "/api/v1/oauth/authorize", "{url}");
+    assert_eq!(
+        query_param(url.as_str(), "state").as_deref(),
+        Some("xyz123")
+    );
+    let page = text_of(&browser, "body").await;
+    assert!(page.contains("Box Office Sync"), "{page}");
+    assert!(page.contains("Read the data of the organizers"), "{page}");
+    assert!(!page.contains("Change the data"), "{page}");
+
+    // Grant acme only.
+    for (organizer, wanted) in [(acme, true), (globex, false)] {
+        let checkbox = browser
+            .find(Locator::Css(&format!(
+                "input[type=checkbox][name=organizers][value=\"{organizer}\"]"
+            )))
+            .await
+            .unwrap_or_else(|e| panic!("a checkbox for organizer {organizer}: {e}"));
+        if checkbox.is_selected().await.expect("checked") != wanted {
+            checkbox.click().await.expect("tick");
+        }
+        assert_eq!(checkbox.is_selected().await.expect("checked"), wanted);
+    }
+    allow.click().await.expect("allow");
+
+    // The browser follows the redirect to the application's own server.
+    wait_for(&browser, "#callback").await;
+    assert_eq!(text_of(&browser, "#callback").await, "callback received");
+    let target = tokio::time::timeout(WAIT, async {
+        loop {
+            let target = callbacks.recv().await.expect("callback server");
+            if target.starts_with("/callback") {
+                return target;
+            }
+        }
+    })
+    .await
+    .expect("the callback within the time");
+    assert_eq!(
+        query_param(&target, "state").as_deref(),
+        Some("xyz123"),
+        "{target}"
+    );
+    assert_eq!(query_param(&target, "error"), None, "{target}");
+    let code = query_param(&target, "code").expect("a code");
+    assert!(!code.is_empty());
+    let url = browser.current_url().await.expect("url");
+    assert_eq!(url.port(), Some(callback_port), "{url}");
+    browser.close().await.expect("close the browser");
+    drop(driver);
+
+    // The application, outside the browser, exchanges the code for tokens.
+    let http = reqwest::Client::new();
+    let response = http
+        .post(format!("{tessera}/api/v1/oauth/token"))
+        .basic_auth(&application.client_id, Some(&secret))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(format!(
+            "grant_type=authorization_code&code={}&redirect_uri={}",
+            encode(&code),
+            encode(&redirect_uri)
+        ))
+        .send()
+        .await
+        .expect("token request");
+    let status = response.status();
+    let body = response.text().await.expect("token answer");
+    assert_eq!(status, 200, "{body}");
+    let tokens: Value = serde_json::from_str(&body).expect("token JSON");
+    assert_eq!(tokens["token_type"], "Bearer", "{tokens}");
+    assert_eq!(tokens["scope"], "read", "{tokens}");
+    let access = tokens["access_token"].as_str().expect("access token");
+
+    // Its first API calls act for the person, on the organizer granted only.
+    let call = |path: &str| {
+        http.get(format!("{tessera}{path}"))
+            .bearer_auth(access)
+            .send()
+    };
+    let me = call("/api/v1/me").await.expect("/me");
+    assert_eq!(me.status(), 200);
+    let me: Value = me.json().await.expect("JSON");
+    assert_eq!(me["email"], EMAIL, "{me}");
+    let organizers = call("/api/v1/organizers/").await.expect("/organizers/");
+    assert_eq!(organizers.status(), 200);
+    let organizers: Value = organizers.json().await.expect("JSON");
+    assert_eq!(organizers["count"], 1, "{organizers}");
+    assert_eq!(organizers["results"][0]["slug"], "acme", "{organizers}");
+}
