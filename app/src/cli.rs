@@ -219,13 +219,9 @@ fn load_config(
 }
 
 async fn connect(config: &Config) -> Result<DatabaseConnection, String> {
-    let db = tessera::db::connect(&config.effective_database_url(), config.db_max_connections)
+    tessera::db::connect_migrated(&config.effective_database_url(), config.db_max_connections)
         .await
-        .map_err(|e| format!("database: {e}"))?;
-    tessera::db::migrate(&db)
-        .await
-        .map_err(|e| format!("database: {e}"))?;
-    Ok(db)
+        .map_err(|e| format!("database: {e}"))
 }
 
 fn permissions(all: bool, names: &[String]) -> Result<Option<PermissionSet>, String> {

@@ -77,12 +77,11 @@ impl App {
             }
         }
         Mailer::check(&self.config)?;
-        let db = crate::db::connect(
+        let db = crate::db::connect_migrated(
             &self.config.effective_database_url(),
             self.config.db_max_connections,
         )
         .await?;
-        crate::db::migrate(&db).await?;
         Ok(self.with_database(db))
     }
 

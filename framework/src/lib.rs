@@ -22,6 +22,7 @@ pub mod logging;
 pub mod pages;
 pub mod plugin;
 pub mod state;
+pub mod values;
 pub mod web;
 
 pub use app::{App, Server, StartError, openapi_document, openapi_json};

@@ -12,7 +12,7 @@ use crate::db::entities::{event, item, item_variation, order};
 use crate::domain::orders::{self, Order};
 use crate::domain::sale::product_name;
 use crate::http::Money;
-use crate::http::i18n::I18nString;
+use crate::values::i18n::I18nString;
 use crate::state::AppState;
 
 fn escape(text: &str) -> String {

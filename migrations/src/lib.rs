@@ -13,6 +13,7 @@ mod m0008_mail_idempotency;
 mod m0009_upload_limits;
 mod m0010_config_changes;
 mod m0011_accounts;
+mod m0012_one_grant_per_application;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -35,6 +36,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0009_upload_limits::Migration),
             Box::new(m0010_config_changes::Migration),
             Box::new(m0011_accounts::Migration),
+            Box::new(m0012_one_grant_per_application::Migration),
         ]
     }
 }

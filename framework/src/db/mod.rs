@@ -139,6 +139,20 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
 }
 
+/// Connects to a database whose schema is brought up to date first, on a connection of its
+/// own that is closed before the pool opens: on SQLite, a pooled connection opened before a
+/// migration may go on seeing the schema it read at first (an index dropped and made again,
+/// a constraint `ON CONFLICT` needs).
+pub async fn connect_migrated(
+    url: &str,
+    max_connections: u32,
+) -> Result<DatabaseConnection, DbErr> {
+    let migrating = connect(url, 2).await?;
+    migrate(&migrating).await?;
+    migrating.close().await?;
+    connect(url, max_connections).await
+}
+
 /// Starts a transaction that will write. On SQLite it takes the write lock at once
 /// (`BEGIN IMMEDIATE`), so that two writers never deadlock upgrading read locks; on
 /// PostgreSQL it is an ordinary transaction and row locks do the rest.

@@ -14,7 +14,7 @@ use super::meta::{self, Property};
 use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
-use crate::http::FieldErrors;
+use crate::values::FieldErrors;
 use crate::plugin::PluginRegistry;
 
 /// Sales channels an event can be sold on.

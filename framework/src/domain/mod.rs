@@ -4,7 +4,6 @@
 pub mod availability;
 pub mod carts;
 pub mod categories;
-pub mod currency;
 pub mod event_config;
 pub mod events;
 pub mod files;

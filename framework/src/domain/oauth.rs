@@ -453,7 +453,7 @@ pub async fn may_skip_consent(
 /// earlier grant of the same application), and returns a new authorization code for
 /// `redirect_uri`, valid for [`CODE_SECONDS`]. `code_challenge` is a PKCE S256 challenge.
 pub async fn authorize(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     app: &oauth_application::Model,
     user_id: i64,
     scope: &str,
@@ -468,37 +468,29 @@ pub async fn authorize(
     if code_challenge.is_some_and(|c| !is_valid_challenge(c)) {
         return Err(OAuthError::InvalidRequest("Invalid code challenge."));
     }
-    let existing = oauth_authorization::Entity::find()
-        .filter(oauth_authorization::Column::UserId.eq(user_id))
-        .filter(oauth_authorization::Column::ApplicationId.eq(app.id))
-        .one(db)
-        .await?;
-    let authorization_id = match existing {
-        Some(found) => {
-            oauth_authorization::ActiveModel {
-                id: Set(found.id),
-                scope: Set(scope.to_string()),
-                organizer_ids: Set(json!(organizer_ids)),
-                ..Default::default()
-            }
-            .update(db)
-            .await?
-            .id
-        }
-        None => {
-            oauth_authorization::ActiveModel {
-                application_id: Set(app.id),
-                user_id: Set(user_id),
-                scope: Set(scope.to_string()),
-                organizer_ids: Set(json!(organizer_ids)),
-                created: Set(Utc::now()),
-                ..Default::default()
-            }
-            .insert(db)
-            .await?
-            .id
-        }
-    };
+    // One statement records the grant (a concurrent revoke waits for, or precedes, it),
+    // and the code is issued in the same transaction.
+    let txn = begin_write(db).await?;
+    let granted = txn
+        .query_one_raw(Statement::from_sql_and_values(
+            txn.get_database_backend(),
+            "INSERT INTO oauth_authorizations \
+             (application_id, user_id, scope, organizer_ids, created) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (user_id, application_id) \
+             DO UPDATE SET scope = excluded.scope, organizer_ids = excluded.organizer_ids \
+             RETURNING id",
+            [
+                app.id.into(),
+                user_id.into(),
+                scope.to_string().into(),
+                json!(organizer_ids).into(),
+                Utc::now().into(),
+            ],
+        ))
+        .await?
+        .ok_or_else(|| DbErr::RecordNotInserted)?;
+    let authorization_id: i64 = granted.try_get("", "id")?;
     let code = tokens::generate();
     oauth_code::ActiveModel {
         authorization_id: Set(authorization_id),
@@ -509,8 +501,9 @@ pub async fn authorize(
         used: Set(false),
         ..Default::default()
     }
-    .insert(db)
+    .insert(&txn)
     .await?;
+    txn.commit().await?;
     Ok(code)
 }
 

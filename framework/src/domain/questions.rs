@@ -19,7 +19,7 @@ use super::events::string_list;
 use super::items::Invalid;
 use crate::db::begin_write;
 use crate::db::entities::{question, question_item, question_option};
-use crate::http::I18nString;
+use crate::values::I18nString;
 
 /// Number: a decimal answer.
 pub const NUMBER: &str = "N";

@@ -385,7 +385,7 @@ pub fn product_name(
     variation: Option<&item_variation::Model>,
     lang: &str,
 ) -> String {
-    let text = |v: &serde_json::Value| crate::http::I18nString::from_stored(v).localize(lang);
+    let text = |v: &serde_json::Value| crate::values::I18nString::from_stored(v).localize(lang);
     let name = item.map(|i| text(&i.name)).unwrap_or_default();
     match variation {
         Some(v) => format!("{name} – {}", text(&v.value)),

@@ -21,7 +21,7 @@ use super::settings::{self, Scope, SettingsRegistry};
 use super::vouchers::manage::{self, Voucher, VoucherFields};
 use crate::db::begin_write;
 use crate::db::entities::{event, waiting_list_entry};
-use crate::http::I18nString;
+use crate::values::I18nString;
 use texts::VoucherNotice;
 
 /// Tag of the vouchers sent to the waiting list.

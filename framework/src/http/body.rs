@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::ApiError;
 use super::money::{Currency, Decimal2, Money};
-use crate::domain::currency;
+use crate::values::currency;
 
 /// A JSON request body of type `T`, validated field by field against `T`'s schema.
 #[derive(Debug)]

@@ -4,11 +4,9 @@
 pub mod auth;
 pub mod body;
 pub mod error;
-pub mod i18n;
 pub mod idempotency;
 pub mod limits;
 pub mod middleware;
-pub mod money;
 pub mod nullable_map;
 pub mod pagination;
 pub mod responses;
@@ -16,9 +14,7 @@ pub mod routes;
 
 pub use auth::{Auth, Caller};
 pub use body::{JsonBody, JsonList};
-pub use error::{ApiError, FieldErrors};
-pub use i18n::I18nString;
-pub use money::{Currency, Decimal2, Money};
+pub use crate::values::{ApiError, Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money};
 pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
 pub use responses::{Created, JsonBytes, NoContent};

@@ -123,7 +123,7 @@ impl PaymentProvider for ManualPayment {
             details: json!({}),
             instructions: format!(
                 "Please pay {} {} as agreed with the organizer, quoting order {}.",
-                crate::http::money::Money(ctx.amount_cents),
+                crate::values::money::Money(ctx.amount_cents),
                 ctx.currency,
                 ctx.order_code
             ),

@@ -27,7 +27,9 @@ pub fn csrf_field(page: &str) -> String {
     page[start..].split('"').next().expect("value").to_owned()
 }
 
-/// A browser that keeps the cookies of one person.
+/// A browser that keeps the cookies of one person (a clone is another tab with the same
+/// cookies).
+#[derive(Clone)]
 pub struct Browser<'a> {
     app: &'a TestApp,
     cookies: Vec<String>,

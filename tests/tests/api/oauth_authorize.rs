@@ -481,3 +481,28 @@ async fn redirect_uris_with_characters_no_host_has_are_refused_at_registration()
         .expect("count");
     assert_eq!(stored, 0);
 }
+
+#[tokio::test]
+async fn consent_given_twice_at_once_keeps_one_grant_and_both_codes_work() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    user_of(&app, EMAIL, &[org]).await;
+    let c = client(&app).await;
+    let (browser, page) = consent_page(&app, &read_request(&c.0.client_id)).await;
+
+    let answers = futures::future::join_all((0..6).map(|_| {
+        let mut same = browser.clone();
+        let page = &page;
+        async move { answer_consent(&mut same, page, "allow", &[org]).await }
+    }))
+    .await;
+    for reply in &answers {
+        let code = value(&answer(reply), "code").expect("code").to_owned();
+        assert_eq!(exchange(&app, &c, &code, "").await.status, 200);
+    }
+    let grants = oauth_authorization::Entity::find()
+        .count(&app.db)
+        .await
+        .expect("count");
+    assert_eq!(grants, 1);
+}

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use crate::db::entities::{event, order};
 use crate::domain::mail::{Mail, german, render};
 use crate::domain::sale::Catalogue;
-use crate::http::{I18nString, Money};
+use crate::values::{I18nString, Money};
 
 use super::{Order, confirmation_page};
 

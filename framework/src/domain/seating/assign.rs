@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::{Layout, LayoutError, LayoutSeat, MAX_CATEGORIES, read_layout};
 use crate::db::entities::{event, item, seat, seating_plan};
-use crate::http::{ApiError, FieldErrors};
+use crate::values::{ApiError, FieldErrors};
 
 /// Rows per multi-row INSERT, well below SQLite's limit on bound parameters.
 const INSERT_CHUNK: usize = 500;

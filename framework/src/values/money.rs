@@ -195,7 +195,7 @@ impl Type for Currency {
 impl ParseFromJSON for Currency {
     fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
         match value.unwrap_or_default() {
-            Value::String(s) if crate::domain::currency::is_valid(&s) => Ok(Currency(s)),
+            Value::String(s) if crate::values::currency::is_valid(&s) => Ok(Currency(s)),
             Value::String(s) => Err(ParseError::custom(format!(
                 "\"{s}\" is not a valid ISO 4217 currency code."
             ))),
