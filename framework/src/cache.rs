@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::db::entities::event;
 use crate::domain::sale::Products;
-use crate::http::auth::Caller;
+use crate::domain::access::Caller;
 
 /// The PostgreSQL channel changes are announced on.
 pub const CHANNEL: &str = "tessera_changes";

@@ -1,6 +1,7 @@
 //! The rules, free of HTTP: who may do what, gift card ledger, and (in later modules)
 //! availability, order placement and settings.
 
+pub mod access;
 pub mod availability;
 pub mod carts;
 pub mod categories;

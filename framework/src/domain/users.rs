@@ -17,7 +17,7 @@ use sea_orm::{
 
 use super::teams;
 use crate::db::entities::{team, user};
-use crate::http::auth::{EventScope, Grant, OrganizerRef};
+use crate::domain::access::{EventScope, Grant, OrganizerRef};
 
 /// Longest email address (RFC 5321's path limit, and the column's).
 pub const MAX_EMAIL_LEN: usize = 254;
