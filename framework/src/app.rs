@@ -89,7 +89,7 @@ impl App {
     pub fn with_database(self, db: DatabaseConnection) -> Server {
         let public_url: Arc<str> = self.config.effective_public_url().into();
         let url = self.config.effective_database_url();
-        let cache = crate::cache::Cache::new(&db, &url);
+        let cache = crate::domain::cache::Cache::new(&db, &url);
         if tokio::runtime::Handle::try_current().is_ok() {
             cache.listen(&url);
         }

@@ -13,7 +13,6 @@
 pub mod admin;
 pub mod api;
 mod app;
-pub mod cache;
 pub mod config;
 pub mod db;
 pub mod domain;
@@ -27,5 +26,6 @@ pub mod web;
 
 pub use app::{App, Server, StartError, openapi_document, openapi_json};
 pub use config::Config;
+pub use domain::cache;
 pub use plugin::Plugin;
 pub use state::AppState;

@@ -12,8 +12,8 @@ use crate::db::entities::{event, item, item_variation, order};
 use crate::domain::orders::{self, Order};
 use crate::domain::sale::product_name;
 use crate::http::Money;
-use crate::values::i18n::I18nString;
 use crate::state::AppState;
+use crate::values::i18n::I18nString;
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")

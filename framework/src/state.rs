@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use sea_orm::DatabaseConnection;
 
-use crate::cache::Cache;
 use crate::config::Config;
+use crate::domain::cache::Cache;
 use crate::domain::mail::Mailer;
 use crate::domain::settings::SettingsRegistry;
 use crate::plugin::PluginRegistry;
@@ -27,4 +27,18 @@ pub struct AppState {
     pub cache: Arc<Cache>,
     /// Sends the mail outbox; wake it after committing a transaction that queued mail.
     pub mailer: Mailer,
+}
+
+impl AppState {
+    /// The parts of the server the order rules need, acting for this organizer.
+    pub fn seller<'a>(&'a self, organizer: &'a str) -> crate::domain::orders::Seller<'a> {
+        crate::domain::orders::Seller {
+            db: &self.db,
+            plugins: &self.plugins,
+            settings: &self.settings,
+            cache: &self.cache,
+            public_url: &self.public_url,
+            organizer,
+        }
+    }
 }

@@ -15,8 +15,8 @@ use super::Tag;
 use super::item_parts::{
     AddonCreate, AddonOut, BundleCreate, BundleOut, VariationCreate, VariationOut,
 };
-use crate::cache;
 use crate::db::entities::{event, item};
+use crate::domain::cache;
 use crate::domain::files;
 use crate::domain::items::{
     self, DeleteError, Item, ItemFields, ItemFilter, NewItem, PictureChange, WriteError,

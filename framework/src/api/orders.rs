@@ -728,10 +728,7 @@ fn storefront<'a>(state: &'a AppState, ev: &'a EventAccess) -> Storefront<'a> {
 }
 
 fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a> {
-    Seller {
-        state,
-        organizer: &ev.organizer.slug,
-    }
+    state.seller(&ev.organizer.slug)
 }
 
 async fn shown(state: &AppState, ev: &EventAccess, o: Order) -> Result<OrderOut, ApiError> {

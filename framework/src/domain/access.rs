@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, FromQueryResult, QueryFilter};
 
-use crate::cache::Cache;
 use crate::db::entities::{event, team};
+use crate::domain::cache::Cache;
 use crate::domain::oauth::Scope;
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::{oauth, teams, tokens, users};

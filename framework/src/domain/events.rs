@@ -14,8 +14,8 @@ use super::meta::{self, Property};
 use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
-use crate::values::FieldErrors;
 use crate::plugin::PluginRegistry;
+use crate::values::FieldErrors;
 
 /// Sales channels an event can be sold on.
 pub const SALES_CHANNELS: [&str; 2] = ["web", "resellers"];

@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod availability;
+pub mod cache;
 pub mod carts;
 pub mod categories;
 pub mod event_config;

@@ -7,11 +7,11 @@ use std::sync::Arc;
 
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
-use crate::cache::Cache;
 use crate::db::entities::{
     event, item, item_variation, quota, quota_item, quota_variation, subevent, subevent_item_price,
     tax_rule,
 };
+use crate::domain::cache::Cache;
 
 /// A product of an event: an item, its variation, on a date of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

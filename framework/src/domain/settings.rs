@@ -10,8 +10,8 @@ use sea_orm::{
 };
 use serde_json::{Value, json};
 
-use crate::cache::{Cache, EventSettings};
 use crate::db::entities::{event, setting};
+use crate::domain::cache::{Cache, EventSettings};
 
 /// The kind of value a setting holds, and how it is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,6 @@ use poem::{Response, error::ResponseError};
 use poem_openapi::registry::{MetaMediaType, MetaResponse, MetaResponses, Registry};
 use poem_openapi::{ApiResponse, Object, types::Type};
 
-
 pub use crate::values::error::{ApiError, FieldErrors};
 
 /// The general error body.

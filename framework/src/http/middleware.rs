@@ -165,7 +165,7 @@ pub async fn shared_behaviour<E: Endpoint>(
     Ok(resp)
 }
 
-/// Resources whose writes never touch what [`crate::cache`] keeps: their hot write paths
+/// Resources whose writes never touch what [`crate::domain::cache`] keeps: their hot write paths
 /// need not read the configuration version afterwards.
 const UNCACHED_RESOURCES: [&str; 3] = ["giftcards", "orders", "cartpositions"];
 
@@ -182,7 +182,7 @@ fn resource(path: &str) -> Option<&str> {
 
 /// Whether a request may have changed configuration the process cache keeps: any request
 /// that is not a read, except writes to resources the cache never holds. Only what the
-/// database counted as a change moves the cache on (see [`crate::cache::Cache::refresh`]).
+/// database counted as a change moves the cache on (see [`crate::domain::cache::Cache::refresh`]).
 fn may_change_configuration(method: &Method, path: &str) -> bool {
     let reads = [Method::GET, Method::HEAD, Method::OPTIONS];
     !reads.contains(method) && !resource(path).is_some_and(|r| UNCACHED_RESOURCES.contains(&r))

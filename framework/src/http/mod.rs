@@ -12,9 +12,11 @@ pub mod pagination;
 pub mod responses;
 pub mod routes;
 
+pub use crate::values::{
+    ApiError, Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money,
+};
 pub use auth::{Auth, Caller};
 pub use body::{JsonBody, JsonList};
-pub use crate::values::{ApiError, Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money};
 pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
 pub use responses::{Created, JsonBytes, NoContent};

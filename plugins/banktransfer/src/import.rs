@@ -8,7 +8,7 @@ use poem_openapi::{Object, OpenApi, Tags};
 use sea_orm::{FromQueryResult, Statement};
 use serde_json::Value;
 use tessera::AppState;
-use tessera::domain::orders::{self, LifecycleError, Seller};
+use tessera::domain::orders::{self, LifecycleError};
 use tessera::domain::permissions::Permission;
 use tessera::http::auth::EventAccess;
 use tessera::http::error::WriteResult;
@@ -106,10 +106,7 @@ impl ImportApi {
     ) -> WriteResult<Json<ImportResult>> {
         access.require(Permission::ChangeOrders)?;
         let open = open_payments(&state, &access).await?;
-        let seller = Seller {
-            state: &state,
-            organizer: &access.organizer.slug,
-        };
+        let seller = state.seller(&access.organizer.slug);
         let mut result = ImportResult {
             matched: Vec::new(),
             unmatched: Vec::new(),

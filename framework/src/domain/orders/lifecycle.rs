@@ -13,12 +13,14 @@ use super::{Order, complete, demand, expired, hold_positions, lock, pending_unti
 use crate::db::begin_write;
 use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
 use crate::domain::availability::{self, HoldKind};
+use crate::domain::cache::Cache;
 use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
+use crate::domain::settings::SettingsRegistry;
 use crate::domain::{settings, vouchers};
 use crate::plugin::payment::{PaymentProvider, PaymentRecord};
-use crate::plugin::{Hook, OrderEvent};
-use crate::state::AppState;
+use crate::plugin::{Hook, OrderEvent, PluginRegistry};
+use sea_orm::DatabaseConnection;
 
 /// Why a change of an order was refused.
 #[derive(Debug)]
@@ -41,12 +43,20 @@ fn refused<T>(message: &str) -> Result<T, LifecycleError> {
     Err(LifecycleError::Refused(message.to_owned()))
 }
 
-/// Who acts on an organizer's orders: the server (database, plugins, settings) and the
-/// organizer, whose storefront the customer knows.
+/// Who acts on an organizer's orders: the server's parts the rules need (database, plugins,
+/// settings, cache, public URL) and the organizer, whose storefront the customer knows.
 #[derive(Clone, Copy)]
 pub struct Seller<'a> {
-    /// The server's state.
-    pub state: &'a AppState,
+    /// The connection pool.
+    pub db: &'a DatabaseConnection,
+    /// The registered plugins (payment providers, order hooks).
+    pub plugins: &'a PluginRegistry,
+    /// Every declared setting.
+    pub settings: &'a SettingsRegistry,
+    /// The process cache.
+    pub cache: &'a Cache,
+    /// The public base URL, without trailing slash.
+    pub public_url: &'a str,
     /// The organizer's slug.
     pub organizer: &'a str,
 }
@@ -54,7 +64,7 @@ pub struct Seller<'a> {
 impl Seller<'_> {
     fn shop(&self) -> Storefront<'_> {
         Storefront {
-            public_url: &self.state.public_url,
+            public_url: self.public_url,
             organizer: self.organizer,
         }
     }
@@ -68,16 +78,11 @@ impl Seller<'_> {
         o: &order::Model,
         p: &order_payment::Model,
     ) -> Result<Option<(std::sync::Arc<dyn PaymentProvider>, Told)>, DbErr> {
-        let Some(provider) = self.state.plugins.payment_provider(ev, &p.provider) else {
+        let Some(provider) = self.plugins.payment_provider(ev, &p.provider) else {
             return Ok(None);
         };
-        let cache = self
-            .state
-            .cache
-            .generation()
-            .await
-            .map(|g| (&*self.state.cache, g));
-        let values = settings::of_event(txn, &self.state.settings, cache, ev).await?;
+        let cache = self.cache.generation().await.map(|g| (self.cache, g));
+        let values = settings::of_event(txn, self.settings, cache, ev).await?;
         let ctx = payment_context(&self.shop(), ev, &values, o, p.local_id);
         let record = PaymentRecord {
             local_id: p.local_id,
@@ -106,7 +111,7 @@ async fn open<'a>(
     ev: &'a event::Model,
     code: &str,
 ) -> Result<Locked<'a>, LifecycleError> {
-    let txn = begin_write(&seller.state.db).await?;
+    let txn = begin_write(seller.db).await?;
     let order = lock(&txn, ev.id, code)
         .await?
         .ok_or(LifecycleError::NotFound)?;
@@ -180,7 +185,6 @@ impl Locked<'_> {
                 event: self.event,
             };
             self.seller
-                .state
                 .plugins
                 .order_changed(hook, what, &shown)
                 .await?;

@@ -11,13 +11,13 @@ use serde_json::{Map, Value, json};
 
 use super::mails::{self, Storefront};
 use super::{Order, demand};
-use crate::cache::Cache;
 use crate::db::begin_write;
 use crate::db::entities::{
     cart_position, event, order, order_fee, order_payment, order_position, question,
     question_option, seat, voucher,
 };
 use crate::domain::availability::{self, HoldKind};
+use crate::domain::cache::Cache;
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};

@@ -25,8 +25,8 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 use serde_json::Value;
 
 use crate::db::entities::event;
-use crate::domain::sale::Products;
 use crate::domain::access::Caller;
+use crate::domain::sale::Products;
 
 /// The PostgreSQL channel changes are announced on.
 pub const CHANNEL: &str = "tessera_changes";
