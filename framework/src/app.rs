@@ -148,14 +148,14 @@ impl Server {
     }
 
     /// The whole HTTP surface as one endpoint: the API under `/api/v1/`, the OpenAPI
-    /// document at `/api/v1/openapi.json` and the interactive UI at `/docs/`.
+    /// document at `/api/v1/openapi.json`, the interactive UI at `/docs/`, and the probes
+    /// and metrics of [`crate::ops`].
     pub fn endpoint(&self) -> BoxEndpoint<'static> {
         let service = service();
         let document = openapi_json(&self.state.plugins);
-        let gate = Arc::new(Gate::new(
-            RouteTable::from_spec(&openapi_document(&self.state.plugins)),
-            &self.state.config,
-        ));
+        let spec = openapi_document(&self.state.plugins);
+        let ops = Arc::new(crate::ops::Operations::new(&self.state, &spec));
+        let gate = Arc::new(Gate::new(RouteTable::from_spec(&spec), &self.state.config));
         let ui = service
             .swagger_ui_html()
             .replace(&service.spec(), &document);
@@ -203,7 +203,13 @@ impl Server {
             .with(NormalizePath::new(TrailingSlash::Trim))
             .around(move |ep, req| shared_behaviour(ep, gate.clone(), req))
             .data(state)
+            .around(move |ep, req| crate::ops::front(ep, ops.clone(), req))
             .boxed()
+    }
+
+    /// The endpoint of the `metrics_bind` address: `/metrics`, `/healthz` and `/readyz`.
+    pub fn operations_endpoint(&self) -> BoxEndpoint<'static> {
+        crate::ops::endpoint(&self.state)
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way.
@@ -218,13 +224,18 @@ impl Server {
             self.state.db.clone(),
             std::time::Duration::from_secs(60),
         ));
-        poem::Server::new(listener)
+        let operations = crate::ops::listen(&self.state).await?;
+        let served = poem::Server::new(listener)
             .run_with_graceful_shutdown(
                 self.endpoint(),
                 shutdown_signal(),
                 Some(std::time::Duration::from_secs(30)),
             )
-            .await?;
+            .await;
+        if let Some(task) = operations {
+            task.abort();
+        }
+        served?;
         tracing::info!("stopped");
         Ok(())
     }

@@ -84,6 +84,13 @@ pub struct Config {
     pub mail_from: String,
     /// Directory of dynamic plugins (shared libraries) loaded at start.
     pub plugin_dir: Option<PathBuf>,
+    /// A second address, served by the same process, that answers only `/metrics`,
+    /// `/healthz` and `/readyz` (bind it to loopback or an internal network).
+    pub metrics_bind: Option<String>,
+    /// A token that opens `/metrics` on the main address (`Authorization: Bearer <token>`);
+    /// when set, the metrics address asks for it too. Without this nor `metrics_bind`,
+    /// `/metrics` is not served.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for Config {
@@ -106,6 +113,8 @@ impl Default for Config {
             smtp_tls: SmtpTls::default(),
             mail_from: "tessera@localhost".into(),
             plugin_dir: None,
+            metrics_bind: None,
+            metrics_token: None,
         }
     }
 }
@@ -229,6 +238,12 @@ impl Config {
             })?;
         }
         config.apply_mail_env(&env)?;
+        if let Some(v) = env("TESSERA_METRICS_BIND") {
+            config.metrics_bind = Some(v).filter(|a| !a.is_empty());
+        }
+        if let Some(v) = env("TESSERA_METRICS_TOKEN") {
+            config.metrics_token = Some(v);
+        }
         if let Some(v) = overrides.bind {
             config.bind = v;
         }
@@ -363,6 +378,21 @@ mod tests {
         assert_eq!(config.mail_from, "a@example.com");
         let bad = |name: &str| (name == "TESSERA_SMTP_TLS").then(|| "ssl".to_string());
         assert!(Config::load_from(Overrides::default(), bad).is_err());
+    }
+
+    #[test]
+    fn metrics_settings_come_from_the_environment_and_empty_means_unset() {
+        let env = |name: &str| match name {
+            "TESSERA_METRICS_BIND" => Some("127.0.0.1:9464".to_string()),
+            "TESSERA_METRICS_TOKEN" => Some("secret".to_string()),
+            _ => None,
+        };
+        let config = Config::load_from(Overrides::default(), env).expect("config");
+        assert_eq!(config.metrics_bind.as_deref(), Some("127.0.0.1:9464"));
+        assert_eq!(config.metrics_token.as_deref(), Some("secret"));
+        let empty = |name: &str| (name == "TESSERA_METRICS_BIND").then(String::new);
+        let config = Config::load_from(Overrides::default(), empty).expect("config");
+        assert_eq!(config.metrics_bind, None);
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub mod db;
 pub mod domain;
 pub mod http;
 pub mod logging;
+pub mod metrics;
+pub mod ops;
 pub mod pages;
 pub mod plugin;
 pub mod state;

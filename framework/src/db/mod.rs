@@ -157,6 +157,7 @@ pub async fn connect_migrated(
 /// (`BEGIN IMMEDIATE`), so that two writers never deadlock upgrading read locks; on
 /// PostgreSQL it is an ordinary transaction and row locks do the rest.
 pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::WriteTransaction);
     match db.get_database_backend() {
         DbBackend::Sqlite => {
             db.begin_with_options(TransactionOptions {

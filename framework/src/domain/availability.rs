@@ -438,6 +438,7 @@ pub async fn lock_quotas(
     if quota_ids.is_empty() {
         return Ok(Vec::new());
     }
+    let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::Quotas);
     let backend = txn.get_database_backend();
     let lock = if backend == DbBackend::Postgres {
         " FOR UPDATE"

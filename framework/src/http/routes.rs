@@ -28,6 +28,8 @@ pub fn add_trailing_slashes(spec: &mut Value) {
 /// One path template and the methods it answers.
 #[derive(Debug, Clone)]
 pub struct Route {
+    /// The path as the document writes it, e.g. `/api/v1/organizers/{organizer}/`.
+    pub template: String,
     segments: Vec<String>,
     /// Upper-case method names.
     pub methods: Vec<String>,
@@ -65,6 +67,7 @@ impl RouteTable {
             paths
                 .iter()
                 .map(|(path, item)| Route {
+                    template: path.clone(),
                     segments: split(path).into_iter().map(str::to_owned).collect(),
                     methods: item
                         .as_object()

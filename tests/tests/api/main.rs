@@ -24,6 +24,7 @@ mod mail;
 mod oauth;
 mod oauth_authorize;
 mod openapi;
+mod operations;
 mod order_mails;
 mod order_vouchers;
 mod orders;
