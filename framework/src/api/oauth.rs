@@ -29,8 +29,6 @@ use crate::web;
 
 /// Name of the client security scheme in the OpenAPI document.
 pub const CLIENT_SCHEME: &str = "OAuthClient";
-/// Most parameters a form body may carry (the consent form has one per organizer).
-const MAX_PARAMS: usize = 1_000;
 /// Longest parameter value accepted.
 const MAX_VALUE_LEN: usize = 4_096;
 
@@ -108,11 +106,8 @@ fn parse_form(request: &Request, bytes: &[u8]) -> Result<Vec<(String, String)>, 
     if !is_form {
         return Err("The body must be application/x-www-form-urlencoded.");
     }
-    let pairs: Vec<(String, String)> = form_urlencoded::parse(bytes)
-        .take(MAX_PARAMS + 1)
-        .map(|(n, v)| (n.into_owned(), v.into_owned()))
-        .collect();
-    if pairs.len() > MAX_PARAMS || pairs.iter().any(|(_, v)| v.len() > MAX_VALUE_LEN) {
+    let pairs = web::parse_form(bytes);
+    if pairs.len() >= web::MAX_FORM_FIELDS || pairs.iter().any(|(_, v)| v.len() > MAX_VALUE_LEN) {
         return Err("Too many or too long parameters.");
     }
     Ok(pairs)

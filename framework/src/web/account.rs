@@ -117,6 +117,22 @@ pub async fn posted_form(
     })
 }
 
+/// [`posted_form`] for a form about one of the user's objects, with the object's ID from the
+/// path; an ID that is no number is answered like an unknown one (404, naming `what`).
+async fn posted_about(
+    req: &Request,
+    id: &str,
+    body: Body,
+    state: &AppState,
+    what: &str,
+) -> Result<(PostedForm, i64), Response> {
+    let form = posted_form(req, body, state).await?;
+    let id = id
+        .parse::<i64>()
+        .map_err(|_| applications::not_found(what))?;
+    Ok((form, id))
+}
+
 /// Revokes one of the user's authorizations: its tokens stop working at once and it leaves
 /// the list. A 303 back to the section.
 #[handler]
@@ -126,12 +142,9 @@ pub async fn revoke(
     body: Body,
     state: Data<&AppState>,
 ) -> Response {
-    let form = match posted_form(req, body, &state).await {
-        Ok(form) => form,
+    let (form, id) = match posted_about(req, &id, body, &state, "authorized application").await {
+        Ok(found) => found,
         Err(answer) => return answer,
-    };
-    let Ok(id) = id.parse::<i64>() else {
-        return applications::not_found("authorized application");
     };
     match oauth::revoke_authorization(&state.db, form.user.id, id).await {
         Ok(true) => redirect("/account#authorized"),
@@ -190,12 +203,9 @@ pub async fn new_secret(
     body: Body,
     state: Data<&AppState>,
 ) -> Response {
-    let form = match posted_form(req, body, &state).await {
-        Ok(form) => form,
+    let (form, id) = match posted_about(req, &id, body, &state, "application").await {
+        Ok(found) => found,
         Err(answer) => return answer,
-    };
-    let Ok(id) = id.parse::<i64>() else {
-        return applications::not_found("application");
     };
     let app = match oauth::own_application(&state.db, form.user.id, id).await {
         Ok(Some(app)) => app,
@@ -217,12 +227,9 @@ pub async fn delete(
     body: Body,
     state: Data<&AppState>,
 ) -> Response {
-    let form = match posted_form(req, body, &state).await {
-        Ok(form) => form,
+    let (form, id) = match posted_about(req, &id, body, &state, "application").await {
+        Ok(found) => found,
         Err(answer) => return answer,
-    };
-    let Ok(id) = id.parse::<i64>() else {
-        return applications::not_found("application");
     };
     match oauth::delete_application(&state.db, form.user.id, id).await {
         Ok(true) => redirect("/account#applications"),

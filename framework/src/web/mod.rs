@@ -165,10 +165,15 @@ pub fn field(pairs: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-/// Parses an `application/x-www-form-urlencoded` body or query string.
+/// Most fields a form or query string is read with (the consent form has one per
+/// organizer); fields past it are left out.
+pub const MAX_FORM_FIELDS: usize = 1_000;
+
+/// Parses an `application/x-www-form-urlencoded` body or query string, up to
+/// [`MAX_FORM_FIELDS`] fields.
 pub fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
     form_urlencoded::parse(bytes)
-        .take(100)
+        .take(MAX_FORM_FIELDS)
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect()
 }

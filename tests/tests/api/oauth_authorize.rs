@@ -100,6 +100,15 @@ async fn answer_consent(
     browser.post("/api/v1/oauth/authorize", &borrowed).await
 }
 
+/// A server with the organizer `acme`, a user in its team, and a registered client.
+async fn member_and_client() -> (TestApp, i64, (oauth_application::Model, String)) {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    user_of(&app, EMAIL, &[org]).await;
+    let c = client(&app).await;
+    (app, org, c)
+}
+
 /// A signed-in browser on the consent page of `url`.
 async fn consent_page<'a>(app: &'a TestApp, url: &str) -> (Browser<'a>, Reply) {
     let mut browser = Browser::new(app);
@@ -112,10 +121,7 @@ async fn consent_page<'a>(app: &'a TestApp, url: &str) -> (Browser<'a>, Reply) {
 
 #[tokio::test]
 async fn someone_not_signed_in_goes_to_sign_in_and_comes_back_to_the_consent_page() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, org, c) = member_and_client().await;
     let url = read_request(&c.0.client_id);
 
     let mut browser = Browser::new(&app);
@@ -186,10 +192,7 @@ async fn allowing_redirects_with_a_code_and_the_state_and_the_grant_covers_the_c
 
 #[tokio::test]
 async fn cancelling_redirects_with_access_denied_and_the_state_and_grants_nothing() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, org, c) = member_and_client().await;
     let (mut browser, page) = consent_page(&app, &read_request(&c.0.client_id)).await;
 
     let denied = answer(&answer_consent(&mut browser, &page, "cancel", &[org]).await);
@@ -205,10 +208,7 @@ async fn cancelling_redirects_with_access_denied_and_the_state_and_grants_nothin
 
 #[tokio::test]
 async fn an_unknown_client_or_an_unregistered_redirect_uri_gets_a_page_and_no_redirect() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, _, c) = member_and_client().await;
     let unknown = authorize_url("nope", &[("response_type", "code"), ("state", "s")]);
     let elsewhere = authorize_url(
         &c.0.client_id,
@@ -298,10 +298,7 @@ async fn without_a_redirect_uri_the_first_registered_one_is_used() {
 
 #[tokio::test]
 async fn approval_prompt_auto_skips_the_page_only_for_a_profile_request_granted_before() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, _, c) = member_and_client().await;
     let profile = |auto: bool| {
         let mut extra = vec![
             ("response_type", "code"),
@@ -402,10 +399,7 @@ async fn the_consent_form_needs_its_csrf_token_and_an_organizer_the_user_may_gra
 
 #[tokio::test]
 async fn a_code_issued_with_a_pkce_challenge_needs_its_verifier() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, org, c) = member_and_client().await;
     let verifier = "dBjftJeZ4CVP-mJ0GM5QGOUH5tNh66QMGOfpl7cycQ8";
     let url = authorize_url(
         &c.0.client_id,
@@ -434,10 +428,7 @@ async fn a_code_issued_with_a_pkce_challenge_needs_its_verifier() {
 
 #[tokio::test]
 async fn the_consent_page_and_the_sign_in_page_before_it_let_their_forms_lead_to_the_client() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, _, c) = member_and_client().await;
     let url = read_request(&c.0.client_id);
 
     let mut browser = Browser::new(&app);
@@ -484,10 +475,7 @@ async fn redirect_uris_with_characters_no_host_has_are_refused_at_registration()
 
 #[tokio::test]
 async fn consent_given_twice_at_once_keeps_one_grant_and_both_codes_work() {
-    let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    user_of(&app, EMAIL, &[org]).await;
-    let c = client(&app).await;
+    let (app, org, c) = member_and_client().await;
     let (browser, page) = consent_page(&app, &read_request(&c.0.client_id)).await;
 
     let answers = futures::future::join_all((0..6).map(|_| {
