@@ -1,7 +1,9 @@
 //! Assembling and running a server: [`App`] takes the configuration and the plugins,
 //! connects and migrates the database, and gives a [`Server`] to run or to test.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use poem::endpoint::{BoxEndpoint, make_sync};
 use poem::middleware::{NormalizePath, TrailingSlash};
@@ -15,6 +17,7 @@ use crate::config::Config;
 use crate::domain::mail::Mailer;
 use crate::http::middleware::{Gate, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
+use crate::http::serve::Timeouts;
 use crate::plugin::api::WithPlugins;
 use crate::plugin::{Plugin, PluginRegistry};
 use crate::state::AppState;
@@ -131,6 +134,7 @@ pub fn openapi_document(plugins: &PluginRegistry) -> Value {
     let mut doc: Value = serde_json::from_str(&service().spec()).unwrap_or(Value::Null);
     crate::plugin::api::merge_specs(&mut doc, plugins);
     add_trailing_slashes(&mut doc);
+    crate::http::document::complete(&mut doc);
     doc
 }
 
@@ -212,26 +216,42 @@ impl Server {
         crate::ops::endpoint(&self.state)
     }
 
+    /// How long this server's connections may take (`header_read_timeout_secs`), with
+    /// `shutdown_grace` for the requests under way when it stops.
+    pub fn timeouts(&self, shutdown_grace: Option<Duration>) -> Timeouts {
+        Timeouts {
+            header_read: self.state.config.header_read_timeout(),
+            shutdown_grace,
+        }
+    }
+
+    /// Serves [`Server::endpoint`] on an already bound listener until `shutdown` completes,
+    /// then lets the requests under way finish (30 s at most).
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> std::io::Result<()> {
+        let timeouts = self.timeouts(Some(SHUTDOWN_GRACE));
+        crate::http::serve::serve(listener, self.endpoint(), timeouts, shutdown).await
+    }
+
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way.
     pub async fn run(self) -> Result<(), StartError> {
         let bind = self.state.config.bind.clone();
-        let listener = poem::listener::TcpListener::bind(bind.clone());
+        let listener = tokio::net::TcpListener::bind(&bind)
+            .await
+            .map_err(|e| std::io::Error::new(e.kind(), format!("bind {bind}: {e}")))?;
         tracing::info!(%bind, public_url = %self.state.public_url, "serving");
         if self.state.mailer.spawn().is_none() {
             tracing::info!("no smtp_host: mails stay in the outbox (`tessera admin outbox`)");
         }
         tokio::spawn(crate::domain::availability::sweep_every(
             self.state.db.clone(),
-            std::time::Duration::from_secs(60),
+            Duration::from_secs(60),
         ));
         let operations = crate::ops::listen(&self.state).await?;
-        let served = poem::Server::new(listener)
-            .run_with_graceful_shutdown(
-                self.endpoint(),
-                shutdown_signal(),
-                Some(std::time::Duration::from_secs(30)),
-            )
-            .await;
+        let served = self.serve(listener, shutdown_signal()).await;
         if let Some(task) = operations {
             task.abort();
         }
@@ -240,6 +260,9 @@ impl Server {
         Ok(())
     }
 }
+
+/// How long the requests under way at a shutdown may take to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
 async fn shutdown_signal() {
     let ctrl_c = async {

@@ -3,6 +3,7 @@
 //! file, and the defaults.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -68,6 +69,13 @@ pub struct Config {
     /// Largest request body accepted, in bytes (uploads have their own limit); larger ones
     /// are answered 413 before they are read.
     pub max_body_bytes: usize,
+    /// Seconds a client may take to send a request's line and headers, counted from the
+    /// connection's opening or the end of the previous answer: a connection that sends
+    /// them slower, or nothing, is closed, as is a kept-alive one idle that long. At least 1.
+    pub header_read_timeout_secs: u64,
+    /// Seconds a client may take to send a request body (an upload: between two pieces of
+    /// it); a body slower than that is answered 408. At least 1.
+    pub body_read_timeout_secs: u64,
     /// Size of the database connection pool.
     pub db_max_connections: u32,
     /// SMTP server for outgoing mail; without it mails stay in the outbox.
@@ -105,6 +113,8 @@ impl Default for Config {
             anonymous_rate_limit_per_minute: None,
             trusted_proxies: Vec::new(),
             max_body_bytes: 1024 * 1024,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 30,
             db_max_connections: 16,
             smtp_host: None,
             smtp_port: None,
@@ -231,6 +241,23 @@ impl Config {
                 message: "expected a whole number".into(),
             })?;
         }
+        for (name, setting) in [
+            (
+                "TESSERA_HEADER_READ_TIMEOUT_SECS",
+                &mut config.header_read_timeout_secs,
+            ),
+            (
+                "TESSERA_BODY_READ_TIMEOUT_SECS",
+                &mut config.body_read_timeout_secs,
+            ),
+        ] {
+            if let Some(v) = env(name) {
+                *setting = v.parse().map_err(|_| ConfigError::Env {
+                    name,
+                    message: "expected a whole number of seconds".into(),
+                })?;
+            }
+        }
         if let Some(v) = env("TESSERA_DB_MAX_CONNECTIONS") {
             config.db_max_connections = v.parse().map_err(|_| ConfigError::Env {
                 name: "TESSERA_DB_MAX_CONNECTIONS",
@@ -310,6 +337,16 @@ impl Config {
                 self.data_dir.join("tessera.sqlite3").display()
             ),
         }
+    }
+
+    /// [`Config::header_read_timeout_secs`], at least one second.
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout_secs.max(1))
+    }
+
+    /// [`Config::body_read_timeout_secs`], at least one second.
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.body_read_timeout_secs.max(1))
     }
 
     /// The public base URL without a trailing slash.
@@ -393,6 +430,23 @@ mod tests {
         let empty = |name: &str| (name == "TESSERA_METRICS_BIND").then(String::new);
         let config = Config::load_from(Overrides::default(), empty).expect("config");
         assert_eq!(config.metrics_bind, None);
+    }
+
+    #[test]
+    fn timeouts_come_from_the_environment_and_are_at_least_a_second() {
+        let env = |name: &str| match name {
+            "TESSERA_HEADER_READ_TIMEOUT_SECS" => Some("3".to_string()),
+            "TESSERA_BODY_READ_TIMEOUT_SECS" => Some("0".to_string()),
+            _ => None,
+        };
+        let config = Config::load_from(Overrides::default(), env).expect("config");
+        assert_eq!(config.header_read_timeout(), Duration::from_secs(3));
+        assert_eq!(config.body_read_timeout(), Duration::from_secs(1));
+        let defaults = Config::default();
+        assert_eq!(defaults.header_read_timeout(), Duration::from_secs(10));
+        assert_eq!(defaults.body_read_timeout(), Duration::from_secs(30));
+        let bad = |name: &str| (name == "TESSERA_HEADER_READ_TIMEOUT_SECS").then(|| "10s".into());
+        assert!(Config::load_from(Overrides::default(), bad).is_err());
     }
 
     #[test]

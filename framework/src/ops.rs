@@ -23,7 +23,6 @@ use std::time::{Duration, Instant};
 
 use poem::endpoint::BoxEndpoint;
 use poem::http::{Method, StatusCode, header};
-use poem::listener::{Listener, TcpListener};
 use poem::{Endpoint, EndpointExt, IntoResponse, Request, Response};
 use prometheus::proto::MetricFamily;
 use prometheus::{Encoder, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder};
@@ -37,6 +36,7 @@ use tessera_migrations::{Migrator, MigratorTrait};
 
 use crate::domain::mail::MailState;
 use crate::http::routes::RouteTable;
+use crate::http::serve::Timeouts;
 use crate::metrics::METRICS;
 use crate::state::AppState;
 
@@ -428,22 +428,24 @@ pub fn endpoint(state: &AppState) -> BoxEndpoint<'static> {
 }
 
 /// Binds the `metrics_bind` address, when one is configured, and serves [`endpoint`] there
-/// in a task of its own (abort it to stop). Fails when the address cannot be bound.
+/// in a task of its own (abort it to stop), with the main address's header read timeout.
+/// Fails when the address cannot be bound.
 pub async fn listen(state: &AppState) -> std::io::Result<Option<tokio::task::JoinHandle<()>>> {
     let Some(bind) = state.config.metrics_bind.clone() else {
         return Ok(None);
     };
-    let acceptor = TcpListener::bind(bind.clone())
-        .into_acceptor()
+    let listener = tokio::net::TcpListener::bind(&bind)
         .await
         .map_err(|e| std::io::Error::new(e.kind(), format!("metrics_bind {bind}: {e}")))?;
     tracing::info!(%bind, "serving metrics and probes");
     let endpoint = endpoint(state);
+    let timeouts = Timeouts {
+        header_read: state.config.header_read_timeout(),
+        shutdown_grace: None,
+    };
     Ok(Some(tokio::spawn(async move {
-        if let Err(error) = poem::Server::new_with_acceptor(acceptor)
-            .run(endpoint)
-            .await
-        {
+        let forever = std::future::pending();
+        if let Err(error) = crate::http::serve::serve(listener, endpoint, timeouts, forever).await {
             tracing::error!(%error, "the metrics address stopped serving");
         }
     })))

@@ -3,6 +3,7 @@
 //! Tests run on SQLite by default and on PostgreSQL when `TESSERA_TEST_DATABASE_URL` is set:
 //! each test then gets its own schema in that database.
 
+pub mod process;
 pub mod smtp;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -160,18 +161,16 @@ impl TestApp {
     /// Serves this app over TCP on a free loopback port for as long as the test runs, for
     /// what depends on the client's address; gives the base URL (`http://127.0.0.1:<port>`).
     pub async fn serve(&self) -> String {
-        use poem::listener::{Acceptor, Listener, TcpListener};
-        let acceptor = TcpListener::bind("127.0.0.1:0")
-            .into_acceptor()
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let port = acceptor
-            .local_addr()
-            .first()
-            .and_then(|a| a.as_socket_addr().map(|s| s.port()))
-            .expect("port");
+        let port = listener.local_addr().expect("port").port();
         let endpoint = self.server.endpoint();
-        tokio::spawn(poem::Server::new_with_acceptor(acceptor).run(endpoint));
+        let timeouts = self.server.timeouts(None);
+        let forever = std::future::pending();
+        tokio::spawn(tessera::http::serve::serve(
+            listener, endpoint, timeouts, forever,
+        ));
         format!("http://127.0.0.1:{port}")
     }
 

@@ -431,7 +431,7 @@ async fn create_event(
         event: &created,
     };
     state.plugins.event_created(hook, source).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(created)
 }
 
@@ -546,8 +546,8 @@ impl EventsApi {
         let org = auth
             .0
             .organizer(&organizer, Some(Permission::CreateEvents))?;
-        let created = create_event(&state, new_row(org.organizer.id, body.0, None), None).await?;
         let properties = meta::properties(&state.db, org.organizer.id).await?;
+        let created = create_event(&state, new_row(org.organizer.id, body.0, None), None).await?;
         Ok(Created::Created(Json(event_out(
             &created,
             &properties,
@@ -582,8 +582,8 @@ impl EventsApi {
             .await?
             .event;
         let candidate = new_row(org.organizer.id, body.0, Some(&source));
-        let created = create_event(&state, candidate, Some(&source)).await?;
         let properties = meta::properties(&state.db, org.organizer.id).await?;
+        let created = create_event(&state, candidate, Some(&source)).await?;
         Ok(Created::Created(Json(event_out(
             &created,
             &properties,
@@ -651,8 +651,8 @@ impl EventsApi {
                 .await?
                 .ok_or_else(ApiError::internal)?;
         }
-        txn.commit().await?;
-        let properties = meta::properties(&state.db, access.organizer.id).await?;
+        let properties = meta::properties(&txn, access.organizer.id).await?;
+        crate::db::commit(txn).await?;
         Ok(Json(event_out(&saved, &properties, true)))
     }
 
@@ -687,7 +687,7 @@ impl EventsApi {
             .into());
         }
         events::delete(&txn, access.event.id).await?;
-        txn.commit().await?;
+        crate::db::commit(txn).await?;
         Ok(NoContent::NoContent)
     }
 }

@@ -4,6 +4,7 @@ use poem::error::{ReadBodyError, ResponseError};
 use poem::http::{StatusCode, header};
 use poem::web::{Data, Path};
 use poem::{Request, RequestBody, Response, handler};
+use poem_openapi::param::Header;
 use poem_openapi::payload::Json;
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, Object, OpenApi};
@@ -158,6 +159,15 @@ impl FilesApi {
         &self,
         state: Data<&AppState>,
         auth: Auth,
+        /// `attachment; filename=<name>`: the name has a character other than `.` and space,
+        /// and none of `"`, `/`, `\` and `;`.
+        #[oai(
+            name = "Content-Disposition",
+            validator(
+                pattern = r#"^attachment; *filename="?[\x20\x21\x23-\x2E\x30-\x3A\x3C-\x5B\x5D-\x7E]*[\x21\x23-\x2D\x30-\x3A\x3C-\x5B\x5D-\x7E][\x20\x21\x23-\x2E\x30-\x3A\x3C-\x5B\x5D-\x7E]*"?$"#
+            )
+        )]
+        _disposition: Header<String>,
         body: FileBody,
     ) -> UploadResult<Created<UploadedFile>> {
         if !may_upload(&auth.0) {

@@ -427,7 +427,10 @@ impl ItemPartsApi {
         }
         let fields = VariationFields::from(body.0);
         FieldErrors::check(items::invalid_variation(&fields))?;
-        let v = items::insert_variation(&state.db, it.id, fields).await?;
+        let v = crate::db::in_transaction(&state.db, async |txn| {
+            items::insert_variation(txn, it.id, fields).await
+        })
+        .await?;
         Ok(Created::Created(Json(VariationOut::new(
             v,
             it.default_price_cents,
@@ -713,7 +716,10 @@ impl ItemPartsApi {
         FieldErrors::check(
             items::invalid_bundle(&state.db, ev.event.id, Some(it.id), &fields).await?,
         )?;
-        let b = items::insert_bundle(&state.db, it.id, fields).await?;
+        let b = crate::db::in_transaction(&state.db, async |txn| {
+            items::insert_bundle(txn, it.id, fields).await
+        })
+        .await?;
         Ok(Created::Created(Json(b.into())))
     }
 

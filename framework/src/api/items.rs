@@ -22,6 +22,7 @@ use crate::domain::items::{
     self, DeleteError, Item, ItemFields, ItemFilter, NewItem, PictureChange, WriteError,
 };
 use crate::domain::permissions::Permission;
+use crate::http::body::Refused;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::middleware::original_uri;
 use crate::http::{
@@ -353,11 +354,11 @@ pub struct ItemPatch {
     #[oai(nullable)]
     pub show_quota_left: MaybeUndefined<bool>,
     /// Not accepted here; use the nested endpoint.
-    pub variations: Option<Vec<serde_json::Value>>,
+    pub variations: Option<Refused>,
     /// Not accepted here; use the nested endpoint.
-    pub addons: Option<Vec<serde_json::Value>>,
+    pub addons: Option<Refused>,
     /// Not accepted here; use the nested endpoint.
-    pub bundles: Option<Vec<serde_json::Value>>,
+    pub bundles: Option<Refused>,
     /// Values of the event's item meta properties; replaces the whole object. Each at most 10,000
     /// characters (pretix sets no limit).
     #[oai(validator(max_length = 10000, max_properties = 1000))]

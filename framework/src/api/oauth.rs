@@ -296,6 +296,11 @@ impl<'a> ApiExtractor<'a> for ClientBasic {
         vec![CLIENT_SCHEME]
     }
 
+    /// The client may send its credentials in the form body instead.
+    fn has_security_fallback() -> bool {
+        true
+    }
+
     async fn from_request(
         request: &'a Request,
         _body: &mut RequestBody,
@@ -337,6 +342,11 @@ impl<'a> ApiExtractor<'a> for SessionCookie {
 
     fn security_schemes() -> Vec<&'static str> {
         vec![SESSION_SCHEME]
+    }
+
+    /// The page works without a session too (it sends the person to sign in).
+    fn has_security_fallback() -> bool {
+        true
     }
 
     async fn from_request(
@@ -382,7 +392,8 @@ impl From<TokenPair> for TokenOut {
 pub struct OAuthErrorOut {
     /// `invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, ...
     pub error: String,
-    /// What went wrong, for humans.
+    /// What went wrong, for humans; absent when the error code says it all.
+    #[oai(skip_serializing_if_is_none)]
     pub error_description: Option<String>,
 }
 

@@ -275,7 +275,7 @@ fn strings(v: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// Builds the API's view of orders (seats read in one query for all).
+/// Builds the API's view of orders.
 pub struct OrderView<'a> {
     public_url: &'a str,
     organizer: &'a str,
@@ -285,33 +285,17 @@ pub struct OrderView<'a> {
 
 impl<'a> OrderView<'a> {
     /// Prepares the view of these orders.
-    pub async fn new(
-        state: &'a AppState,
-        ev: &'a EventAccess,
-        orders: &[Order],
-    ) -> Result<Self, ApiError> {
-        let seat_ids: Vec<i64> = orders
-            .iter()
-            .flat_map(|o| o.positions.iter().filter_map(|p| p.seat_id))
-            .collect();
-        let seats = if seat_ids.is_empty() {
-            HashMap::new()
-        } else {
-            use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
-            seat::Entity::find()
-                .filter(seat::Column::Id.is_in(seat_ids))
-                .all(&state.db)
-                .await?
-                .into_iter()
-                .map(|s| (s.id, s))
-                .collect()
-        };
-        Ok(Self {
+    pub fn new(state: &'a AppState, ev: &'a EventAccess, orders: &[Order]) -> Self {
+        Self {
             public_url: &state.public_url,
             organizer: &ev.organizer.slug,
             event: &ev.event.slug,
-            seats,
-        })
+            seats: orders
+                .iter()
+                .flat_map(|o| &o.seats)
+                .map(|s| (s.id, s.clone()))
+                .collect(),
+        }
     }
 
     /// The order as shown.
@@ -731,9 +715,8 @@ fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a> {
     state.seller(&ev.organizer.slug)
 }
 
-async fn shown(state: &AppState, ev: &EventAccess, o: Order) -> Result<OrderOut, ApiError> {
-    let view = OrderView::new(state, ev, std::slice::from_ref(&o)).await?;
-    Ok(view.show(o))
+fn shown(state: &AppState, ev: &EventAccess, o: Order) -> OrderOut {
+    OrderView::new(state, ev, std::slice::from_ref(&o)).show(o)
 }
 
 #[OpenApi(tag = "Tag::Orders")]
@@ -785,7 +768,7 @@ impl OrdersApi {
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
             .window(orders::count(&state.db, q.clone()).await?)?;
         let rows = orders::page(&state.db, q, window.offset, window.limit).await?;
-        let view = OrderView::new(&state, &ev, &rows).await?;
+        let view = OrderView::new(&state, &ev, &rows);
         Ok(Json(
             window.page(rows.into_iter().map(|o| view.show(o)).collect()),
         ))
@@ -813,7 +796,7 @@ impl OrdersApi {
         let o = orders::find(&state.db, ev.event.id, &code)
             .await?
             .ok_or_else(ApiError::forbidden)?;
-        Ok(Json(shown(&state, &ev, o).await?))
+        Ok(Json(shown(&state, &ev, o)))
     }
 
     /// Create an order
@@ -876,7 +859,7 @@ impl OrdersApi {
             Err(PlaceError::Db(e)) => return Err(e.into()),
         };
         state.mailer.wake();
-        Ok(Created::Created(Json(shown(&state, &ev, placed).await?)))
+        Ok(Created::Created(Json(shown(&state, &ev, placed))))
     }
 
     /// Mark an order paid
@@ -907,7 +890,7 @@ impl OrdersApi {
         let o = orders::mark_paid(seller(&state, &ev), &ev.event, &code)
             .await
             .map_err(lifecycle_error)?;
-        Ok(Json(shown(&state, &ev, o).await?))
+        Ok(Json(shown(&state, &ev, o)))
     }
 
     /// Cancel an order
@@ -939,7 +922,7 @@ impl OrdersApi {
             .await
             .map_err(lifecycle_error)?;
         state.mailer.wake();
-        Ok(Json(shown(&state, &ev, o).await?))
+        Ok(Json(shown(&state, &ev, o)))
     }
 
     /// Extend an order's payment term
@@ -977,7 +960,7 @@ impl OrdersApi {
         )
         .await
         .map_err(lifecycle_error)?;
-        Ok(Json(shown(&state, &ev, o).await?))
+        Ok(Json(shown(&state, &ev, o)))
     }
 
     /// List an order's payments

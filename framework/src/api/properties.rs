@@ -111,11 +111,14 @@ async fn save(
     state: &AppState,
     row: meta_property::ActiveModel,
 ) -> Result<meta_property::Model, ApiError> {
-    let saved = if row.id.is_not_set() {
-        row.insert(&state.db).await
-    } else {
-        row.update(&state.db).await
-    };
+    let saved = crate::db::in_transaction(&state.db, async |txn| {
+        if row.id.is_not_set() {
+            row.insert(txn).await
+        } else {
+            row.update(txn).await
+        }
+    })
+    .await;
     saved.map_err(|e| {
         if crate::db::is_unique_violation(&e) {
             ApiError::field("name", "A property with this name already exists.")
@@ -265,7 +268,7 @@ impl PropertiesApi {
         meta_property::Entity::delete_by_id(property.id)
             .exec(&txn)
             .await?;
-        txn.commit().await?;
+        crate::db::commit(txn).await?;
         Ok(NoContent::NoContent)
     }
 }

@@ -16,6 +16,156 @@ use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
 
+/// A seating plan's layout (`docs/seating-layout.md`), kept as sent with any keys beyond
+/// those documented. The document gives its shape; the rules no schema states (category
+/// names declared once, seats of declared categories, each `seat_guid` once, at most
+/// 100,000 rows and seats in all) are checked when it is stored.
+#[derive(Debug, Clone)]
+pub struct SeatingLayout(pub Value);
+
+impl poem_openapi::types::Type for SeatingLayout {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Self;
+    type RawElementValueType = Self;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        "SeatingLayout".into()
+    }
+
+    fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
+        <layout_shape::Layout as poem_openapi::types::Type>::schema_ref()
+    }
+
+    fn register(registry: &mut poem_openapi::registry::Registry) {
+        <layout_shape::Layout as poem_openapi::types::Type>::register(registry);
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        Box::new(std::iter::once(self))
+    }
+}
+
+impl poem_openapi::types::ParseFromJSON for SeatingLayout {
+    fn parse_from_json(value: Option<Value>) -> poem_openapi::types::ParseResult<Self> {
+        Ok(Self(value.unwrap_or_default()))
+    }
+}
+
+impl poem_openapi::types::ToJSON for SeatingLayout {
+    fn to_json(&self) -> Option<Value> {
+        Some(self.0.clone())
+    }
+}
+
+/// The documented shape of a layout: types for their schema only, never built (a layout
+/// stays the JSON sent).
+#[allow(dead_code)]
+mod layout_shape {
+    use poem_openapi::Object;
+
+    /// A seating plan's layout.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayout")]
+    pub struct Layout {
+        /// The plan's name.
+        #[oai(validator(max_length = 190))]
+        name: String,
+        /// The seat categories, each name once.
+        #[oai(validator(max_items = 1000))]
+        categories: Vec<Category>,
+        /// The zones.
+        #[oai(validator(max_items = 1000))]
+        zones: Vec<Zone>,
+    }
+
+    /// A seat category.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayoutCategory")]
+    struct Category {
+        /// Unique in the plan.
+        #[oai(validator(max_length = 190))]
+        name: String,
+        /// Colour to draw its seats in.
+        #[oai(nullable, validator(max_length = 190))]
+        color: Option<String>,
+    }
+
+    /// A zone of rows.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayoutZone")]
+    struct Zone {
+        /// The zone's name, the first part of its seats' names.
+        #[oai(validator(max_length = 190))]
+        name: String,
+        /// Where it is drawn.
+        position: Option<ZonePosition>,
+        /// Its rows.
+        #[oai(validator(max_items = 100000))]
+        rows: Vec<Row>,
+    }
+
+    /// Where a zone is drawn.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayoutZonePosition")]
+    struct ZonePosition {
+        /// Horizontal.
+        x: Option<f64>,
+        /// Vertical.
+        y: Option<f64>,
+    }
+
+    /// A row of seats.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayoutRow")]
+    struct Row {
+        /// The row's number, in its seats' names unless it has a label.
+        #[oai(validator(max_length = 190))]
+        row_number: String,
+        /// Shown instead of "Row {row_number}".
+        #[oai(nullable, validator(max_length = 190))]
+        row_label: Option<String>,
+        /// Its seats.
+        #[oai(validator(max_items = 100000))]
+        seats: Vec<Seat>,
+    }
+
+    /// A seat.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayoutSeat")]
+    struct Seat {
+        /// Identifies the seat across the whole plan (and the events using it).
+        #[oai(validator(min_length = 1, max_length = 190))]
+        seat_guid: String,
+        /// The seat's number, in its name unless it has a label.
+        #[oai(validator(max_length = 190))]
+        seat_number: String,
+        /// Shown instead of "Seat {seat_number}".
+        #[oai(nullable, validator(max_length = 190))]
+        seat_label: Option<String>,
+        /// One of the plan's categories.
+        #[oai(validator(max_length = 190))]
+        category: String,
+        /// Where it is drawn.
+        position: Option<Position>,
+    }
+
+    /// Where a seat is drawn.
+    #[derive(Object)]
+    #[oai(rename = "SeatingLayoutPosition")]
+    struct Position {
+        /// Horizontal.
+        x: f64,
+        /// Vertical.
+        y: f64,
+    }
+}
+
 /// A seating plan.
 #[derive(Object)]
 #[oai(rename = "SeatingPlan")]
@@ -24,8 +174,8 @@ pub struct SeatingPlanOut {
     pub id: i64,
     /// Human-readable name.
     pub name: String,
-    /// The plan as JSON; see `docs/seating-layout.md` for its schema.
-    pub layout: Value,
+    /// The plan; see `docs/seating-layout.md`.
+    pub layout: SeatingLayout,
 }
 
 impl From<seating_plan::Model> for SeatingPlanOut {
@@ -33,7 +183,7 @@ impl From<seating_plan::Model> for SeatingPlanOut {
         Self {
             id: p.id,
             name: p.name,
-            layout: p.layout,
+            layout: SeatingLayout(p.layout),
         }
     }
 }
@@ -44,9 +194,8 @@ pub struct SeatingPlanCreate {
     /// Human-readable name.
     #[oai(validator(min_length = 1, max_length = 190))]
     pub name: String,
-    /// The plan as JSON; see `docs/seating-layout.md` for its schema. Each of its strings
-    /// has at most 190 characters.
-    pub layout: Value,
+    /// The plan; see `docs/seating-layout.md`.
+    pub layout: SeatingLayout,
 }
 
 /// A partial change of a seating plan.
@@ -55,9 +204,8 @@ pub struct SeatingPlanPatch {
     /// Human-readable name.
     #[oai(validator(min_length = 1, max_length = 190))]
     pub name: Option<String>,
-    /// The plan as JSON; see `docs/seating-layout.md` for its schema. Each of its strings
-    /// has at most 190 characters.
-    pub layout: Option<Value>,
+    /// The plan; see `docs/seating-layout.md`.
+    pub layout: Option<SeatingLayout>,
 }
 
 /// Where a seat stands.
@@ -224,7 +372,7 @@ impl SeatingApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
         let SeatingPlanCreate { name, layout } = body.0;
-        let layout = checked_layout(layout).await?;
+        let layout = checked_layout(layout.0).await?;
         let plan = seating::create_plan(&state.db, org.organizer.id, name, layout).await?;
         Ok(Created::Created(Json(plan.into())))
     }
@@ -249,7 +397,7 @@ impl SeatingApi {
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
         let changes = PlanChanges {
             name: body.0.name,
-            layout: body.0.layout,
+            layout: body.0.layout.map(|l| l.0),
         };
         Ok(Json(
             change_plan(&state, org.organizer.id, *id, changes).await?,
@@ -276,7 +424,7 @@ impl SeatingApi {
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
         let changes = PlanChanges {
             name: Some(body.0.name),
-            layout: Some(body.0.layout),
+            layout: Some(body.0.layout.0),
         };
         Ok(Json(
             change_plan(&state, org.organizer.id, *id, changes).await?,

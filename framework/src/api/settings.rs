@@ -10,6 +10,7 @@ use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
+use sea_orm::ConnectionTrait;
 use serde_json::{Map, Value, json};
 
 use super::Tag;
@@ -74,8 +75,13 @@ impl ToJSON for SettingsChanges {
 /// `max_length` for strings) with `explain=true`.
 type SettingsOut = BTreeMap<String, Value>;
 
-async fn show(state: &AppState, scope: Scope, explain: bool) -> Result<SettingsOut, ApiError> {
-    let values = settings::resolve(&state.db, &state.settings, scope).await?;
+async fn show(
+    db: &impl ConnectionTrait,
+    state: &AppState,
+    scope: Scope,
+    explain: bool,
+) -> Result<SettingsOut, ApiError> {
+    let values = settings::resolve(db, &state.settings, scope).await?;
     Ok(values
         .into_iter()
         .map(|(key, value)| {
@@ -131,8 +137,9 @@ async fn change(
             return Err(ApiError::fields(fields));
         }
     }
-    txn.commit().await?;
-    show(state, scope, false).await
+    let shown = show(&txn, state, scope, false).await?;
+    crate::db::commit(txn).await?;
+    Ok(shown)
 }
 
 /// Settings operations.
@@ -170,7 +177,9 @@ impl SettingsApi {
             organizer_id: access.organizer.id,
             event_id: access.event.id,
         };
-        Ok(Json(show(&state, scope, explain.0.unwrap_or(false)).await?))
+        Ok(Json(
+            show(&state.db, &state, scope, explain.0.unwrap_or(false)).await?,
+        ))
     }
 
     /// Change an event's settings
@@ -221,6 +230,7 @@ impl SettingsApi {
             .organizer(&organizer, Some(Permission::ChangeOrganizerSettings))?;
         Ok(Json(
             show(
+                &state.db,
                 &state,
                 Scope::Organizer(org.organizer.id),
                 explain.0.unwrap_or(false),

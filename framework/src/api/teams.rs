@@ -6,7 +6,9 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
+};
 
 use super::Tag;
 use crate::db::begin_write;
@@ -195,17 +197,18 @@ async fn event_ids(
         })
 }
 
-async fn show_team(state: &AppState, t: &team::Model) -> Result<TeamOut, ApiError> {
-    let mut slugs = teams::event_slugs(&state.db, &[t.id]).await?;
+async fn show_team(db: &impl ConnectionTrait, t: &team::Model) -> Result<TeamOut, ApiError> {
+    let mut slugs = teams::event_slugs(db, &[t.id]).await?;
     Ok(team_out(t, slugs.remove(&t.id).unwrap_or_default()))
 }
 
-/// Inserts or updates a team and, when given, its event list, in one transaction.
+/// Inserts or updates a team and, when given, its event list, in one transaction; gives the
+/// team as saved.
 async fn save_team(
     state: &AppState,
     row: team::ActiveModel,
     events: Option<Vec<i64>>,
-) -> Result<team::Model, ApiError> {
+) -> Result<TeamOut, ApiError> {
     let txn = begin_write(&state.db).await?;
     let saved = if row.id.is_not_set() {
         row.insert(&txn).await?
@@ -215,8 +218,9 @@ async fn save_team(
     if let Some(events) = events {
         teams::set_event_ids(&txn, saved.id, &events).await?;
     }
-    txn.commit().await?;
-    Ok(saved)
+    let shown = show_team(&txn, &saved).await?;
+    crate::db::commit(txn).await?;
+    Ok(shown)
 }
 
 #[OpenApi(tag = "Tag::Teams")]
@@ -262,7 +266,7 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *id).await?;
-        Ok(Json(show_team(&state, &t).await?))
+        Ok(Json(show_team(&state.db, &t).await?))
     }
 
     /// Create a team
@@ -285,8 +289,9 @@ impl TeamsApi {
             new.all_events,
             new.permissions.to_set(),
         );
-        let saved = save_team(&state, row, Some(events)).await?;
-        Ok(Created::Created(Json(show_team(&state, &saved).await?)))
+        Ok(Created::Created(Json(
+            save_team(&state, row, Some(events)).await?,
+        )))
     }
 
     /// Replace a team
@@ -312,8 +317,7 @@ impl TeamsApi {
             new.permissions.to_set(),
         );
         row.id = Set(existing.id);
-        let saved = save_team(&state, row, Some(events)).await?;
-        Ok(Json(show_team(&state, &saved).await?))
+        Ok(Json(save_team(&state, row, Some(events)).await?))
     }
 
     /// Change a team
@@ -345,8 +349,7 @@ impl TeamsApi {
         for (p, on) in patch.permissions.changes() {
             teams::set_permission(&mut row, p, on);
         }
-        let saved = save_team(&state, row, events).await?;
-        Ok(Json(show_team(&state, &saved).await?))
+        Ok(Json(save_team(&state, row, events).await?))
     }
 
     /// Delete a team
@@ -438,7 +441,10 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
-        let (row, token) = teams::create_token(&state.db, t.id, &body.0.name).await?;
+        let (row, token) = crate::db::in_transaction(&state.db, async |txn| {
+            teams::create_token(txn, t.id, &body.0.name).await
+        })
+        .await?;
         Ok(Created::Created(Json(token_out(row, Some(token)))))
     }
 

@@ -1,8 +1,10 @@
 //! Storage: connecting to SQLite or PostgreSQL (chosen by the URL), migrations, entities.
 
 pub mod entities;
+pub mod unit_of_work;
 
 pub use sea_orm::DatabaseConnection;
+pub use unit_of_work::commit;
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -33,6 +35,14 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         // enough to have been dropped by the server or the network are checked.
         .test_before_acquire_if_idle_for(Duration::from_secs(30))
         .sqlx_logging(false)
+        .map_sqlx_sqlite_before_acquire(|_, _| {
+            unit_of_work::check_acquire();
+            Box::pin(async { Ok(true) })
+        })
+        .map_sqlx_postgres_before_acquire(|_, _| {
+            unit_of_work::check_acquire();
+            Box::pin(async { Ok(true) })
+        })
         .map_sqlx_sqlite_opts(|o| {
             o.journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
@@ -155,8 +165,13 @@ pub async fn connect_migrated(
 
 /// Starts a transaction that will write. On SQLite it takes the write lock at once
 /// (`BEGIN IMMEDIATE`), so that two writers never deadlock upgrading read locks; on
-/// PostgreSQL it is an ordinary transaction and row locks do the rest.
+/// PostgreSQL it is an ordinary transaction and row locks do the rest. While a request's work
+/// is held open ([`unit_of_work`]), it is a savepoint in that transaction. Commit it with
+/// [`commit`].
 pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+    if let Some(savepoint) = unit_of_work::begin_inside_held().await {
+        return savepoint;
+    }
     let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::WriteTransaction);
     match db.get_database_backend() {
         DbBackend::Sqlite => {
@@ -168,6 +183,18 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction,
         }
         _ => db.begin().await,
     }
+}
+
+/// Runs `write` in a write transaction of its own ([`begin_write`], [`commit`]): what it
+/// writes is written together, and a keyed request holds it with its answer.
+pub async fn in_transaction<T, E: From<DbErr>>(
+    db: &DatabaseConnection,
+    write: impl AsyncFnOnce(&DatabaseTransaction) -> Result<T, E>,
+) -> Result<T, E> {
+    let txn = begin_write(db).await?;
+    let out = write(&txn).await?;
+    commit(txn).await?;
+    Ok(out)
 }
 
 /// True when a database error is a unique-constraint violation.

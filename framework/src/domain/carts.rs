@@ -174,7 +174,7 @@ pub async fn create(
     let saved = cart_position::Entity::insert(row)
         .exec_with_returning(&txn)
         .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(Ok(saved))
 }
 
@@ -197,6 +197,6 @@ pub async fn delete(db: &DatabaseConnection, ev: &event::Model, id: i64) -> Resu
         return Ok(false);
     }
     availability::adjust(&txn, &quota_ids, HoldKind::Cart, Some(c.expires), -1).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(true)
 }

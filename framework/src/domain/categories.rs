@@ -111,5 +111,5 @@ pub async fn delete(db: &DatabaseConnection, existing: &category::Model) -> Resu
     category::Entity::delete_by_id(existing.id)
         .exec(&txn)
         .await?;
-    txn.commit().await
+    crate::db::commit(txn).await
 }

@@ -170,6 +170,13 @@ pub async fn upload(
         bytes.iter().map(|b| format!("{b:02x}")).collect()
     };
     let size = u64::try_from(data.len()).unwrap_or(u64::MAX);
+    // Forget what nobody claimed in time, before and outside the transaction: it is no one's
+    // share any more (the count below skips it), and deleting other owners' rows under this
+    // owner's lock would only make uploads wait on each other.
+    file::Entity::delete_many()
+        .filter(file::Column::Expires.lt(Utc::now()))
+        .exec(db)
+        .await?;
     let txn = begin_write(db).await?;
     if txn.get_database_backend() == DbBackend::Postgres {
         txn.execute_raw(Statement::from_sql_and_values(
@@ -221,14 +228,7 @@ pub async fn upload(
     }
     .insert(&txn)
     .await?;
-    txn.commit().await?;
-    // Forget what nobody claimed in time, outside the transaction: it is no one's share any
-    // more (the count above skips it), and deleting other owners' rows under this owner's
-    // lock would only make uploads wait on each other.
-    file::Entity::delete_many()
-        .filter(file::Column::Expires.lt(now))
-        .exec(db)
-        .await?;
+    crate::db::commit(txn).await?;
     Ok(Ok(format!("{ID_PREFIX}{key}")))
 }
 

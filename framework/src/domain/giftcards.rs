@@ -9,7 +9,7 @@ use sea_orm::{
 };
 
 use crate::db::entities::{giftcard, giftcard_transaction};
-use crate::db::{begin_write, is_unique_violation};
+use crate::db::{begin_write, is_unique_violation, unit_of_work};
 
 /// Which cards an organizer sees: its own, and with `include_accepted` also those of the
 /// issuers it accepts.
@@ -252,7 +252,7 @@ pub async fn create(
     let shown = find(&txn, vis, card.id)
         .await?
         .ok_or_else(|| DbErr::RecordNotFound("new card".into()))?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(shown)
 }
 
@@ -323,7 +323,7 @@ pub async fn update(
         id,
     )
     .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(shown)
 }
 
@@ -374,10 +374,29 @@ pub async fn transact(
     text: Option<String>,
 ) -> Result<Card, TransactError> {
     let now = Utc::now();
-    let booked = match db.get_database_backend() {
-        DbBackend::Postgres => transact_postgres(db, vis, id, value_cents, text, now).await?,
-        _ => transact_in_transaction(db, vis, id, value_cents, text, now).await?,
-    };
+    // One statement needs no transaction, unless a keyed request holds its work with the
+    // answer.
+    if db.get_database_backend() == DbBackend::Postgres && !unit_of_work::holds() {
+        let booked = transact_postgres(db, vis, id, value_cents, text, now).await?;
+        return settle(db, vis, id, booked).await;
+    }
+    crate::db::in_transaction(db, async |txn| {
+        let booked = match txn.get_database_backend() {
+            DbBackend::Postgres => transact_postgres(txn, vis, id, value_cents, text, now).await?,
+            _ => transact_sqlite(txn, vis, id, value_cents, text, now).await?,
+        };
+        settle(txn, vis, id, booked).await
+    })
+    .await
+}
+
+/// The booked card, or why nothing was booked.
+async fn settle(
+    db: &impl ConnectionTrait,
+    vis: Visibility,
+    id: i64,
+    booked: Option<Card>,
+) -> Result<Card, TransactError> {
     match booked {
         Some(card) => Ok(card),
         None => Err(match find(db, vis, id).await? {
@@ -394,7 +413,7 @@ const GUARDED_UPDATE: &str = "UPDATE giftcards AS g SET value_cents = g.value_ce
 /// The row lock taken by the UPDATE serialises concurrent bookings, and the guard is
 /// re-checked on the latest row version, so the balance never goes below zero.
 async fn transact_postgres(
-    db: &DatabaseConnection,
+    db: &impl ConnectionTrait,
     vis: Visibility,
     id: i64,
     value_cents: i64,
@@ -426,16 +445,16 @@ async fn transact_postgres(
     .await
 }
 
-/// SQLite: the same in an IMMEDIATE transaction, which holds the database's write lock.
-async fn transact_in_transaction(
-    db: &DatabaseConnection,
+/// SQLite: the same in two statements, in an IMMEDIATE transaction, which holds the
+/// database's write lock.
+async fn transact_sqlite(
+    txn: &impl ConnectionTrait,
     vis: Visibility,
     id: i64,
     value_cents: i64,
     text: Option<String>,
     now: DateTime<Utc>,
 ) -> Result<Option<Card>, DbErr> {
-    let txn = begin_write(db).await?;
     let sql = format!("{GUARDED_UPDATE}{}", Visibility::condition(1, 2));
     let [org, inc] = vis.values();
     let values = [org, inc, value_cents.into(), id.into()];
@@ -449,10 +468,8 @@ async fn transact_in_transaction(
     if updated.rows_affected() != 1 {
         return Ok(None);
     }
-    book(&txn, id, vis.organizer_id, value_cents, text, now).await?;
-    let card = find(&txn, vis, id).await?;
-    txn.commit().await?;
-    Ok(card)
+    book(txn, id, vis.organizer_id, value_cents, text, now).await?;
+    find(txn, vis, id).await
 }
 
 /// A ledger entry as the API shows it.

@@ -898,7 +898,7 @@ pub async fn create(
         insert_bundle(&txn, row.id, b).await?;
     }
     let item = complete(&txn, vec![row]).await?.pop();
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     item.ok_or(WriteError::Gone)
 }
 
@@ -919,7 +919,7 @@ pub async fn update(
     changed.has_variations = Set(existing.has_variations);
     let row = changed.update(&txn).await?;
     let item = complete(&txn, vec![row]).await?.pop();
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     item.ok_or(WriteError::Gone)
 }
 
@@ -961,7 +961,7 @@ pub async fn delete(db: &DatabaseConnection, existing: &item::Model) -> Result<(
         return Err(DeleteError::Ordered);
     }
     item::Entity::delete_by_id(existing.id).exec(&txn).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(())
 }
 
@@ -1039,7 +1039,7 @@ pub async fn delete_variation(
     item_variation::Entity::delete_by_id(existing.id)
         .exec(&txn)
         .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(())
 }
 
@@ -1085,7 +1085,7 @@ pub async fn create_addon(
     item_id: i64,
     f: AddonFields,
 ) -> Result<item_addon::Model, WriteError> {
-    insert_addon(db, item_id, f)
+    crate::db::in_transaction(db, async |txn| insert_addon(txn, item_id, f).await)
         .await
         .map_err(|e| addon_error(e, "addon_category", ""))
 }

@@ -8,7 +8,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
-    EntityTrait, QueryFilter, QueryOrder, Set, Statement, TransactionTrait,
+    EntityTrait, QueryFilter, QueryOrder, Set, Statement,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -503,7 +503,7 @@ pub async fn authorize(
     }
     .insert(&txn)
     .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(code)
 }
 
@@ -584,7 +584,7 @@ pub async fn exchange_code(
         return Err(OAuthError::InvalidGrant);
     }
     let pair = issue(&txn, &authorization).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(pair)
 }
 
@@ -610,7 +610,7 @@ pub async fn refresh(
         return Err(OAuthError::InvalidGrant);
     }
     let pair = issue(&txn, &authorization).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(pair)
 }
 
@@ -677,7 +677,7 @@ pub async fn revoke(
     token: &str,
 ) -> Result<(), DbErr> {
     let hash = tokens::hash(token);
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     if let Some(access) = oauth_access_token::Entity::find()
         .filter(oauth_access_token::Column::TokenHash.eq(hash.as_str()))
         .one(&txn)
@@ -696,7 +696,7 @@ pub async fn revoke(
     {
         revoke_refresh_token(&txn, refresh.id).await?;
     }
-    txn.commit().await
+    crate::db::commit(txn).await
 }
 
 async fn belongs_to(
@@ -791,7 +791,7 @@ pub async fn revoke_authorization(
         return Ok(false);
     }
     delete_authorizations(&txn, "id = $1", authorization_id).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(true)
 }
 
@@ -923,7 +923,7 @@ pub async fn delete_application(
     oauth_application::Entity::delete_by_id(id)
         .exec(&txn)
         .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(true)
 }
 

@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use super::availability::{self, Demand, HoldKind};
 use super::sale::{Catalogue, Product};
-use crate::db::entities::{order, order_fee, order_payment, order_position};
+use crate::db::entities::{order, order_fee, order_payment, order_position, seat};
 
 /// An order with everything shown with it.
 #[derive(Debug, Clone)]
@@ -43,6 +43,8 @@ pub struct Order {
     pub fees: Vec<order_fee::Model>,
     /// Its payments, by number.
     pub payments: Vec<order_payment::Model>,
+    /// The seats its positions hold.
+    pub seats: Vec<seat::Model>,
 }
 
 /// An order's status as the API shows it: `n` pending, `p` paid, `e` expired (pending past
@@ -266,13 +268,36 @@ pub async fn complete(
             .await?,
         |p| p.order_id,
     );
+    let seat_ids: Vec<i64> = positions
+        .values()
+        .flatten()
+        .filter_map(|p| p.seat_id)
+        .collect();
+    let seats: HashMap<i64, seat::Model> = if seat_ids.is_empty() {
+        HashMap::new()
+    } else {
+        seat::Entity::find()
+            .filter(seat::Column::Id.is_in(seat_ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|s| (s.id, s))
+            .collect()
+    };
     Ok(rows
         .into_iter()
-        .map(|row| Order {
-            positions: positions.remove(&row.id).unwrap_or_default(),
-            fees: fees.remove(&row.id).unwrap_or_default(),
-            payments: payments.remove(&row.id).unwrap_or_default(),
-            row,
+        .map(|row| {
+            let positions = positions.remove(&row.id).unwrap_or_default();
+            Order {
+                seats: positions
+                    .iter()
+                    .filter_map(|p| seats.get(&p.seat_id?).cloned())
+                    .collect(),
+                positions,
+                fees: fees.remove(&row.id).unwrap_or_default(),
+                payments: payments.remove(&row.id).unwrap_or_default(),
+                row,
+            }
         })
         .collect())
 }

@@ -839,7 +839,7 @@ pub async fn create(
         .collect();
     replace_options(&txn, saved.id, &[], &fresh).await?;
     let question = complete(&txn, vec![saved]).await?.pop();
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     question.ok_or_else(|| DbErr::RecordNotFound("question".into()))
 }
 
@@ -865,7 +865,7 @@ pub async fn update(
         replace_options(&txn, saved.id, &existing.options, &options).await?;
     }
     let question = complete(&txn, vec![saved]).await?.pop();
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     question.ok_or_else(|| DbErr::RecordNotFound("question".into()))
 }
 
@@ -897,7 +897,7 @@ pub async fn delete(db: &DatabaseConnection, existing: &question::Model) -> Resu
     question::Entity::delete_by_id(existing.id)
         .exec(&txn)
         .await?;
-    txn.commit().await
+    crate::db::commit(txn).await
 }
 
 /// The options of a question, by position, then ID.
@@ -941,7 +941,7 @@ pub async fn create_option(
         }
     };
     let saved = insert_option_row(&txn, question_id, identifier, &f).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -997,7 +997,7 @@ pub async fn delete_option(
     question_option::Entity::delete_by_id(existing.id)
         .exec(&txn)
         .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(())
 }
 

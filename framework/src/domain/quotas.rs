@@ -253,7 +253,7 @@ pub async fn create(
     let txn = begin_write(db).await?;
     let saved = insert(&txn, event_id, &f).await?;
     availability::recount(&txn, &saved).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(shown(saved, f))
 }
 
@@ -286,7 +286,7 @@ pub async fn update(
         set_members(&txn, saved.id, &f).await?;
         availability::recount(&txn, &saved).await?;
     }
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(shown(saved, f))
 }
 
@@ -350,7 +350,7 @@ pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), DbErr> {
         .exec(&txn)
         .await?;
     quota::Entity::delete_by_id(id).exec(&txn).await?;
-    txn.commit().await
+    crate::db::commit(txn).await
 }
 
 /// Copies the quotas of `from` that are not tied to a date into `to`, their items and

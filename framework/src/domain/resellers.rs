@@ -4,7 +4,7 @@
 use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, QueryTrait, Select, Set, TransactionTrait,
+    QueryFilter, QueryOrder, QuerySelect, QueryTrait, Select, Set,
 };
 
 use crate::db::entities::{organizer, reseller, reseller_user};
@@ -76,7 +76,7 @@ pub async fn create_organizer(
     if !invalid.is_empty() {
         return Err(CreateError::Invalid(invalid));
     }
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let taken = organizer::Entity::find()
         .filter(organizer::Column::Slug.eq(new_slug))
         .one(&txn)
@@ -101,7 +101,7 @@ pub async fn create_organizer(
         .insert(&txn)
         .await?;
     users::add_to_team(&txn, user_id, team.id).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(org)
 }
 
@@ -111,7 +111,7 @@ pub async fn create_reseller(
     name: &str,
     user_ids: &[i64],
 ) -> Result<reseller::Model, DbErr> {
-    let txn = db.begin().await?;
+    let txn = crate::db::begin_write(db).await?;
     let account = reseller::ActiveModel {
         name: Set(name.to_owned()),
         public_name: Set(name.to_owned()),
@@ -131,6 +131,6 @@ pub async fn create_reseller(
         .exec_without_returning(&txn)
         .await?;
     }
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(account)
 }

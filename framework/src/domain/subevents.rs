@@ -360,7 +360,7 @@ pub async fn create(
     new.event_id = Set(event.id);
     let saved = new.insert(&txn).await?;
     set_prices(&txn, saved.id, &fields.item_prices).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(SubEvent {
         row: saved,
         event: event.slug.clone(),
@@ -381,7 +381,7 @@ pub async fn update(
     changed.event_id = Set(existing.row.event_id);
     let saved = changed.update(&txn).await?;
     set_prices(&txn, saved.id, &fields.item_prices).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(SubEvent {
         row: saved,
         event: existing.event,

@@ -292,7 +292,7 @@ pub async fn create(
     }
     .insert(&txn)
     .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -328,7 +328,7 @@ pub async fn update(
     let mut changed = row(&f);
     changed.id = Set(old.id);
     let saved = changed.update(&txn).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -347,7 +347,7 @@ pub async fn delete(db: &DatabaseConnection, ev: &event::Model, id: i64) -> Resu
     waiting_list_entry::Entity::delete_by_id(old.id)
         .exec(&txn)
         .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(())
 }
 
@@ -424,7 +424,7 @@ pub async fn send_voucher(
         voucher,
     };
     mail::queue(&txn, voucher_mail(ev, &catalogue, &sent, hours)).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(sent)
 }
 

@@ -52,6 +52,55 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
     }
 }
 
+/// A field of a request body that its operation refuses whenever it is sent, with a message
+/// of its own (e.g. lists that have their own endpoints). The body check lets any value
+/// through to the operation; the document says that no value is valid (`not: {}`).
+#[derive(Debug, Clone)]
+pub struct Refused(pub Value);
+
+impl Refused {
+    /// The schema format that marks such a field until `http::document` writes it as `not: {}`.
+    pub const FORMAT: &'static str = "refused";
+}
+
+impl Type for Refused {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Self;
+    type RawElementValueType = Self;
+
+    fn name() -> std::borrow::Cow<'static, str> {
+        "refused".into()
+    }
+
+    fn schema_ref() -> MetaSchemaRef {
+        let mut schema = MetaSchema::ANY;
+        schema.format = Some(Self::FORMAT);
+        MetaSchemaRef::Inline(Box::new(schema))
+    }
+
+    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+        Some(self)
+    }
+
+    fn raw_element_iter<'a>(
+        &'a self,
+    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+        Box::new(std::iter::once(self))
+    }
+}
+
+impl ParseFromJSON for Refused {
+    fn parse_from_json(value: Option<Value>) -> poem_openapi::types::ParseResult<Self> {
+        Ok(Self(value.unwrap_or_default()))
+    }
+}
+
+impl poem_openapi::types::ToJSON for Refused {
+    fn to_json(&self) -> Option<Value> {
+        Some(self.0.clone())
+    }
+}
+
 /// Bodies up to this size are parsed and checked where they arrive; larger ones on tokio's
 /// blocking pool. Parsing takes CPU time in proportion to the body (tens of milliseconds for
 /// megabytes), which on an async worker would stall every other request it serves.
@@ -280,7 +329,11 @@ fn check(registry: &Registry, schema: &MetaSchemaRef, value: &Value) -> Option<V
     {
         return err("Invalid value.");
     }
-    if !s.enum_items.is_empty() && !s.enum_items.contains(value) {
+    // A currency's own check below words its refusal better than a list of choices would.
+    if !s.enum_items.is_empty()
+        && !s.enum_items.contains(value)
+        && s.format != Some(Currency::FORMAT)
+    {
         return err(format!("\"{}\" is not a valid choice.", plain(value)));
     }
     match s.ty {
@@ -432,11 +485,34 @@ fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
     }
 }
 
+/// The range of an integer format (`int8` to `int64`, `uint8` to `uint64`): what a value of
+/// that Rust type holds. The document states it on every integer schema (`http::document`).
+pub fn integer_bounds(format: &str) -> Option<(i128, i128)> {
+    let range = |min: i128, max: i128| Some((min, max));
+    match format {
+        "int8" => range(i8::MIN.into(), i8::MAX.into()),
+        "int16" => range(i16::MIN.into(), i16::MAX.into()),
+        "int32" => range(i32::MIN.into(), i32::MAX.into()),
+        "int64" => range(i64::MIN.into(), i64::MAX.into()),
+        "uint8" => range(0, u8::MAX.into()),
+        "uint16" => range(0, u16::MAX.into()),
+        "uint32" => range(0, u32::MAX.into()),
+        "uint64" => range(0, u64::MAX.into()),
+        _ => None,
+    }
+}
+
 fn check_integer(s: &MetaSchema, value: &Value) -> Option<Value> {
-    let Some(n) = value.as_i64() else {
+    let Some(n) = value
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| value.as_u64().map(i128::from))
+    else {
         return err("A valid integer is required.");
     };
-    if s.format == Some("int32") && i32::try_from(n).is_err() {
+    if let Some((min, max)) = s.format.and_then(integer_bounds)
+        && !(min..=max).contains(&n)
+    {
         return err("A valid integer is required.");
     }
     if let Some(min) = s.minimum

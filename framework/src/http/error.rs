@@ -4,7 +4,9 @@
 use std::marker::PhantomData;
 
 use poem::{Response, error::ResponseError};
-use poem_openapi::registry::{MetaMediaType, MetaResponse, MetaResponses, Registry};
+use poem_openapi::registry::{
+    MetaMediaType, MetaResponse, MetaResponses, MetaSchema, MetaSchemaRef, Registry,
+};
 use poem_openapi::{ApiResponse, Object, types::Type};
 
 pub use crate::values::error::{ApiError, FieldErrors};
@@ -58,20 +60,40 @@ where
     }
 }
 
-fn describe(status: u16) -> &'static str {
+/// What an error status means, as the document describes it.
+pub fn describe(status: u16) -> &'static str {
     match status {
         400 => {
-            "Invalid input: `{\"field\": [\"message\"]}`, or `{\"detail\": \"...\"}` for a body that is not JSON"
+            "Invalid input: field errors `{\"field\": [\"message\"]}`, nested like the input \
+             (`{\"meta_data\": {\"key\": [\"message\"]}}`, `{\"positions\": [{}, {\"item\": [...]}]}`, \
+             a list of such objects for a list body), or `{\"detail\": \"...\"}` when no field is to \
+             blame (a body that is not JSON, a bad `X-Idempotency-Key`)"
         }
         401 => "Missing or invalid credentials",
         403 => "The organizer, event or object does not exist, or the caller may not access it",
         404 => "Page out of range",
         405 => "Method not allowed",
-        409 => "Conflict with the current state, e.g. insufficient gift card credit",
+        408 => "The request body did not arrive in time",
+        409 => {
+            "Conflict with the current state, e.g. insufficient gift card credit, or a request with \
+             the same `X-Idempotency-Key` still under way"
+        }
         413 => "The request body is too large",
+        414 => "The request URI is too long",
         415 => "The request body's media type is not accepted",
         429 => "Too many requests; see the `Retry-After` header",
+        431 => "The request's headers are too large",
         _ => "Server fault; reported to the operator",
+    }
+}
+
+/// The schema of an error body with this status: the field errors or `{"detail"}` of a 400
+/// ([`InvalidInput`]) or 409 ([`ConflictBody`]), else `{"detail"}` ([`ErrorDetail`]).
+pub fn error_schema(status: u16) -> MetaSchemaRef {
+    match status {
+        400 => InvalidInput::schema_ref(),
+        409 => ConflictBody::schema_ref(),
+        _ => ErrorDetail::schema_ref(),
     }
 }
 
@@ -87,11 +109,7 @@ impl<S: ErrorStatuses> ApiResponse for Errors<S> {
                     status_range: None,
                     content: vec![MetaMediaType {
                         content_type: "application/json",
-                        schema: if status == 400 || status == 409 {
-                            FieldErrorsSchema::schema_ref()
-                        } else {
-                            ErrorDetail::schema_ref()
-                        },
+                        schema: error_schema(status),
                     }],
                     headers: vec![],
                 })
@@ -100,53 +118,134 @@ impl<S: ErrorStatuses> ApiResponse for Errors<S> {
     }
 
     fn register(registry: &mut Registry) {
+        register_error_schemas(registry);
+    }
+}
+
+/// Registers the schemas of error bodies: [`ErrorDetail`], [`FieldErrors`](FieldErrorsBody),
+/// one field's errors, [`InvalidInput`] and [`ConflictBody`].
+pub fn register_error_schemas(registry: &mut Registry) {
+    ErrorDetail::register(registry);
+    FieldErrorsBody::register(registry);
+    InvalidInput::register(registry);
+    ConflictBody::register(registry);
+}
+
+fn reference(name: &'static str) -> MetaSchemaRef {
+    MetaSchemaRef::Reference(name.into())
+}
+
+fn any_of(alternatives: Vec<MetaSchemaRef>) -> MetaSchema {
+    let mut schema = MetaSchema::ANY;
+    schema.any_of = alternatives;
+    schema
+}
+
+fn list_of(items: MetaSchemaRef) -> MetaSchemaRef {
+    let mut list = MetaSchema::new("array");
+    list.items = Some(Box::new(items));
+    MetaSchemaRef::Inline(Box::new(list))
+}
+
+/// A documented schema without a Rust value of its own: `$name` in the document, built by
+/// `$build`, with `$register` registering what it refers to.
+macro_rules! schema_only {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $build:expr, $register:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub struct $ty;
+
+        impl Type for $ty {
+            const IS_REQUIRED: bool = true;
+            type RawValueType = Self;
+            type RawElementValueType = Self;
+
+            fn name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+
+            fn schema_ref() -> MetaSchemaRef {
+                reference($name)
+            }
+
+            fn register(registry: &mut Registry) {
+                registry.create_schema::<Self, _>($name.into(), |registry| {
+                    let register: fn(&mut Registry) = $register;
+                    register(registry);
+                    $build
+                });
+            }
+
+            fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+                Some(self)
+            }
+
+            fn raw_element_iter<'a>(
+                &'a self,
+            ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+                Box::new(std::iter::once(self))
+            }
+        }
+    };
+}
+
+schema_only!(
+    /// Field errors: each offending field with its errors ([`FieldError`]).
+    FieldErrorsBody,
+    "FieldErrors",
+    {
+        let mut schema = MetaSchema::new("object");
+        schema.description = Some(
+            "Each offending field with its errors: a list of messages, or the errors inside it \
+             (an object's fields, a list's entries in order with `{}` for valid ones)",
+        );
+        schema.additional_properties = Some(Box::new(FieldError::schema_ref()));
+        schema
+    },
+    FieldError::register
+);
+
+schema_only!(
+    /// The errors of one field: messages, the field errors of an object, or a list with the
+    /// errors of each entry of a list (field errors, or messages for an entry that is not an
+    /// object).
+    FieldError,
+    "FieldError",
+    {
+        let entry = any_of(vec![String::schema_ref(), FieldError::schema_ref()]);
+        any_of(vec![
+            list_of(MetaSchemaRef::Inline(Box::new(entry))),
+            FieldErrorsBody::schema_ref(),
+        ])
+    },
+    FieldErrorsBody::register
+);
+
+schema_only!(
+    /// A 400 body: `{"detail"}`, field errors, or a list of field errors for a list body.
+    InvalidInput,
+    "InvalidInput",
+    any_of(vec![
+        ErrorDetail::schema_ref(),
+        FieldErrorsBody::schema_ref(),
+        list_of(FieldErrorsBody::schema_ref()),
+    ]),
+    |registry| {
         ErrorDetail::register(registry);
-        FieldErrorsSchema::register(registry);
+        FieldErrorsBody::register(registry);
     }
-}
+);
 
-/// Field errors: an object mapping each offending field to a list of messages.
-#[derive(Debug, Clone, Copy)]
-pub struct FieldErrorsSchema;
-
-impl Type for FieldErrorsSchema {
-    const IS_REQUIRED: bool = true;
-    type RawValueType = Self;
-    type RawElementValueType = Self;
-
-    fn name() -> std::borrow::Cow<'static, str> {
-        "FieldErrors".into()
+schema_only!(
+    /// A 409 body: field errors, or `{"detail"}`.
+    ConflictBody,
+    "Conflict",
+    any_of(vec![ErrorDetail::schema_ref(), FieldErrorsBody::schema_ref()]),
+    |registry| {
+        ErrorDetail::register(registry);
+        FieldErrorsBody::register(registry);
     }
-
-    fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
-        poem_openapi::registry::MetaSchemaRef::Reference("FieldErrors".into())
-    }
-
-    fn register(registry: &mut Registry) {
-        registry.create_schema::<Self, _>("FieldErrors".into(), |_| {
-            let mut list = poem_openapi::registry::MetaSchema::new("array");
-            list.items = Some(Box::new(String::schema_ref()));
-            let mut schema = poem_openapi::registry::MetaSchema::new("object");
-            schema.description = Some(
-                "Field name to list of messages; `{\"detail\": \"...\"}` when no field is to blame",
-            );
-            schema.additional_properties = Some(Box::new(
-                poem_openapi::registry::MetaSchemaRef::Inline(Box::new(list)),
-            ));
-            schema
-        });
-    }
-
-    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
-        Some(self)
-    }
-
-    fn raw_element_iter<'a>(
-        &'a self,
-    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
-        Box::new(std::iter::once(self))
-    }
-}
+);
 
 macro_rules! error_set {
     ($(#[$doc:meta])* $name:ident: $($status:literal),+) => {

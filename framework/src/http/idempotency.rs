@@ -14,6 +14,12 @@
 //! stored: after a 5xx (or a 401, 429) the key is released, so that the client can try again
 //! with it. Keys are kept 24 hours; older ones count as unused. Requests without the header,
 //! or without valid credentials, cost nothing here.
+//!
+//! The answer is stored in the transaction of the request's work ([`unit_of_work`]): a
+//! process that dies before that commit leaves neither work nor answer, and its claim is
+//! taken over once abandoned, so the retry does the work once; a process that dies after it
+//! leaves both, and the retry gets the answer. A request whose answer is not final has its
+//! work rolled back with it.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -22,14 +28,15 @@ use poem::error::ResponseError;
 use poem::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use poem::{Body, Request, Response};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
-    Statement,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
+    QueryFilter, Set, Statement,
 };
 use serde_json::{Value, json};
 
 use super::auth::Caller;
 use super::error::ApiError;
 use crate::db::entities::idempotency_key;
+use crate::db::unit_of_work;
 use crate::domain::tokens;
 
 /// The request header carrying the key.
@@ -120,7 +127,10 @@ impl Keyed {
             return ApiError::bad_request(message).as_response();
         }
         match self.claim(db).await {
-            Ok(Claim::Mine(id)) => finish(db, id, answer.await).await,
+            Ok(Claim::Mine(id)) => {
+                let (resp, work) = unit_of_work::hold(answer).await;
+                finish(db, id, resp, work).await
+            }
             Ok(Claim::Done(row)) => replay(*row),
             Ok(Claim::InProgress) => in_progress(),
             Ok(Claim::Mismatch) => mismatch(),
@@ -253,16 +263,21 @@ fn is_final(status: StatusCode) -> bool {
         || status == StatusCode::TOO_MANY_REQUESTS)
 }
 
-/// Stores a final answer under the key, or releases the key; gives the answer.
-async fn finish(db: &DatabaseConnection, id: i64, resp: Response) -> Response {
+/// Stores a final answer under the key, in the transaction of the work when there is one,
+/// and commits them together; releases the key (and rolls the work back) otherwise. Gives
+/// the answer.
+async fn finish(
+    db: &DatabaseConnection,
+    id: i64,
+    resp: Response,
+    work: Option<DatabaseTransaction>,
+) -> Response {
     if !is_final(resp.status()) {
-        release(db, id).await;
-        return resp;
+        return abandon(db, id, work, resp).await;
     }
     let (parts, body) = resp.into_parts();
     let Ok(bytes) = body.into_vec().await else {
-        release(db, id).await;
-        return ApiError::internal().as_response();
+        return abandon(db, id, work, ApiError::internal().as_response()).await;
     };
     let headers: Vec<Value> = KEPT_HEADERS
         .iter()
@@ -279,10 +294,68 @@ async fn finish(db: &DatabaseConnection, id: i64, resp: Response) -> Response {
         body: Set(Some(bytes.clone())),
         ..Default::default()
     };
-    if let Err(error) = idempotency_key::Entity::update(done).exec(db).await {
-        tracing::error!(%error, "answer of an idempotency key not stored");
+    let Some(txn) = work else {
+        if let Err(error) = idempotency_key::Entity::update(done).exec(db).await {
+            tracing::error!(%error, "answer of an idempotency key not stored");
+        }
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    fault_point(FaultPoint::BeforeAnswer);
+    let stored = match idempotency_key::Entity::update(done).exec(&txn).await {
+        Ok(_) => txn.commit().await,
+        Err(error) => Err(error),
+    };
+    if let Err(error) = stored {
+        tracing::error!(%error, "work and answer of an idempotent request not committed");
+        release(db, id).await;
+        return ApiError::internal().as_response();
     }
+    fault_point(FaultPoint::AfterAnswer);
     Response::from_parts(parts, Body::from(bytes))
+}
+
+/// Rolls back the work of a request whose answer is not kept, releases its key, and gives
+/// the answer.
+async fn abandon(
+    db: &DatabaseConnection,
+    id: i64,
+    work: Option<DatabaseTransaction>,
+    resp: Response,
+) -> Response {
+    if let Some(txn) = work
+        && let Err(error) = txn.rollback().await
+    {
+        tracing::error!(%error, "work of an idempotent request not rolled back");
+    }
+    release(db, id).await;
+    resp
+}
+
+/// Where a test may make the process die, to show that a retry neither loses nor repeats
+/// the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FaultPoint {
+    /// The work is done, its transaction not yet committed with the answer.
+    BeforeAnswer,
+    /// Work and answer are committed, the answer not yet sent.
+    AfterAnswer,
+}
+
+/// Aborts the process at `point` when the environment variable `TESSERA_FAULT_POINT` names
+/// it (`idempotency-before-answer`, `idempotency-after-answer`); for crash tests only, and
+/// without effect when it is unset.
+fn fault_point(point: FaultPoint) {
+    static CHOSEN: std::sync::OnceLock<Option<FaultPoint>> = std::sync::OnceLock::new();
+    let chosen = CHOSEN.get_or_init(
+        || match std::env::var("TESSERA_FAULT_POINT").ok()?.as_str() {
+            "idempotency-before-answer" => Some(FaultPoint::BeforeAnswer),
+            "idempotency-after-answer" => Some(FaultPoint::AfterAnswer),
+            _ => None,
+        },
+    );
+    if *chosen == Some(point) {
+        std::process::abort();
+    }
 }
 
 async fn release(db: &DatabaseConnection, id: i64) {

@@ -9,6 +9,9 @@ use std::num::NonZeroU32;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use governor::clock::{Clock, DefaultClock};
@@ -16,6 +19,8 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter as Governor};
 use poem::error::ReadBodyError;
 use poem::http::{StatusCode, header};
 use poem::{Body, Request};
+use tokio::io::{AsyncRead, ReadBuf};
+use tokio::time::Sleep;
 
 use super::error::ApiError;
 
@@ -64,21 +69,20 @@ pub fn oversized(req: &Request) -> Option<ApiError> {
     (total > MAX_HEADERS).then(|| too_large("The request's headers", MAX_HEADERS))?
 }
 
-/// How long a client may take to send a request body: a client that trickles it in holds a
-/// connection and memory for no good reason.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// Paths that take files, which their operations read within their own, larger limit.
 const UPLOAD_PATHS: [&str; 1] = ["/api/v1/upload"];
 
-/// Reads the request body into memory within `limit` bytes and [`BODY_TIMEOUT`], so that no
+/// Reads the request body into memory within `limit` bytes and `timeout`, so that no
 /// extractor reads more: 413 for a body that is (or says it is) larger, before reading it
-/// when it says so; 408 for one that does not arrive in time. Upload bodies are left to
-/// their operations, after a check of their declared length against `upload_limit`.
+/// when it says so; 408 for one that does not arrive in time (a client that trickles it in
+/// holds a connection and memory for no good reason). Upload bodies are left to their
+/// operations, after a check of their declared length against `upload_limit`; reading one
+/// fails when no part of it arrives for `timeout`.
 pub async fn bound_body(
     req: &mut Request,
     limit: usize,
     upload_limit: usize,
+    timeout: Duration,
 ) -> Result<(), ApiError> {
     let upload = UPLOAD_PATHS.contains(&req.uri().path().trim_end_matches('/'));
     let limit = if upload { upload_limit } else { limit };
@@ -96,11 +100,16 @@ pub async fn bound_body(
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large());
     }
-    if upload || declared == Some(0) {
+    if declared == Some(0) {
+        return Ok(());
+    }
+    if upload {
+        let body = req.take_body().into_async_read();
+        req.set_body(Body::from_async_read(Stalling::new(body, timeout)));
         return Ok(());
     }
     let body = req.take_body();
-    let read = tokio::time::timeout(BODY_TIMEOUT, body.into_bytes_limit(limit)).await;
+    let read = tokio::time::timeout(timeout, body.into_bytes_limit(limit)).await;
     match read {
         Ok(Ok(bytes)) => {
             req.set_body(Body::from(bytes));
@@ -114,6 +123,50 @@ pub async fn bound_body(
             StatusCode::REQUEST_TIMEOUT,
             "The request body did not arrive in time.",
         )),
+    }
+}
+
+/// A body that fails to read when none of it arrives for its timeout.
+struct Stalling<R> {
+    inner: R,
+    timeout: Duration,
+    deadline: Pin<Box<Sleep>>,
+}
+
+impl<R> Stalling<R> {
+    fn new(inner: R, timeout: Duration) -> Self {
+        Self {
+            inner,
+            timeout,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Stalling<R> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        let before = buf.filled().len();
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(read) => {
+                if buf.filled().len() > before {
+                    let next = tokio::time::Instant::now() + this.timeout;
+                    this.deadline.as_mut().reset(next);
+                }
+                Poll::Ready(read)
+            }
+            Poll::Pending => match this.deadline.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("nothing arrived for {} s", this.timeout.as_secs()),
+                ))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
     }
 }
 

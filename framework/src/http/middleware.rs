@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use poem::error::{MethodNotAllowedError, NotFoundError, ResponseError};
 use poem::http::{Method, StatusCode, header};
@@ -44,6 +44,7 @@ pub struct Gate {
     per_address: Option<RateLimiter>,
     trusted_proxies: Vec<IpAddr>,
     max_body_bytes: usize,
+    body_timeout: Duration,
 }
 
 impl Gate {
@@ -59,6 +60,7 @@ impl Gate {
             per_address: RateLimiter::new(per_address),
             trusted_proxies: config.trusted_proxies.clone(),
             max_body_bytes: config.max_body_bytes,
+            body_timeout: config.body_read_timeout(),
         }
     }
 
@@ -133,7 +135,8 @@ pub async fn shared_behaviour<E: Endpoint>(
             return ApiError::too_many_requests(wait).as_response();
         }
         let upload_limit = crate::domain::files::MAX_SIZE;
-        if let Err(error) = limits::bound_body(&mut req, gate.max_body_bytes, upload_limit).await {
+        let (limit, timeout) = (gate.max_body_bytes, gate.body_timeout);
+        if let Err(error) = limits::bound_body(&mut req, limit, upload_limit, timeout).await {
             return error.as_response();
         }
         let keyed = caller
@@ -147,7 +150,12 @@ pub async fn shared_behaviour<E: Endpoint>(
             }
         };
         match (keyed, &state) {
-            (Some(keyed), Some(state)) => keyed.run(&state.db, run).await,
+            (Some(keyed), Some(state)) => {
+                let resp = keyed.run(&state.db, run).await;
+                // Mail the work queued is visible only now that it committed with its answer.
+                state.mailer.wake();
+                resp
+            }
             _ => run.await,
         }
     };

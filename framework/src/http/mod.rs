@@ -1,8 +1,10 @@
 //! poem glue shared by every resource: errors, bodies, pagination, authentication, i18n,
-//! money, and the middleware that gives every endpoint the same behaviour.
+//! money, the middleware that gives every endpoint the same behaviour, and the HTTP/1.1
+//! server that bounds connections in time.
 
 pub mod auth;
 pub mod body;
+pub mod document;
 pub mod error;
 pub mod idempotency;
 pub mod limits;
@@ -11,6 +13,7 @@ pub mod nullable_map;
 pub mod pagination;
 pub mod responses;
 pub mod routes;
+pub mod serve;
 
 pub use crate::values::{
     ApiError, Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money,

@@ -8,9 +8,14 @@ MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD 
 SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX \
 USD UYU UZS VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG";
 
+/// Every active ISO 4217 currency code, in alphabetical order.
+pub fn codes() -> impl Iterator<Item = &'static str> {
+    CODES.split_whitespace()
+}
+
 /// Whether `code` is an active ISO 4217 currency code (upper case).
 pub fn is_valid(code: &str) -> bool {
-    code.len() == 3 && CODES.split_whitespace().any(|c| c == code)
+    code.len() == 3 && codes().any(|c| c == code)
 }
 
 #[cfg(test)]

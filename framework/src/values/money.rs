@@ -178,6 +178,9 @@ impl Type for Currency {
     fn schema_ref() -> MetaSchemaRef {
         let mut schema = MetaSchema::new_with_format("string", Self::FORMAT);
         schema.example = Some(Value::String("EUR".into()));
+        schema.enum_items = crate::values::currency::codes()
+            .map(|c| Value::String(c.into()))
+            .collect();
         MetaSchemaRef::Inline(Box::new(schema))
     }
 

@@ -160,6 +160,34 @@ async fn concurrent_requests_with_one_key_do_the_work_once() {
     assert_eq!(balance(&app, &token, &transact).await, "7.00");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forty_keyed_debits_racing_for_one_card_take_it_to_zero_and_no_lower() {
+    let (app, token, transact) = setup().await;
+    let app = std::sync::Arc::new(app);
+
+    let replies = futures::future::join_all((0..40).map(|i| {
+        let (app, token, transact) = (app.clone(), token.clone(), transact.clone());
+        async move {
+            let debit = json!({"value": "-0.50"});
+            keyed(
+                &app,
+                Method::POST,
+                &transact,
+                &token,
+                &format!("d{i}"),
+                debit,
+            )
+            .await
+        }
+    }))
+    .await;
+
+    let ok = replies.iter().filter(|r| r.status == 200).count();
+    let refused = replies.iter().filter(|r| r.status == 409).count();
+    assert_eq!((ok, refused), (20, 20));
+    assert_eq!(balance(&app, &token, &transact).await, "0.00");
+}
+
 #[tokio::test]
 async fn an_expired_key_is_treated_as_new() {
     let (app, token, transact) = setup().await;

@@ -277,3 +277,38 @@ async fn two_mailers_on_one_database_send_each_mail_once() {
     assert_eq!(sink.received().len(), 60);
     assert!(outbox(&app.db).await.iter().all(|m| m.state == "sent"));
 }
+
+/// The `Message-ID` header of a received message.
+fn message_id(data: &str) -> &str {
+    data.lines()
+        .find_map(|l| l.strip_prefix("Message-ID: "))
+        .expect("a Message-ID header")
+}
+
+#[tokio::test]
+async fn every_attempt_at_a_mail_carries_the_same_message_id_naming_its_outbox_row() {
+    let sink = SmtpSink::start().await;
+    let app = app_sending_to(sink.port).await;
+    let id = queue(&app, confirmation()).await;
+    app.mailer.deliver_due().await.expect("deliver");
+    // As if the worker had died before it recorded the mail as sent.
+    outbox_mail::Entity::update_many()
+        .set(outbox_mail::ActiveModel {
+            state: Set("queued".into()),
+            ..Default::default()
+        })
+        .filter(outbox_mail::Column::Id.eq(id))
+        .exec(&app.db)
+        .await
+        .expect("update");
+    make_due(&app, id).await;
+
+    app.mailer.deliver_due().await.expect("deliver again");
+
+    let received = sink.received();
+    assert_eq!(received.len(), 2);
+    let first = message_id(&received[0].data);
+    assert_eq!(first, message_id(&received[1].data));
+    assert!(first.starts_with(&format!("<{id}.")), "{first}");
+    assert!(first.ends_with("@tessera.test>"), "{first}");
+}

@@ -62,3 +62,38 @@ async fn the_running_server_serves_the_document_and_a_ui() {
             .is_some_and(|html| html.contains("SwaggerUIBundle"))
     );
 }
+
+#[test]
+fn every_reference_in_the_document_resolves() {
+    fn walk(doc: &serde_json::Value, value: &serde_json::Value, missing: &mut Vec<String>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                if let Some(target) = map.get("$ref").and_then(|r| r.as_str()) {
+                    let pointer = target.trim_start_matches('#');
+                    if doc.pointer(pointer).is_none() {
+                        missing.push(target.to_owned());
+                    }
+                }
+                map.values().for_each(|v| walk(doc, v, missing));
+            }
+            serde_json::Value::Array(list) => list.iter().for_each(|v| walk(doc, v, missing)),
+            _ => {}
+        }
+    }
+    let doc = document();
+    let mut missing = Vec::new();
+    walk(&doc, &doc, &mut missing);
+    assert!(missing.is_empty(), "{missing:?}");
+    // The spec's error shapes: a 400 may nest field errors, or be `{"detail"}`.
+    let field_error = &doc["components"]["schemas"]["FieldError"];
+    assert!(
+        field_error["anyOf"]
+            .as_array()
+            .is_some_and(|a| a.len() == 2)
+    );
+    let bad_query = &doc["paths"]["/api/v1/organizers/{organizer}/events/"]["get"]["responses"];
+    assert_eq!(
+        bad_query["400"]["$ref"],
+        "#/components/responses/BadRequest"
+    );
+}

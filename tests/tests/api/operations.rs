@@ -383,3 +383,39 @@ async fn the_metrics_address_asks_for_the_token_when_one_is_set() {
     assert_eq!(r.status().as_u16(), 200);
     listener.abort();
 }
+
+#[tokio::test]
+async fn the_metrics_address_closes_a_connection_that_sends_no_request_in_time() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let metrics_bind = free_address();
+    let bind = metrics_bind.clone();
+    let app = TestApp::spawn_with(move |c| {
+        c.metrics_bind = Some(bind);
+        c.header_read_timeout_secs = 1;
+    })
+    .await;
+    let listener = tessera::ops::listen(&app.state)
+        .await
+        .expect("bind the metrics address")
+        .expect("a metrics address is configured");
+    let mut slow = tokio::net::TcpStream::connect(&metrics_bind)
+        .await
+        .expect("connect");
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: ops")
+        .await
+        .expect("write");
+    let started = std::time::Instant::now();
+
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), slow.read(&mut buf))
+        .await
+        .expect("closed before 10 s");
+
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    assert!(started.elapsed() < std::time::Duration::from_millis(2500));
+    let ok = reqwest::get(format!("http://{metrics_bind}/healthz"))
+        .await
+        .expect("request");
+    assert_eq!(ok.status().as_u16(), 200);
+    listener.abort();
+}

@@ -24,6 +24,36 @@ async fn race(app: &Arc<TestApp>, token: &str, path: &str, bodies: Vec<Value>) -
     statuses
 }
 
+/// Like [`race`], each request with an `X-Idempotency-Key` of its own: each holds its
+/// transaction open until its answer is stored with it.
+async fn keyed_race(app: &Arc<TestApp>, token: &str, path: &str, bodies: Vec<Value>) -> Vec<u16> {
+    let tasks: Vec<_> = bodies
+        .into_iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let (app, path) = (app.clone(), path.to_owned());
+            let auth = format!("Token {token}");
+            tokio::spawn(async move {
+                let key = format!("buyer-{i}");
+                let headers = [
+                    ("Authorization", auth.as_str()),
+                    ("Content-Type", "application/json"),
+                    ("X-Idempotency-Key", key.as_str()),
+                ];
+                let bytes = body.to_string().into_bytes();
+                app.raw(poem::http::Method::POST, &path, &headers, bytes)
+                    .await
+                    .status
+            })
+        })
+        .collect();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.expect("task"));
+    }
+    statuses
+}
+
 fn tally(statuses: &[u16]) -> (usize, usize) {
     for s in statuses {
         assert!(matches!(s, 201 | 400), "unexpected status {s}");
@@ -150,4 +180,18 @@ async fn fifty_buyers_racing_for_ten_seats_get_each_seat_once() {
     let results = seats["results"].as_array().expect("seats");
     assert_eq!(results.len(), 10);
     assert!(results.iter().all(|seat| seat["sold"] == true), "{seats}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fifty_buyers_with_idempotency_keys_racing_for_ten_seats_get_each_seat_once() {
+    let s = shop(None).await;
+    seat_the_shop(&s, 10).await;
+    let app = Arc::new(s.app);
+    let bodies = (0..50)
+        .map(|i| json!({"positions": [{"item": s.ticket, "seat": format!("s{}", i % 10)}]}))
+        .collect();
+    let statuses = keyed_race(&app, &s.token, &format!("{EVENT}/orders/"), bodies).await;
+    assert_eq!(tally(&statuses), (10, 40));
+    let orders = app.get(&format!("{EVENT}/orders/"), &s.token).await.body;
+    assert_eq!(orders["count"], 10, "{orders}");
 }

@@ -1,12 +1,20 @@
 //! The mailer: sends the outbox's due mails over SMTP, in this process's background.
 //!
 //! Several processes may share one database. A worker claims a batch of due mails in one
-//! statement that moves their next attempt a lease ahead (on PostgreSQL with `FOR UPDATE
-//! SKIP LOCKED`, so that concurrent workers take different mails; SQLite has one writer at a
-//! time), sends them, and then marks each sent or due again later. A worker that dies
-//! mid-batch leaves its mails to be claimed again once the lease has passed.
+//! statement that counts an attempt and moves their next attempt a short lease ahead (on
+//! PostgreSQL with `FOR UPDATE SKIP LOCKED`, so that concurrent workers take different mails;
+//! SQLite has one writer at a time), renews the lease of the mails it still holds while it
+//! works, sends them one by one, and marks each sent or due again later. The attempt count a
+//! claim gave a mail is the worker's token: it sends a mail only after renewing its lease
+//! under that count, and records the outcome only under it, so that a mail whose lease a
+//! stalled worker lost is sent by the worker that took it over. A worker that dies leaves
+//! its mails to be claimed again within a lease.
+//!
+//! Exactly once is out of reach for a worker that dies after the SMTP server accepted a
+//! mail and before the mail was recorded as sent: that mail is sent again. Every attempt at a
+//! mail carries the same `Message-ID`, so that the receiving side can tell.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration as StdDuration;
 
 use chrono::{Duration, Utc};
@@ -28,11 +36,16 @@ pub const MAX_ATTEMPTS: i32 = 10;
 /// Mails claimed at once.
 const BATCH: i64 = 20;
 
-/// How long a claimed mail is left to its worker before others may take it.
-const LEASE_SECONDS: i64 = 300;
+/// How long a claim on a mail lasts unless its worker renews it: how soon the mails of a
+/// worker that died are sent by others.
+const LEASE_SECONDS: i64 = 15;
 
-/// How often an idle worker looks for mails queued by other processes, or due again.
-const POLL: StdDuration = StdDuration::from_secs(10);
+/// How often a worker renews the claims it holds, well within [`LEASE_SECONDS`].
+const RENEW: StdDuration = StdDuration::from_secs(4);
+
+/// How often an idle worker looks for mails queued by other processes, due again, or given
+/// back by a worker that died.
+const POLL: StdDuration = StdDuration::from_secs(5);
 
 /// The pause before the attempt after `attempts` failed ones: 30 seconds, doubling each
 /// time, at most 4 hours (ten attempts span about eight hours).
@@ -138,17 +151,80 @@ impl Mailer {
         let Some(smtp) = &self.inner.smtp else {
             return Ok(done);
         };
+        let db = &self.inner.db;
         loop {
-            let batch = claim(&self.inner.db).await?;
-            for mail in &batch {
-                let outcome = smtp.send(mail).await;
-                record(&self.inner.db, mail, outcome, &mut done).await?;
+            let batch = claim(db).await?;
+            let held = Mutex::new(batch.iter().map(Claim::of).collect::<Vec<_>>());
+            let release = |mail: &outbox_mail::Model| {
+                let mut held = held.lock().unwrap_or_else(PoisonError::into_inner);
+                held.retain(|c| c.id != mail.id);
+            };
+            let work = async {
+                for mail in &batch {
+                    if renew(db, Claim::of(mail)).await? {
+                        let outcome = smtp.send(mail).await;
+                        record(db, mail, outcome, &mut done).await?;
+                    } else {
+                        tracing::warn!(mail = mail.id, "mail claim lost to another worker");
+                    }
+                    release(mail);
+                }
+                Ok::<_, DbErr>(())
+            };
+            let keep = async {
+                loop {
+                    tokio::time::sleep(RENEW).await;
+                    let claims = held.lock().unwrap_or_else(PoisonError::into_inner).clone();
+                    for claim in claims {
+                        if let Err(error) = renew(db, claim).await {
+                            tracing::warn!(mail = claim.id, %error, "mail claim not renewed");
+                        }
+                    }
+                }
+            };
+            tokio::select! {
+                worked = work => worked?,
+                _ = keep => {}
             }
             if (batch.len() as i64) < BATCH {
                 return Ok(done);
             }
         }
     }
+}
+
+/// A worker's claim on a mail: the mail, and the attempt count the claim gave it.
+#[derive(Debug, Clone, Copy)]
+struct Claim {
+    id: i64,
+    attempts: i32,
+}
+
+impl Claim {
+    fn of(mail: &outbox_mail::Model) -> Self {
+        Self {
+            id: mail.id,
+            attempts: mail.attempts,
+        }
+    }
+}
+
+/// Moves the lease of a claimed mail a lease ahead of now; false when the claim is no
+/// longer this worker's (the mail was recorded, or claimed again after the lease ran out).
+async fn renew(db: &DatabaseConnection, claim: Claim) -> Result<bool, DbErr> {
+    let lease = Utc::now() + Duration::seconds(LEASE_SECONDS);
+    let change = outbox_mail::ActiveModel {
+        next_attempt_at: Set(lease),
+        ..Default::default()
+    };
+    let renewed = outbox_mail::Entity::update_many()
+        .set(change)
+        .filter(outbox_mail::Column::Id.eq(claim.id))
+        .filter(outbox_mail::Column::Attempts.eq(claim.attempts))
+        .filter(outbox_mail::Column::State.eq(MailState::Queued.as_str()))
+        .exec(db)
+        .await?;
+    Ok(renewed.rows_affected == 1)
 }
 
 /// Takes up to [`BATCH`] due mails for this worker: counts the attempt and moves their next
@@ -182,7 +258,7 @@ async fn claim(db: &DatabaseConnection) -> Result<Vec<outbox_mail::Model>, DbErr
     Ok(mails)
 }
 
-/// Stores what became of one claimed mail.
+/// Stores what became of one claimed mail, unless another worker claimed it since.
 async fn record(
     db: &DatabaseConnection,
     mail: &outbox_mail::Model,
@@ -214,6 +290,7 @@ async fn record(
     outbox_mail::Entity::update_many()
         .set(change)
         .filter(outbox_mail::Column::Id.eq(mail.id))
+        .filter(outbox_mail::Column::Attempts.eq(mail.attempts))
         .exec(db)
         .await?;
     Ok(())

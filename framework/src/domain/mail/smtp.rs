@@ -90,6 +90,7 @@ impl Smtp {
             SendError::Undeliverable(format!("{:?} is not a mail address", mail.to_address))
         })?;
         let builder = Message::builder()
+            .message_id(Some(message_id(mail, &self.from)))
             .from(self.from.clone())
             .to(to)
             .subject(mail.subject.clone());
@@ -102,6 +103,17 @@ impl Smtp {
         };
         built.map_err(|e| SendError::Undeliverable(e.to_string()))
     }
+}
+
+/// The `Message-ID` of an outbox mail, the same at every attempt:
+/// `<{outbox id}.{queued, in microseconds since the epoch}@{the sender's domain}>`.
+fn message_id(mail: &outbox_mail::Model, from: &Mailbox) -> String {
+    format!(
+        "<{}.{}@{}>",
+        mail.id,
+        mail.created.timestamp_micros(),
+        from.email.domain()
+    )
 }
 
 fn tls(mode: SmtpTls, host: &str) -> Result<Tls, MailConfigError> {

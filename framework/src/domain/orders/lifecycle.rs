@@ -189,7 +189,7 @@ impl Locked<'_> {
                 .order_changed(hook, what, &shown)
                 .await?;
         }
-        self.txn.commit().await?;
+        crate::db::commit(self.txn).await?;
         Ok(shown)
     }
 

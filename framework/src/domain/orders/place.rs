@@ -325,7 +325,7 @@ pub async fn place(
     {
         mail::queue(&txn, m).await?;
     }
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(placed)
 }
 
@@ -662,6 +662,7 @@ async fn write(
         positions,
         fees,
         payments,
+        seats: lines.iter().filter_map(|(_, l)| l.seat.clone()).collect(),
     })
 }
 

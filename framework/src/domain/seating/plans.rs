@@ -138,7 +138,7 @@ pub async fn update_plan(
         row.layout = Set(layout);
     }
     let saved = row.update(&txn).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -153,6 +153,6 @@ pub async fn delete_plan(
     seating_plan::Entity::delete_by_id(plan.id)
         .exec(&txn)
         .await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(())
 }

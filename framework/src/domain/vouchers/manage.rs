@@ -326,7 +326,7 @@ pub async fn create(
 ) -> Result<Voucher, WriteError> {
     let txn = begin_write(db).await?;
     let saved = insert(&txn, ev, &f).await?.map_err(WriteError::Invalid)?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -367,7 +367,7 @@ pub async fn create_many(
             }
         }
     }
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -395,7 +395,7 @@ pub async fn update(
     let saved = write(&txn, ev, Some(&old), &f)
         .await?
         .map_err(WriteError::Invalid)?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(saved)
 }
 
@@ -420,7 +420,7 @@ pub async fn delete(
         .exec(&txn)
         .await?;
     voucher::Entity::delete_by_id(v.id).exec(&txn).await?;
-    txn.commit().await?;
+    crate::db::commit(txn).await?;
     Ok(())
 }
 

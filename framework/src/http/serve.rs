@@ -1,0 +1,146 @@
+//! Serving an endpoint over HTTP/1.1 on a TCP listener, with connections bounded in time:
+//! poem's own server sets no limit on how long a client may take to send a request's head,
+//! so a client that opens connections and dribbles headers (or sends nothing) would hold
+//! them, and their memory, for as long as it likes.
+//!
+//! Each connection is served by hyper's HTTP/1.1 connection with a header read timeout: the
+//! request line and headers must arrive within it, counted from the connection's opening or
+//! from the end of the previous answer, so a kept-alive connection that stays idle that long
+//! is closed as well. Slow bodies are bounded by the shared behaviour
+//! ([`super::limits::bound_body`]). Requests reach the endpoint as they would through poem's
+//! server: with the client's address ([`poem::web::RemoteAddr`]), the local address and
+//! HTTP upgrades. Cleartext HTTP/2 is not served (a proxy in front speaks HTTP/1.1 to
+//! Tessera).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use poem::endpoint::BoxEndpoint;
+use poem::http::uri::Scheme;
+use poem::web::{LocalAddr, RemoteAddr};
+use poem::{Addr, Endpoint};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+/// How long connections may take.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// The longest a client may take to send a request's line and headers, and the longest
+    /// a kept-alive connection stays open without a request.
+    pub header_read: Duration,
+    /// After the shutdown signal, how long requests under way may take to finish before
+    /// their connections are dropped; `None`: as long as they take.
+    pub shutdown_grace: Option<Duration>,
+}
+
+/// How long to pause accepting after the listener failed (out of file descriptors, say), so
+/// that the loop does not spin while the condition lasts.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
+
+/// Serves `endpoint` on `listener` until `shutdown` completes; then stops accepting, lets
+/// the requests under way finish (within [`Timeouts::shutdown_grace`]) and closes idle
+/// connections. Errors of single connections (a client that was too slow, or went away) end
+/// those connections only.
+pub async fn serve(
+    listener: TcpListener,
+    endpoint: BoxEndpoint<'static>,
+    timeouts: Timeouts,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let local = LocalAddr(Addr::SocketAddr(listener.local_addr()?));
+    let endpoint = Arc::new(endpoint);
+    let (stop, stopping) = watch::channel(false);
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, remote)) => {
+                    let remote = RemoteAddr(Addr::SocketAddr(remote));
+                    connections.spawn(connection(
+                        stream,
+                        local.clone(),
+                        remote,
+                        endpoint.clone(),
+                        timeouts.header_read,
+                        stopping.clone(),
+                    ));
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let _ = stop.send(true);
+    let drain = async { while connections.join_next().await.is_some() {} };
+    match timeouts.shutdown_grace {
+        Some(grace) => {
+            if tokio::time::timeout(grace, drain).await.is_err() {
+                tracing::warn!(
+                    connections = connections.len(),
+                    "requests still under way after the shutdown grace; dropping them"
+                );
+                connections.shutdown().await;
+            }
+        }
+        None => drain.await,
+    }
+    Ok(())
+}
+
+/// Serves one connection until the client closes it, breaks a bound, or the server stops
+/// (then after the request under way, if any).
+async fn connection(
+    stream: TcpStream,
+    local: LocalAddr,
+    remote: RemoteAddr,
+    endpoint: Arc<BoxEndpoint<'static>>,
+    header_read: Duration,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let service = hyper::service::service_fn({
+        let remote = remote.clone();
+        move |req: hyper::Request<Incoming>| {
+            let endpoint = endpoint.clone();
+            let req = poem::Request::from((req, local.clone(), remote.clone(), Scheme::HTTP));
+            async move {
+                let resp: hyper::Response<_> = endpoint.get_response(req).await.into();
+                Ok::<_, Infallible>(resp)
+            }
+        }
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_read)
+        .keep_alive(true);
+    let conn = builder
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    tokio::pin!(conn);
+    let stop = async move {
+        let _ = stopping.wait_for(|stop| *stop).await;
+    };
+    let served = tokio::select! {
+        served = conn.as_mut() => served,
+        () = stop => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(error) = served {
+        tracing::debug!(remote = %remote.0, %error, "connection ended");
+    }
+}

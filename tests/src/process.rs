@@ -1,0 +1,139 @@
+//! `tessera` as a process: admin commands and `tessera serve` on a loopback port, for tests
+//! that need what only a real process shows (two processes on one database, a crash).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A free loopback port, at the time of asking.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// Runs `tessera <args> --database-url <url>` and gives its standard output; panics with its
+/// standard error when it fails.
+pub fn admin(bin: &Path, url: &str, args: &[&str]) -> String {
+    let out: Output = Command::new(bin)
+        .args(args)
+        .args(["--database-url", url])
+        .output()
+        .expect("run tessera");
+    assert!(
+        out.status.success(),
+        "tessera {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A `tessera serve` on a fixed loopback port (kept across restarts), its standard error in
+/// a log file; killed when dropped.
+pub struct Server {
+    bin: PathBuf,
+    url: String,
+    bind: String,
+    log: PathBuf,
+    env: Vec<(String, String)>,
+    child: Option<Child>,
+}
+
+impl Server {
+    /// A server of the binary `bin` on the database `url`, logging to `<dir>/<name>.log`;
+    /// not started yet.
+    pub fn new(bin: &Path, url: &str, dir: &Path, name: &str) -> Self {
+        Self {
+            bin: bin.to_owned(),
+            url: url.to_owned(),
+            bind: format!("127.0.0.1:{}", free_port()),
+            log: dir.join(format!("{name}.log")),
+            env: Vec::new(),
+            child: None,
+        }
+    }
+
+    /// Sets an environment variable for the next starts.
+    pub fn env(&mut self, key: &str, value: &str) -> &mut Self {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Removes an environment variable for the next starts.
+    pub fn unset(&mut self, key: &str) -> &mut Self {
+        self.env.retain(|(k, _)| k != key);
+        self
+    }
+
+    /// The base URL, `http://127.0.0.1:<port>`.
+    pub fn base(&self) -> String {
+        format!("http://{}", self.bind)
+    }
+
+    /// Starts the process (again) and waits until it answers `/healthz`.
+    pub async fn start(&mut self) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("log file");
+        let child = Command::new(&self.bin)
+            .args(["serve", "--bind", &self.bind, "--database-url", &self.url])
+            .env("RUST_LOG", "warn")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn tessera serve");
+        self.child = Some(child);
+        let client = reqwest::Client::new();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            let probe = client.get(format!("{}/healthz", self.base())).send().await;
+            if probe.is_ok_and(|r| r.status().is_success()) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("tessera serve did not start: {}", self.log_text());
+    }
+
+    /// Kills the process with SIGKILL and reaps it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().expect("SIGKILL");
+            child.wait().expect("reap");
+        }
+    }
+
+    /// Waits until the process ended by itself (at most 30 seconds); whether it did.
+    pub fn wait_for_exit(&mut self) -> bool {
+        let Some(child) = self.child.as_mut() else {
+            return true;
+        };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if child.try_wait().expect("try_wait").is_some() {
+                self.child = None;
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        false
+    }
+
+    /// What the process wrote to standard error so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
