@@ -1,17 +1,17 @@
 //! The `tessera` binary: its commands, and several `tessera serve` processes on one database.
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use tessera_tests::process::Server;
 use tessera_tests::{TestDatabase, fresh_database};
 
+const BIN: &str = env!("CARGO_BIN_EXE_tessera");
+
 fn tessera(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
-        .output()
-        .expect("run tessera")
+    Command::new(BIN).args(args).output().expect("run tessera")
 }
 
 fn stdout(o: &Output) -> String {
@@ -59,7 +59,7 @@ async fn create_token_prints_the_token_alone_on_the_last_line() {
 #[tokio::test]
 async fn admin_commands_honour_the_database_url_from_the_environment() {
     let db = fresh_database().await;
-    let out = Command::new(env!("CARGO_BIN_EXE_tessera"))
+    let out = Command::new(BIN)
         .args([
             "admin",
             "create-organizer",
@@ -215,54 +215,11 @@ async fn admin_outbox_refuses_an_unknown_state_or_mail() {
     );
 }
 
-/// A running `tessera serve`, stopped when dropped.
-struct Served {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
-
-async fn serve(db: &TestDatabase) -> Served {
-    let bind = format!("127.0.0.1:{}", free_port());
-    let child = Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(["serve", "--bind", &bind, "--database-url", &db.url])
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn serve");
-    let served = Served {
-        child,
-        base: format!("http://{bind}"),
-    };
-    let client = reqwest::Client::new();
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if client
-            .get(format!("{}/api/v1/organizers/", served.base))
-            .send()
-            .await
-            .is_ok()
-        {
-            return served;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("tessera serve did not start");
+/// A `tessera serve` on the database, started; stopped when dropped.
+async fn serve(db: &TestDatabase) -> Server {
+    let mut server = Server::new_logging_aside(Path::new(BIN), &db.url);
+    server.start().await;
+    server
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -275,7 +232,7 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     let created: Value = client
         .post(format!(
             "{}/api/v1/organizers/acme/giftcards/",
-            servers[0].base
+            servers[0].base()
         ))
         .header("Authorization", &auth)
         .json(&json!({"value": "100.00", "currency": "EUR"}))
@@ -290,7 +247,7 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     let requests = (0..200).map(|i| {
         let url = format!(
             "{}/api/v1/organizers/acme/giftcards/{id}/transact/",
-            servers[i % 2].base
+            servers[i % 2].base()
         );
         let (client, auth) = (client.clone(), auth.clone());
         tokio::spawn(async move {
@@ -313,7 +270,7 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     let card: Value = client
         .get(format!(
             "{}/api/v1/organizers/acme/giftcards/{id}/",
-            servers[1].base
+            servers[1].base()
         ))
         .header("Authorization", &auth)
         .send()
@@ -327,7 +284,7 @@ async fn two_processes_never_take_a_gift_card_below_zero() {
     let mut entries = 0;
     let mut next = Some(format!(
         "{}/api/v1/organizers/acme/giftcards/{id}/transactions/",
-        servers[0].base
+        servers[0].base()
     ));
     while let Some(url) = next {
         let page: Value = client
@@ -355,7 +312,7 @@ async fn serve_stops_cleanly_on_sigterm() {
     let db = fresh_database().await;
     organizer_with_token(&db);
     let mut served = serve(&db).await;
-    let pid = served.child.id().to_string();
+    let pid = served.pid().expect("running").to_string();
     assert!(
         Command::new("kill")
             .args(["-TERM", &pid])
@@ -363,18 +320,11 @@ async fn serve_stops_cleanly_on_sigterm() {
             .expect("kill")
             .success()
     );
-    let started = Instant::now();
-    loop {
-        if let Some(status) = served.child.try_wait().expect("wait") {
-            assert!(status.success(), "{status:?}");
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "still running after SIGTERM"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let status = served.wait_for_exit().await;
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "not stopped cleanly after SIGTERM: {status:?}"
+    );
 }
 
 /// GETs a JSON answer with a token.
@@ -396,7 +346,7 @@ async fn a_change_made_through_one_process_reaches_what_the_other_keeps() {
     let servers = [serve(&db).await, serve(&db).await];
     let client = reqwest::Client::new();
     let auth = format!("Token {token}");
-    let events = |i: usize| format!("{}/api/v1/organizers/acme/events/", servers[i].base);
+    let events = |i: usize| format!("{}/api/v1/organizers/acme/events/", servers[i].base());
     let r = client
         .post(events(0))
         .header("Authorization", &auth)
@@ -464,10 +414,10 @@ async fn post_json(client: &reqwest::Client, url: &str, auth: &str, body: Value)
 
 /// Sends every body to `path` at once, alternating between the servers; gives the count
 /// of 201 answers, after checking every other answer is a clean 400.
-async fn race_orders(servers: &[Served], auth: &str, path: &str, bodies: Vec<Value>) -> usize {
+async fn race_orders(servers: &[Server], auth: &str, path: &str, bodies: Vec<Value>) -> usize {
     let client = reqwest::Client::new();
     let requests = bodies.into_iter().enumerate().map(|(i, body)| {
-        let url = format!("{}{path}", servers[i % servers.len()].base);
+        let url = format!("{}{path}", servers[i % servers.len()].base());
         let (client, auth) = (client.clone(), auth.to_owned());
         tokio::spawn(async move { post_json(&client, &url, &auth, body).await })
     });
@@ -485,9 +435,9 @@ async fn race_orders(servers: &[Served], auth: &str, path: &str, bodies: Vec<Val
 }
 
 /// An event `conf` with a ticket, through the first server; gives the ticket's ID.
-async fn event_with_ticket(server: &Served, auth: &str) -> i64 {
+async fn event_with_ticket(server: &Server, auth: &str) -> i64 {
     let client = reqwest::Client::new();
-    let base = format!("{}/api/v1/organizers/acme/events/", server.base);
+    let base = format!("{}/api/v1/organizers/acme/events/", server.base());
     let (status, body) = post_json(
         &client,
         &base,
@@ -515,7 +465,7 @@ async fn two_processes_sell_exactly_a_quota_of_one_hundred_to_five_hundred_buyer
     let servers = [serve(&db).await, serve(&db).await];
     let ticket = event_with_ticket(&servers[0], &auth).await;
     let client = reqwest::Client::new();
-    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[1].base);
+    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[1].base());
     let (status, quota) = post_json(
         &client,
         &format!("{event}/quotas/"),
@@ -556,13 +506,13 @@ async fn two_processes_sell_each_of_ten_seats_once_to_fifty_buyers() {
                         "zones": [{"name": "Main", "rows": [{"row_number": "1", "seats": seats}]}]});
     let (status, plan) = post_json(
         &client,
-        &format!("{}/api/v1/organizers/acme/seatingplans/", servers[0].base),
+        &format!("{}/api/v1/organizers/acme/seatingplans/", servers[0].base()),
         &auth,
         json!({"name": "Hall", "layout": layout}),
     )
     .await;
     assert_eq!(status, 201, "{plan}");
-    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[0].base);
+    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[0].base());
     let r = client
         .patch(format!("{event}/"))
         .header("Authorization", &auth)
@@ -661,7 +611,7 @@ async fn create_user_makes_a_user_who_signs_in_on_one_process_and_is_known_to_an
         .build()
         .expect("client");
     let form = client
-        .get(format!("{}/login", first.base))
+        .get(format!("{}/login", first.base()))
         .send()
         .await
         .expect("login page");
@@ -671,7 +621,7 @@ async fn create_user_makes_a_user_who_signs_in_on_one_process_and_is_known_to_an
         "csrfmiddlewaretoken={token}&email=ada%40example.org&password=a+long+enough+password&next=%2Faccount"
     );
     let signed_in = client
-        .post(format!("{}/login", first.base))
+        .post(format!("{}/login", first.base()))
         .header("Cookie", &csrf_cookie)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(body)
@@ -681,7 +631,7 @@ async fn create_user_makes_a_user_who_signs_in_on_one_process_and_is_known_to_an
     assert_eq!(signed_in.status().as_u16(), 303);
     let session = set_cookie(&signed_in, "tessera_session");
     let account = client
-        .get(format!("{}/account", second.base))
+        .get(format!("{}/account", second.base()))
         .header("Cookie", &session)
         .send()
         .await

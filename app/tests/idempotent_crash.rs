@@ -104,7 +104,7 @@ async fn a_process_dying_before_or_after_storing_an_idempotent_answer_does_the_w
     server.start().await;
     assert_eq!(debit(&server, &token, card, "first").await, None);
     assert!(
-        server.wait_for_exit(),
+        server.wait_for_exit().await.is_some(),
         "the fault point did not end the process"
     );
     assert_eq!(card_state(&db, card).await, (1000, 1));
@@ -134,7 +134,7 @@ async fn a_process_dying_before_or_after_storing_an_idempotent_answer_does_the_w
     server.start().await;
     assert_eq!(debit(&server, &token, card, "second").await, None);
     assert!(
-        server.wait_for_exit(),
+        server.wait_for_exit().await.is_some(),
         "the fault point did not end the process"
     );
     assert_eq!(card_state(&db, card).await, (800, 3));

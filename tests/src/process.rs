@@ -3,7 +3,7 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// A free loopback port, at the time of asking.
@@ -40,6 +40,8 @@ pub struct Server {
     log: PathBuf,
     env: Vec<(String, String)>,
     child: Option<Child>,
+    /// The log's directory, when the server made its own.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Server {
@@ -53,7 +55,17 @@ impl Server {
             log: dir.join(format!("{name}.log")),
             env: Vec::new(),
             child: None,
+            _dir: None,
         }
+    }
+
+    /// A server of the binary `bin` on the database `url`, logging into a temporary
+    /// directory of its own; not started yet.
+    pub fn new_logging_aside(bin: &Path, url: &str) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut server = Self::new(bin, url, dir.path(), "serve");
+        server._dir = Some(dir);
+        server
     }
 
     /// Sets an environment variable for the next starts.
@@ -110,20 +122,24 @@ impl Server {
         }
     }
 
-    /// Waits until the process ended by itself (at most 30 seconds); whether it did.
-    pub fn wait_for_exit(&mut self) -> bool {
-        let Some(child) = self.child.as_mut() else {
-            return true;
-        };
+    /// The process ID, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// Waits until the process ends by itself (at most 30 seconds); its exit status, or
+    /// `None` when it is still running (or was not).
+    pub async fn wait_for_exit(&mut self) -> Option<ExitStatus> {
+        let child = self.child.as_mut()?;
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(30) {
-            if child.try_wait().expect("try_wait").is_some() {
+            if let Some(status) = child.try_wait().expect("try_wait") {
                 self.child = None;
-                return true;
+                return Some(status);
             }
-            std::thread::sleep(Duration::from_millis(25));
+            tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        false
+        None
     }
 
     /// What the process wrote to standard error so far.

@@ -84,7 +84,7 @@ pub async fn create(
 ) -> Result<category::Model, DbErr> {
     let mut new = row(fields);
     new.event_id = Set(event_id);
-    new.insert(db).await
+    crate::db::in_transaction(db, async |txn| new.insert(txn).await).await
 }
 
 /// Replaces every writable field of a category.

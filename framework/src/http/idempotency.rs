@@ -23,7 +23,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 use poem::error::ResponseError;
 use poem::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use poem::{Body, Request, Response};
@@ -79,10 +79,43 @@ pub struct Keyed {
     path: String,
 }
 
+/// A request's hold on its key: the row, and the `created` instant its claim wrote, which
+/// tells this claim from a later one that took the row over. Storing the answer and
+/// releasing the key are done only under it, so that a request whose claim was taken over
+/// commits nothing.
+#[derive(Debug, Clone, Copy)]
+struct Ticket {
+    id: i64,
+    created: DateTime<Utc>,
+}
+
+/// The instant a claim writes: now, to the microsecond the databases keep, so that the
+/// ticket compares equal to what was stored.
+fn claim_instant() -> DateTime<Utc> {
+    Utc::now().trunc_subsecs(6)
+}
+
+/// Releases a claim whose request was dropped before it finished (the client went away, the
+/// server shut down): its held work was rolled back, so the retry may run at once instead
+/// of waiting for the claim to count as abandoned.
+struct ReleaseOnDrop {
+    db: DatabaseConnection,
+    ticket: Option<Ticket>,
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            let db = self.db.clone();
+            tokio::spawn(async move { release(&db, ticket).await });
+        }
+    }
+}
+
 /// What the database says about a key for this request.
 enum Claim {
     /// The key is this request's now: run it.
-    Mine(i64),
+    Mine(Ticket),
     /// Answered before: repeat the answer.
     Done(Box<idempotency_key::Model>),
     /// Another request with the key is running.
@@ -127,9 +160,15 @@ impl Keyed {
             return ApiError::bad_request(message).as_response();
         }
         match self.claim(db).await {
-            Ok(Claim::Mine(id)) => {
+            Ok(Claim::Mine(ticket)) => {
+                let mut guard = ReleaseOnDrop {
+                    db: db.clone(),
+                    ticket: Some(ticket),
+                };
                 let (resp, work) = unit_of_work::hold(answer).await;
-                finish(db, id, resp, work).await
+                let resp = finish(db, ticket, resp, work).await;
+                guard.ticket = None;
+                resp
             }
             Ok(Claim::Done(row)) => replay(*row),
             Ok(Claim::InProgress) => in_progress(),
@@ -146,9 +185,9 @@ impl Keyed {
     /// abandoned row.
     async fn claim(&self, db: &DatabaseConnection) -> Result<Claim, DbErr> {
         for _ in 0..3 {
-            if let Some(id) = self.insert(db).await? {
+            if let Some(ticket) = self.insert(db).await? {
                 clean_up_now_and_then(db);
-                return Ok(Claim::Mine(id));
+                return Ok(Claim::Mine(ticket));
             }
             let Some(row) = self.existing(db).await? else {
                 if self.live_keys(db).await? >= MAX_LIVE_KEYS {
@@ -157,8 +196,8 @@ impl Keyed {
                 continue;
             };
             if is_stale(&row, Utc::now()) {
-                if self.take_over(db, row.id).await? {
-                    return Ok(Claim::Mine(row.id));
+                if let Some(ticket) = self.take_over(db, row.id).await? {
+                    return Ok(Claim::Mine(ticket));
                 }
                 continue;
             }
@@ -177,16 +216,16 @@ impl Keyed {
         }
     }
 
-    /// The new row's ID, or `None` when the key is taken or the caller holds
+    /// The new row's ticket, or `None` when the key is taken or the caller holds
     /// [`MAX_LIVE_KEYS`] keys.
-    async fn insert(&self, db: &DatabaseConnection) -> Result<Option<i64>, DbErr> {
+    async fn insert(&self, db: &DatabaseConnection) -> Result<Option<Ticket>, DbErr> {
         let sql = "INSERT INTO idempotency_keys \
                    (credential, idempotency_key, method, path, state, created) \
                    SELECT $1, $2, $3, $4, $5, $6 \
                    WHERE (SELECT count(*) FROM idempotency_keys \
                           WHERE credential = $1 AND created >= $7) < $8 \
                    ON CONFLICT (credential, idempotency_key) DO NOTHING RETURNING id";
-        let now = Utc::now();
+        let now = claim_instant();
         let values = [
             self.credential.clone().into(),
             self.key.clone().into(),
@@ -199,7 +238,10 @@ impl Keyed {
         ];
         let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
         match db.query_one_raw(stmt).await? {
-            Some(row) => Ok(Some(row.try_get("", "id")?)),
+            Some(row) => Ok(Some(Ticket {
+                id: row.try_get("", "id")?,
+                created: now,
+            })),
             None => Ok(None),
         }
     }
@@ -230,9 +272,9 @@ impl Keyed {
             .await
     }
 
-    /// Makes a stale row this request's; false when another request was quicker.
-    async fn take_over(&self, db: &DatabaseConnection, id: i64) -> Result<bool, DbErr> {
-        let now = Utc::now();
+    /// Makes a stale row this request's; `None` when another request was quicker.
+    async fn take_over(&self, db: &DatabaseConnection, id: i64) -> Result<Option<Ticket>, DbErr> {
+        let now = claim_instant();
         let sql = "UPDATE idempotency_keys SET method = $1, path = $2, state = $3, \
                    status = NULL, body = NULL, created = $4 \
                    WHERE id = $5 AND (created < $6 OR (state = $3 AND created < $7))";
@@ -246,7 +288,8 @@ impl Keyed {
             (now - abandoned_after()).into(),
         ];
         let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
-        Ok(db.execute_raw(stmt).await?.rows_affected() == 1)
+        let taken = db.execute_raw(stmt).await?.rows_affected() == 1;
+        Ok(taken.then_some(Ticket { id, created: now }))
     }
 }
 
@@ -265,19 +308,19 @@ fn is_final(status: StatusCode) -> bool {
 
 /// Stores a final answer under the key, in the transaction of the work when there is one,
 /// and commits them together; releases the key (and rolls the work back) otherwise. Gives
-/// the answer.
+/// the answer. A claim taken over meanwhile stores nothing and commits no work.
 async fn finish(
     db: &DatabaseConnection,
-    id: i64,
+    ticket: Ticket,
     resp: Response,
     work: Option<DatabaseTransaction>,
 ) -> Response {
     if !is_final(resp.status()) {
-        return abandon(db, id, work, resp).await;
+        return abandon(db, ticket, work, resp).await;
     }
     let (parts, body) = resp.into_parts();
     let Ok(bytes) = body.into_vec().await else {
-        return abandon(db, id, work, ApiError::internal().as_response()).await;
+        return abandon(db, ticket, work, ApiError::internal().as_response()).await;
     };
     let headers: Vec<Value> = KEPT_HEADERS
         .iter()
@@ -287,38 +330,55 @@ async fn finish(
         })
         .collect();
     let done = idempotency_key::ActiveModel {
-        id: Set(id),
         state: Set(DONE.into()),
         status: Set(Some(i32::from(parts.status.as_u16()))),
         headers: Set(Value::Array(headers)),
         body: Set(Some(bytes.clone())),
         ..Default::default()
     };
+    let store = idempotency_key::Entity::update_many()
+        .set(done)
+        .filter(claimed_by(ticket));
     let Some(txn) = work else {
-        if let Err(error) = idempotency_key::Entity::update(done).exec(db).await {
-            tracing::error!(%error, "answer of an idempotency key not stored");
+        match store.exec(db).await {
+            Ok(r) if r.rows_affected == 1 => {}
+            Ok(_) => tracing::warn!("idempotency key taken over before its answer was stored"),
+            Err(error) => tracing::error!(%error, "answer of an idempotency key not stored"),
         }
         return Response::from_parts(parts, Body::from(bytes));
     };
     fault_point(FaultPoint::BeforeAnswer);
-    let stored = match idempotency_key::Entity::update(done).exec(&txn).await {
-        Ok(_) => txn.commit().await,
+    let stored = match store.exec(&txn).await {
+        Ok(r) if r.rows_affected == 1 => txn.commit().await,
+        Ok(_) => {
+            tracing::warn!("idempotency key taken over; the work is rolled back");
+            return abandon(db, ticket, Some(txn), in_progress()).await;
+        }
         Err(error) => Err(error),
     };
     if let Err(error) = stored {
+        // Whether a failed commit took effect is unknown: the release spares a stored answer.
         tracing::error!(%error, "work and answer of an idempotent request not committed");
-        release(db, id).await;
+        release(db, ticket).await;
         return ApiError::internal().as_response();
     }
     fault_point(FaultPoint::AfterAnswer);
     Response::from_parts(parts, Body::from(bytes))
 }
 
+/// The key's row while it is still claimed by `ticket`.
+fn claimed_by(ticket: Ticket) -> sea_orm::Condition {
+    sea_orm::Condition::all()
+        .add(idempotency_key::Column::Id.eq(ticket.id))
+        .add(idempotency_key::Column::State.eq(IN_PROGRESS))
+        .add(idempotency_key::Column::Created.eq(ticket.created))
+}
+
 /// Rolls back the work of a request whose answer is not kept, releases its key, and gives
 /// the answer.
 async fn abandon(
     db: &DatabaseConnection,
-    id: i64,
+    ticket: Ticket,
     work: Option<DatabaseTransaction>,
     resp: Response,
 ) -> Response {
@@ -327,7 +387,7 @@ async fn abandon(
     {
         tracing::error!(%error, "work of an idempotent request not rolled back");
     }
-    release(db, id).await;
+    release(db, ticket).await;
     resp
 }
 
@@ -358,8 +418,13 @@ fn fault_point(point: FaultPoint) {
     }
 }
 
-async fn release(db: &DatabaseConnection, id: i64) {
-    if let Err(error) = idempotency_key::Entity::delete_by_id(id).exec(db).await {
+/// Frees the key for a retry, unless its answer is stored or another request claimed it.
+async fn release(db: &DatabaseConnection, ticket: Ticket) {
+    let deleted = idempotency_key::Entity::delete_many()
+        .filter(claimed_by(ticket))
+        .exec(db)
+        .await;
+    if let Err(error) = deleted {
         tracing::error!(%error, "idempotency key not released");
     }
 }
