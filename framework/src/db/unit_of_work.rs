@@ -9,9 +9,9 @@
 //!
 //! While its transaction is held, a request must not take a second connection from the pool:
 //! when every connection is held by requests waiting for another, none can go on. Answers
-//! are built from the transaction (or from what the work returned); a pooled connection
-//! handed out to a request that holds one is reported (and, in debug builds, panics, so
-//! that tests find it).
+//! are built from the transaction (or from what the work returned). An idle pooled
+//! connection handed out to a request that holds one is reported (and, in debug builds,
+//! panics, so that tests find it); sqlx does not show new connections to that check.
 //!
 //! `X-Idempotency-Key` uses this to store a request's answer in the transaction of its work,
 //! so that no crash can separate the two: either both are in the database, or neither.
@@ -66,19 +66,23 @@ pub async fn commit(txn: DatabaseTransaction) -> Result<(), DbErr> {
     txn.commit().await
 }
 
-/// Whether the current request's work is held ([`hold`]): then even a single statement
-/// should run in a transaction begun with [`super::begin_write`], to be held with it.
-pub fn holds() -> bool {
+/// Whether the current request runs inside [`hold`]: then even a single statement should
+/// run in a transaction begun with [`super::begin_write`], to be held with the rest.
+pub fn in_unit_of_work() -> bool {
     HELD.try_with(|_| ()).is_ok()
+}
+
+/// Whether the current request holds its transaction now: it must not take another pooled
+/// connection.
+pub fn is_holding() -> bool {
+    HELD.try_with(|h| h.holding.load(Ordering::Acquire))
+        .unwrap_or(false)
 }
 
 /// Called when the pool hands out an idle connection: reports a request that takes one while
 /// it holds its transaction (see the module's documentation).
 pub(super) fn check_acquire() {
-    let holding = HELD
-        .try_with(|h| h.holding.load(Ordering::Acquire))
-        .unwrap_or(false);
-    if holding {
+    if is_holding() {
         tracing::error!("a request took a pooled connection while holding its transaction");
         debug_assert!(
             false,

@@ -150,7 +150,9 @@ impl Cache {
         if !self.live.load(Ordering::Acquire) {
             return None;
         }
-        if self.wal_changed() {
+        // A request holding its transaction reads no more from the pool (see
+        // `db::unit_of_work`); it goes on with the generation it began with.
+        if !crate::db::unit_of_work::is_holding() && self.wal_changed() {
             self.refresh().await;
         }
         Some(self.generation.load(Ordering::Acquire))

@@ -376,7 +376,7 @@ pub async fn transact(
     let now = Utc::now();
     // One statement needs no transaction, unless a keyed request holds its work with the
     // answer.
-    if db.get_database_backend() == DbBackend::Postgres && !unit_of_work::holds() {
+    if db.get_database_backend() == DbBackend::Postgres && !unit_of_work::in_unit_of_work() {
         let booked = transact_postgres(db, vis, id, value_cents, text, now).await?;
         return settle(db, vis, id, booked).await;
     }

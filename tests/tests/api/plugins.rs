@@ -365,6 +365,50 @@ async fn the_bank_import_marks_exactly_the_matching_orders_paid() {
 }
 
 #[tokio::test]
+async fn a_bank_import_sent_with_an_idempotency_key_pays_every_matching_order_once() {
+    let s = setup(json!(["banktransfer"])).await;
+    s.patch(
+        &format!("{EVENT}/settings/"),
+        json!({"banktransfer_iban": IBAN, "banktransfer_reference_prefix": "AC-"}),
+    )
+    .await;
+    let (a, b) = (
+        code(&s.order("banktransfer").await),
+        code(&s.order("banktransfer").await),
+    );
+    let statement = json!([
+        {"amount": "23.00", "reference": format!("AC-CONF-{a}"), "date": "2030-05-01"},
+        {"amount": "23.00", "reference": format!("AC-CONF-{b}"), "date": "2030-05-01"},
+    ]);
+    let import = format!("{EVENT}/plugins/banktransfer/import/");
+    let auth = format!("Token {}", s.token);
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/json"),
+        ("X-Idempotency-Key", "statement-2030-05"),
+    ];
+    let send = || {
+        s.app.raw(
+            poem::http::Method::POST,
+            &import,
+            &headers,
+            statement.to_string().into_bytes(),
+        )
+    };
+
+    let first = send().await;
+    let again = send().await;
+
+    assert_eq!(first.status, 200, "{}", first.body);
+    assert_eq!(first.body["matched"].as_array().map(Vec::len), Some(2));
+    assert_eq!(again.body, first.body, "the retry repeats the answer");
+    assert_eq!(
+        (s.status(&a).await, s.status(&b).await),
+        ("p".into(), "p".into())
+    );
+}
+
+#[tokio::test]
 async fn a_plugins_endpoints_answer_only_where_it_is_enabled_and_honour_permissions() {
     let s = setup(json!([])).await;
     let import = format!("{EVENT}/plugins/banktransfer/import/");
