@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::domain::mail::Mailer;
 use crate::http::middleware::{Gate, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
-use crate::http::serve::Timeouts;
+use crate::http::serve::ConnectionLimits;
 use crate::plugin::api::WithPlugins;
 use crate::plugin::{Plugin, PluginRegistry};
 use crate::state::AppState;
@@ -216,10 +216,12 @@ impl Server {
         crate::ops::endpoint(&self.state)
     }
 
-    /// How long this server's connections may take (`header_read_timeout_secs`), with
-    /// `shutdown_grace` for the requests under way when it stops.
-    pub fn timeouts(&self, shutdown_grace: Option<Duration>) -> Timeouts {
-        Timeouts {
+    /// How many connections this server serves at once (`max_connections`) and how long
+    /// they may take (`header_read_timeout_secs`), with `shutdown_grace` for the requests
+    /// under way when it stops.
+    pub fn connection_limits(&self, shutdown_grace: Option<Duration>) -> ConnectionLimits {
+        ConnectionLimits {
+            max_connections: self.state.config.max_connections,
             header_read: self.state.config.header_read_timeout(),
             shutdown_grace,
         }
@@ -232,8 +234,8 @@ impl Server {
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
-        let timeouts = self.timeouts(Some(SHUTDOWN_GRACE));
-        crate::http::serve::serve(listener, self.endpoint(), timeouts, shutdown).await
+        let limits = self.connection_limits(Some(SHUTDOWN_GRACE));
+        crate::http::serve::serve(listener, self.endpoint(), limits, shutdown).await
     }
 
     /// Serves until SIGINT or SIGTERM, then finishes the requests under way.

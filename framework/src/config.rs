@@ -76,6 +76,9 @@ pub struct Config {
     /// Seconds a client may take to send a request body (an upload: between two pieces of
     /// it); a body slower than that is answered 408. At least 1.
     pub body_read_timeout_secs: u64,
+    /// Connections served at once per listener; further ones wait in the kernel's backlog
+    /// until one closes. At least 1.
+    pub max_connections: usize,
     /// Size of the database connection pool.
     pub db_max_connections: u32,
     /// SMTP server for outgoing mail; without it mails stay in the outbox.
@@ -115,6 +118,7 @@ impl Default for Config {
             max_body_bytes: 1024 * 1024,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 30,
+            max_connections: 2048,
             db_max_connections: 16,
             smtp_host: None,
             smtp_port: None,
@@ -257,6 +261,12 @@ impl Config {
                     message: "expected a whole number of seconds".into(),
                 })?;
             }
+        }
+        if let Some(v) = env("TESSERA_MAX_CONNECTIONS") {
+            config.max_connections = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_MAX_CONNECTIONS",
+                message: "expected a whole number".into(),
+            })?;
         }
         if let Some(v) = env("TESSERA_DB_MAX_CONNECTIONS") {
             config.db_max_connections = v.parse().map_err(|_| ConfigError::Env {

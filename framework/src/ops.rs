@@ -36,7 +36,7 @@ use tessera_migrations::{Migrator, MigratorTrait};
 
 use crate::domain::mail::MailState;
 use crate::http::routes::RouteTable;
-use crate::http::serve::Timeouts;
+use crate::http::serve::ConnectionLimits;
 use crate::metrics::METRICS;
 use crate::state::AppState;
 
@@ -439,13 +439,14 @@ pub async fn listen(state: &AppState) -> std::io::Result<Option<tokio::task::Joi
         .map_err(|e| std::io::Error::new(e.kind(), format!("metrics_bind {bind}: {e}")))?;
     tracing::info!(%bind, "serving metrics and probes");
     let endpoint = endpoint(state);
-    let timeouts = Timeouts {
+    let limits = ConnectionLimits {
+        max_connections: state.config.max_connections,
         header_read: state.config.header_read_timeout(),
         shutdown_grace: None,
     };
     Ok(Some(tokio::spawn(async move {
         let forever = std::future::pending();
-        if let Err(error) = crate::http::serve::serve(listener, endpoint, timeouts, forever).await {
+        if let Err(error) = crate::http::serve::serve(listener, endpoint, limits, forever).await {
             tracing::error!(%error, "the metrics address stopped serving");
         }
     })))

@@ -166,10 +166,10 @@ impl TestApp {
             .expect("bind");
         let port = listener.local_addr().expect("port").port();
         let endpoint = self.server.endpoint();
-        let timeouts = self.server.timeouts(None);
+        let limits = self.server.connection_limits(None);
         let forever = std::future::pending();
         tokio::spawn(tessera::http::serve::serve(
-            listener, endpoint, timeouts, forever,
+            listener, endpoint, limits, forever,
         ));
         format!("http://127.0.0.1:{port}")
     }

@@ -26,12 +26,15 @@ use poem::http::uri::Scheme;
 use poem::web::{LocalAddr, RemoteAddr};
 use poem::{Addr, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
-/// How long connections may take.
+/// How many connections are served at once, and how long they may take.
 #[derive(Clone, Copy, Debug)]
-pub struct Timeouts {
+pub struct ConnectionLimits {
+    /// Connections served at once; further ones wait in the listener's backlog until one
+    /// closes.
+    pub max_connections: usize,
     /// The longest a client may take to send a request's line and headers, and the longest
     /// a kept-alive connection stays open without a request.
     pub header_read: Duration,
@@ -44,48 +47,63 @@ pub struct Timeouts {
 /// that the loop does not spin while the condition lasts.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(100);
 
-/// Serves `endpoint` on `listener` until `shutdown` completes; then stops accepting, lets
-/// the requests under way finish (within [`Timeouts::shutdown_grace`]) and closes idle
-/// connections. Errors of single connections (a client that was too slow, or went away) end
+/// Serves `endpoint` on `listener`, at most [`ConnectionLimits::max_connections`] connections
+/// at once, until `shutdown` completes; then stops accepting, lets the requests under way
+/// finish (within [`ConnectionLimits::shutdown_grace`]) and closes idle connections. Errors of single connections (a client that was too slow, or went away) end
 /// those connections only.
 pub async fn serve(
     listener: TcpListener,
     endpoint: BoxEndpoint<'static>,
-    timeouts: Timeouts,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let local = LocalAddr(Addr::SocketAddr(listener.local_addr()?));
     let endpoint = Arc::new(endpoint);
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     tokio::pin!(shutdown);
     loop {
+        let accept = async {
+            let slot = Arc::clone(&slots).acquire_owned().await;
+            (slot, listener.accept().await)
+        };
         tokio::select! {
             () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
+            (slot, accepted) = accept => match accepted {
                 Ok((stream, remote)) => {
                     let remote = RemoteAddr(Addr::SocketAddr(remote));
-                    connections.spawn(connection(
+                    let served = connection(
                         stream,
                         local.clone(),
                         remote,
                         endpoint.clone(),
-                        timeouts.header_read,
+                        limits.header_read,
                         stopping.clone(),
-                    ));
+                    );
+                    connections.spawn(async move {
+                        served.await;
+                        drop(slot);
+                    });
                 }
                 Err(error) => {
                     tracing::warn!(%error, "accepting a connection failed");
                     tokio::time::sleep(ACCEPT_ERROR_PAUSE).await;
                 }
             },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            Some(ended) = connections.join_next(), if !connections.is_empty() => {
+                if let Err(error) = ended
+                    && error.is_panic()
+                {
+                    tracing::error!(%error, "a connection's task panicked");
+                }
+            }
         }
     }
     drop(listener);
     let _ = stop.send(true);
     let drain = async { while connections.join_next().await.is_some() {} };
-    match timeouts.shutdown_grace {
+    match limits.shutdown_grace {
         Some(grace) => {
             if tokio::time::timeout(grace, drain).await.is_err() {
                 tracing::warn!(

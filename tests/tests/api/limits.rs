@@ -247,3 +247,28 @@ async fn an_upload_that_stalls_is_given_up_after_the_body_timeout() {
         .expect("count");
     assert_eq!(stored, 0);
 }
+
+#[tokio::test]
+async fn a_connection_beyond_max_connections_waits_until_one_closes() {
+    let (app, _) = setup(|c| c.max_connections = 1).await;
+    let address = app.serve().await.trim_start_matches("http://").to_owned();
+    let holder = TcpStream::connect(&address).await.expect("connect");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut waiting = TcpStream::connect(&address).await.expect("connect");
+    waiting
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: tessera.test\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("write");
+
+    let (nothing, closed) = until_closed(&mut waiting, Duration::from_secs(1)).await;
+    assert_eq!(
+        (nothing.as_str(), closed),
+        ("", None),
+        "served beside the holder"
+    );
+    drop(holder);
+    let (answer, closed) = until_closed(&mut waiting, Duration::from_secs(10)).await;
+
+    assert!(closed.is_some(), "not served after the holder closed");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
