@@ -11,13 +11,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use poem::endpoint::BoxEndpoint;
 use poem::http::{HeaderMap, Method};
 use poem::{Body, Endpoint, Request};
-use sea_orm::{ConnectionTrait, DatabaseConnection, Statement};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::Value;
 use tempfile::TempDir;
 use tessera::admin::{self, TokenRequest};
 use tessera::db::entities::outbox_mail;
 use tessera::domain::mail::Mailer;
 use tessera::domain::permissions::{Permission, PermissionSet};
+use tessera::domain::teams;
+use tessera::domain::users::{self, NewUser};
 use tessera::{App, AppState, Config};
 
 /// A fresh, migrated database and the URL to reach it.
@@ -357,4 +359,33 @@ pub fn plugin_library(package: &str) -> std::path::PathBuf {
         std::env::consts::DLL_SUFFIX
     );
     target.join("debug").join(file)
+}
+
+/// The password of the users [`user_of`] makes.
+pub const USER_PASSWORD: &str = "correct horse battery";
+
+/// A user (Ada Lovelace, password [`USER_PASSWORD`]) who belongs to a team with every
+/// permission on each of these organizers; gives the user's ID.
+pub async fn user_of(app: &TestApp, email: &str, organizers: &[i64]) -> i64 {
+    let user = users::create_user(
+        &app.db,
+        NewUser {
+            email: email.into(),
+            password: USER_PASSWORD.into(),
+            fullname: "Ada Lovelace".into(),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("user");
+    for org in organizers {
+        let team = teams::new_team(*org, "Admins", true, PermissionSet::all())
+            .insert(&app.db)
+            .await
+            .expect("team");
+        users::add_to_team(&app.db, user.id, team.id)
+            .await
+            .expect("member");
+    }
+    user.id
 }

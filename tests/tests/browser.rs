@@ -12,12 +12,9 @@ use std::time::Duration;
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
-use sea_orm::ActiveModelTrait;
 use serde_json::{Value, json};
 use tempfile::TempDir;
-use tessera::domain::permissions::PermissionSet;
-use tessera::domain::users::{self, NewUser};
-use tessera::domain::{oauth, teams};
+use tessera::domain::oauth;
 use tessera_tests::TestApp;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
@@ -30,7 +27,7 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 const WAIT: Duration = Duration::from_secs(20);
 
 const EMAIL: &str = "ada@example.org";
-const PASSWORD: &str = "correct horse battery staple";
+const PASSWORD: &str = tessera_tests::USER_PASSWORD;
 
 /// Whether the browser test can run here. Missing Chromium or chromedriver is a failure when
 /// `TESSERA_BROWSER_TESTS=required` and otherwise a skip, said in one line.
@@ -181,30 +178,6 @@ async fn callback_server() -> (u16, mpsc::UnboundedReceiver<String>) {
     (port, rx)
 }
 
-/// A user with a password who belongs to a team with every permission on each organizer.
-async fn user_of(app: &TestApp, organizers: &[i64]) {
-    let user = users::create_user(
-        &app.db,
-        NewUser {
-            email: EMAIL.into(),
-            password: PASSWORD.into(),
-            fullname: "Ada Lovelace".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("user");
-    for org in organizers {
-        let team = teams::new_team(*org, "Admins", true, PermissionSet::all())
-            .insert(&app.db)
-            .await
-            .expect("team");
-        users::add_to_team(&app.db, user.id, team.id)
-            .await
-            .expect("member");
-    }
-}
-
 fn encode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
@@ -271,7 +244,7 @@ async fn a_person_authorizes_an_application_in_a_real_browser_and_the_applicatio
     let tessera = app.serve().await;
     let acme = app.organizer("acme").await;
     let globex = app.organizer("globex").await;
-    user_of(&app, &[acme, globex]).await;
+    tessera_tests::user_of(&app, EMAIL, &[acme, globex]).await;
     let (callback_port, mut callbacks) = callback_server().await;
     let redirect_uri = format!("http://127.0.0.1:{callback_port}/callback");
     let (application, secret) = oauth::create_application(

@@ -16,52 +16,16 @@ use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
 
-/// A seating plan's layout (`docs/seating-layout.md`), kept as sent with any keys beyond
-/// those documented. The document gives its shape; the rules no schema states (category
-/// names declared once, seats of declared categories, each `seat_guid` once, at most
-/// 100,000 rows and seats in all) are checked when it is stored.
-#[derive(Debug, Clone)]
-pub struct SeatingLayout(pub Value);
-
-impl poem_openapi::types::Type for SeatingLayout {
-    const IS_REQUIRED: bool = true;
-    type RawValueType = Self;
-    type RawElementValueType = Self;
-
-    fn name() -> std::borrow::Cow<'static, str> {
-        "SeatingLayout".into()
-    }
-
-    fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
-        <layout_shape::Layout as poem_openapi::types::Type>::schema_ref()
-    }
-
-    fn register(registry: &mut poem_openapi::registry::Registry) {
-        <layout_shape::Layout as poem_openapi::types::Type>::register(registry);
-    }
-
-    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
-        Some(self)
-    }
-
-    fn raw_element_iter<'a>(
-        &'a self,
-    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
-        Box::new(std::iter::once(self))
-    }
-}
-
-impl poem_openapi::types::ParseFromJSON for SeatingLayout {
-    fn parse_from_json(value: Option<Value>) -> poem_openapi::types::ParseResult<Self> {
-        Ok(Self(value.unwrap_or_default()))
-    }
-}
-
-impl poem_openapi::types::ToJSON for SeatingLayout {
-    fn to_json(&self) -> Option<Value> {
-        Some(self.0.clone())
-    }
-}
+crate::http::body::sent_json!(
+    /// A seating plan's layout (`docs/seating-layout.md`), kept as sent with any keys beyond
+    /// those documented. The document gives its shape; the rules no schema states (category
+    /// names declared once, seats of declared categories, each `seat_guid` once, at most
+    /// 100,000 rows and seats in all) are checked when it is stored.
+    SeatingLayout,
+    "SeatingLayout",
+    schema: <layout_shape::Layout as poem_openapi::types::Type>::schema_ref(),
+    register: <layout_shape::Layout as poem_openapi::types::Type>::register,
+);
 
 /// The documented shape of a layout: types for their schema only, never built (a layout
 /// stays the JSON sent).

@@ -52,53 +52,78 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
     }
 }
 
-/// A field of a request body that its operation refuses whenever it is sent, with a message
-/// of its own (e.g. lists that have their own endpoints). The body check lets any value
-/// through to the operation; the document says that no value is valid (`not: {}`).
-#[derive(Debug, Clone)]
-pub struct Refused(pub Value);
+/// Declares a request value kept as the JSON sent (`pub struct $ty(pub Value)`), whose
+/// schema in the document is `$schema`, with `$register` registering what it refers to:
+/// for values the operation checks itself beyond what a schema states.
+macro_rules! sent_json {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, schema: $schema:expr, register: $register:expr $(,)?) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        pub struct $ty(pub serde_json::Value);
+
+        impl poem_openapi::types::Type for $ty {
+            const IS_REQUIRED: bool = true;
+            type RawValueType = Self;
+            type RawElementValueType = Self;
+
+            fn name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+
+            fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
+                $schema
+            }
+
+            fn register(registry: &mut poem_openapi::registry::Registry) {
+                let register: fn(&mut poem_openapi::registry::Registry) = $register;
+                register(registry);
+            }
+
+            fn as_raw_value(&self) -> Option<&Self::RawValueType> {
+                Some(self)
+            }
+
+            fn raw_element_iter<'a>(
+                &'a self,
+            ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
+                Box::new(std::iter::once(self))
+            }
+        }
+
+        impl poem_openapi::types::ParseFromJSON for $ty {
+            fn parse_from_json(
+                value: Option<serde_json::Value>,
+            ) -> poem_openapi::types::ParseResult<Self> {
+                Ok(Self(value.unwrap_or_default()))
+            }
+        }
+
+        impl poem_openapi::types::ToJSON for $ty {
+            fn to_json(&self) -> Option<serde_json::Value> {
+                Some(self.0.clone())
+            }
+        }
+    };
+}
+pub(crate) use sent_json;
+
+sent_json!(
+    /// A field of a request body that its operation refuses whenever it is sent, with a
+    /// message of its own (e.g. lists that have their own endpoints). The body check lets any
+    /// value through to the operation; the document says that no value is valid (`not: {}`).
+    Refused,
+    "refused",
+    schema: {
+        let mut schema = MetaSchema::ANY;
+        schema.format = Some(Refused::FORMAT);
+        MetaSchemaRef::Inline(Box::new(schema))
+    },
+    register: |_| {},
+);
 
 impl Refused {
     /// The schema format that marks such a field until `http::document` writes it as `not: {}`.
     pub const FORMAT: &'static str = "refused";
-}
-
-impl Type for Refused {
-    const IS_REQUIRED: bool = true;
-    type RawValueType = Self;
-    type RawElementValueType = Self;
-
-    fn name() -> std::borrow::Cow<'static, str> {
-        "refused".into()
-    }
-
-    fn schema_ref() -> MetaSchemaRef {
-        let mut schema = MetaSchema::ANY;
-        schema.format = Some(Self::FORMAT);
-        MetaSchemaRef::Inline(Box::new(schema))
-    }
-
-    fn as_raw_value(&self) -> Option<&Self::RawValueType> {
-        Some(self)
-    }
-
-    fn raw_element_iter<'a>(
-        &'a self,
-    ) -> Box<dyn Iterator<Item = &'a Self::RawElementValueType> + 'a> {
-        Box::new(std::iter::once(self))
-    }
-}
-
-impl ParseFromJSON for Refused {
-    fn parse_from_json(value: Option<Value>) -> poem_openapi::types::ParseResult<Self> {
-        Ok(Self(value.unwrap_or_default()))
-    }
-}
-
-impl poem_openapi::types::ToJSON for Refused {
-    fn to_json(&self) -> Option<Value> {
-        Some(self.0.clone())
-    }
 }
 
 /// Bodies up to this size are parsed and checked where they arrive; larger ones on tokio's

@@ -7,10 +7,9 @@ use tessera::domain::oauth;
 use tessera_tests::{Reply, TestApp};
 
 use crate::browser_support::{Browser, csrf_field, html};
-use crate::oauth::{REDIRECT, basic, bearer, client, form, refresh, tokens, user_of};
+use crate::oauth::{REDIRECT, basic, bearer, client, form, refresh, tokens};
+use tessera_tests::{USER_PASSWORD as PASSWORD, user_of};
 
-/// The password `user_of` gives every user.
-const PASSWORD: &str = "correct horse battery";
 const WRONG_TOKEN: &str = "0123456789012345678901234567890123456789012345678901234567890123";
 
 /// A browser signed in as `email`.

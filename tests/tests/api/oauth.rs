@@ -3,40 +3,13 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use poem::http::Method;
-use sea_orm::{ActiveModelTrait, ConnectionTrait, Statement};
+use sea_orm::{ConnectionTrait, Statement};
 use serde_json::json;
 use tessera::db::entities::oauth_application;
-use tessera::domain::permissions::PermissionSet;
-use tessera::domain::users::{self, NewUser};
-use tessera::domain::{oauth, teams};
-use tessera_tests::{Reply, TestApp};
+use tessera::domain::oauth;
+use tessera_tests::{Reply, TestApp, user_of};
 
 pub const REDIRECT: &str = "https://client.example/callback";
-
-/// A user who belongs to a team with every permission on each of these organizers.
-pub async fn user_of(app: &TestApp, email: &str, organizers: &[i64]) -> i64 {
-    let user = users::create_user(
-        &app.db,
-        NewUser {
-            email: email.into(),
-            password: "correct horse battery".into(),
-            fullname: "Ada Lovelace".into(),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("user");
-    for org in organizers {
-        let team = teams::new_team(*org, "Admins", true, PermissionSet::all())
-            .insert(&app.db)
-            .await
-            .expect("team");
-        users::add_to_team(&app.db, user.id, team.id)
-            .await
-            .expect("member");
-    }
-    user.id
-}
 
 /// A registered client and its secret.
 pub async fn client(app: &TestApp) -> (oauth_application::Model, String) {

@@ -9,10 +9,10 @@ use tessera::domain::oauth as domain_oauth;
 use tessera_tests::{Reply, TestApp};
 
 use crate::browser_support::{Browser, csrf_field, encode, html};
-use crate::oauth::{REDIRECT, bearer, client, exchange, user_of};
+use crate::oauth::{REDIRECT, bearer, client, exchange};
+use tessera_tests::{USER_PASSWORD as PASSWORD, user_of};
 
 const EMAIL: &str = "ada@example.org";
-const PASSWORD: &str = "correct horse battery";
 
 /// The authorize URL for a client with these extra query pairs.
 fn authorize_url(client_id: &str, extra: &[(&str, &str)]) -> String {

@@ -8,7 +8,8 @@ use tessera::db::entities::organizer;
 use tessera::domain::resellers;
 use tessera_tests::TestApp;
 
-use crate::oauth::{bearer, client, tokens, user_of};
+use crate::oauth::{bearer, client, tokens};
+use tessera_tests::user_of;
 
 /// A user permitted on a new reseller account, and a token of theirs with this scope.
 async fn reseller_user(app: &TestApp, scope: &str) -> (i64, String) {
