@@ -14,6 +14,7 @@ mod m0009_upload_limits;
 mod m0010_config_changes;
 mod m0011_accounts;
 mod m0012_one_grant_per_application;
+mod m0013_talk;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -37,6 +38,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0010_config_changes::Migration),
             Box::new(m0011_accounts::Migration),
             Box::new(m0012_one_grant_per_application::Migration),
+            Box::new(m0013_talk::Migration),
         ]
     }
 }

@@ -312,6 +312,7 @@ fn new_row(organizer_id: i64, body: EventCreate, source: Option<&event::Model>) 
             .map(|p| to_json(&p))
             .or_else(|| source.map(|s| s.plugins.clone()))
             .unwrap_or(json!([])),
+        talk_enabled: false,
         seating_plan_id: body
             .seating_plan
             .or_else(|| source.and_then(|s| s.seating_plan_id)),

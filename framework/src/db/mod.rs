@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, Database, DatabaseTransaction, DbBackend, DbErr, SqliteTransactionMode,
-    TransactionOptions, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DatabaseTransaction, DbBackend, DbErr,
+    SqliteTransactionMode, TransactionOptions, TransactionTrait,
 };
 use tessera_migrations::{Migrator, MigratorTrait};
 
@@ -133,6 +133,15 @@ pub async fn count_queries<F: Future>(f: F) -> (F::Output, u32) {
             (out, QUERIES.with(Cell::get))
         })
         .await
+}
+
+/// Runs one statement with `$n` placeholders; gives how many rows it touched.
+pub async fn execute<I>(db: &impl ConnectionTrait, sql: &str, values: I) -> Result<u64, DbErr>
+where
+    I: IntoIterator<Item = sea_orm::Value>,
+{
+    let stmt = sea_orm::Statement::from_sql_and_values(db.get_database_backend(), sql, values);
+    Ok(db.execute_raw(stmt).await?.rows_affected())
 }
 
 /// The file of a SQLite URL; `None` for other databases and in-memory SQLite.

@@ -12,6 +12,7 @@ use crate::db::entities::{event, team};
 use crate::domain::cache::Cache;
 use crate::domain::oauth::Scope;
 use crate::domain::permissions::{Permission, PermissionSet};
+use crate::domain::talk::tokens::{self as user_tokens, Endpoints};
 use crate::domain::{oauth, teams, tokens, users};
 use crate::values::ApiError;
 
@@ -24,6 +25,8 @@ pub enum Credentials {
     Bearer(String),
     /// `Device <token>`: a device API token.
     Device(String),
+    /// `Token <token>` under the talk side's `/api/` (not `/api/v1/`): a user API token.
+    UserToken(String),
 }
 
 /// An organizer as a caller sees it.
@@ -65,6 +68,17 @@ pub struct Grant {
     pub permissions: PermissionSet,
     /// Events covered by the event-level permissions.
     pub events: EventScope,
+    /// What limits the grant's reviewing (talk side).
+    pub review: ReviewLimits,
+}
+
+/// What limits a team's reviewers on the talk side.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReviewLimits {
+    /// Speaker names are hidden from the team's reviewers.
+    pub hide_speaker_names: bool,
+    /// The tracks the team reviews; empty for all.
+    pub tracks: Vec<i64>,
 }
 
 /// What kind of caller this is.
@@ -87,6 +101,19 @@ pub enum CallerKind {
         application_id: i64,
         /// What the token may do.
         scope: Scope,
+    },
+    /// A user API token of the talk side acting for a user.
+    UserToken {
+        /// The token row.
+        token_id: i64,
+        /// The user it acts for.
+        user_id: i64,
+        /// The endpoints and actions it may use.
+        endpoints: Endpoints,
+        /// `None` for every event the user may see, else these event IDs.
+        events: Option<Vec<i64>>,
+        /// The version it is fixed to; `None` until first used.
+        version: Option<String>,
     },
 }
 
@@ -140,6 +167,7 @@ impl Caller {
             CallerKind::OAuth {
                 access_token_id, ..
             } => format!("oauth:{access_token_id}"),
+            CallerKind::UserToken { user_id, .. } => format!("user:{user_id}"),
         }
     }
 
@@ -293,6 +321,7 @@ pub async fn resolve(
             }
         }
         Credentials::Bearer(token) => resolve_bearer(db, token, method).await?,
+        Credentials::UserToken(token) => resolve_user_token(db, token).await?,
         Credentials::Device(_) => None,
     };
     Ok(caller.map(|mut c| {
@@ -335,7 +364,41 @@ async fn resolve_team_token(
             },
             permissions: teams::permissions(&team),
             events,
+            review: ReviewLimits::default(),
         }],
+    }))
+}
+
+/// Resolves a talk-side user API token to its caller; `None` for an unknown or expired
+/// token. The grants are the user's teams, narrowed to the token's events.
+async fn resolve_user_token(
+    db: &impl ConnectionTrait,
+    token: &str,
+) -> Result<Option<Caller>, ApiError> {
+    let Some(found) = user_tokens::resolve(db, token).await? else {
+        return Ok(None);
+    };
+    let mut grants = users::organizers_of(db, found.user_id).await?;
+    if let Some(only) = &found.events {
+        for g in &mut grants {
+            g.events = EventScope::Only(
+                only.iter()
+                    .copied()
+                    .filter(|id| g.events.covers(*id))
+                    .collect(),
+            );
+        }
+    }
+    Ok(Some(Caller {
+        kind: CallerKind::UserToken {
+            token_id: found.id,
+            user_id: found.user_id,
+            endpoints: found.endpoints,
+            events: found.events,
+            version: found.version,
+        },
+        grants,
+        kept: None,
     }))
 }
 

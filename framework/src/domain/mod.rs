@@ -27,6 +27,7 @@ pub mod settings;
 pub mod signing;
 pub mod slug;
 pub mod subevents;
+pub mod talk;
 pub mod tax_rules;
 pub mod teams;
 pub mod tokens;

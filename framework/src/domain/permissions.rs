@@ -25,11 +25,15 @@ pub enum Permission {
     ViewVouchers,
     /// Change vouchers.
     ChangeVouchers,
+    /// Change submissions of the call for papers (talk side).
+    ChangeSubmissions,
+    /// Review submissions (talk side).
+    Review,
 }
 
 impl Permission {
     /// Every permission, in the order of [`Permission::name`]'s table.
-    pub const ALL: [Permission; 11] = [
+    pub const ALL: [Permission; 13] = [
         Permission::CreateEvents,
         Permission::ChangeTeams,
         Permission::ChangeOrganizerSettings,
@@ -41,6 +45,8 @@ impl Permission {
         Permission::CheckinOrders,
         Permission::ViewVouchers,
         Permission::ChangeVouchers,
+        Permission::ChangeSubmissions,
+        Permission::Review,
     ];
 
     /// The API and CLI name, e.g. `can_manage_gift_cards`.
@@ -57,6 +63,8 @@ impl Permission {
             Permission::CheckinOrders => "can_checkin_orders",
             Permission::ViewVouchers => "can_view_vouchers",
             Permission::ChangeVouchers => "can_change_vouchers",
+            Permission::ChangeSubmissions => "can_change_submissions",
+            Permission::Review => "is_reviewer",
         }
     }
 

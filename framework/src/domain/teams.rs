@@ -23,6 +23,8 @@ pub fn permissions(t: &team::Model) -> PermissionSet {
         t.can_checkin_orders,
         t.can_view_vouchers,
         t.can_change_vouchers,
+        t.can_change_submissions,
+        t.is_reviewer,
     ];
     Permission::ALL
         .into_iter()
@@ -46,6 +48,8 @@ pub fn set_permission(t: &mut team::ActiveModel, p: Permission, on: bool) {
         Permission::CheckinOrders => &mut t.can_checkin_orders,
         Permission::ViewVouchers => &mut t.can_view_vouchers,
         Permission::ChangeVouchers => &mut t.can_change_vouchers,
+        Permission::ChangeSubmissions => &mut t.can_change_submissions,
+        Permission::Review => &mut t.is_reviewer,
     };
     *field = Set(on);
 }
@@ -67,6 +71,21 @@ pub fn new_team(
         set_permission(&mut t, p, perms.has(p));
     }
     t
+}
+
+/// The tracks a team's reviewers are limited to; empty for all.
+pub async fn track_ids(
+    db: &impl ConnectionTrait,
+    team_id: i64,
+) -> Result<Vec<i64>, sea_orm::DbErr> {
+    let rows = db
+        .query_all_raw(sea_orm::Statement::from_sql_and_values(
+            db.get_database_backend(),
+            "SELECT track_id FROM team_tracks WHERE team_id = $1 ORDER BY track_id",
+            [team_id.into()],
+        ))
+        .await?;
+    rows.iter().map(|r| r.try_get("", "track_id")).collect()
 }
 
 /// The events of a team without `all_events`.

@@ -17,7 +17,7 @@ use sea_orm::{
 
 use super::teams;
 use crate::db::entities::{team, user};
-use crate::domain::access::{EventScope, Grant, OrganizerRef};
+use crate::domain::access::{EventScope, Grant, OrganizerRef, ReviewLimits};
 
 /// Longest email address (RFC 5321's path limit, and the column's).
 pub const MAX_EMAIL_LEN: usize = 254;
@@ -148,6 +148,7 @@ pub async fn create_user(
         is_staff: Set(new.is_staff),
         active: Set(true),
         created: Set(Utc::now()),
+        code: Set(super::tokens::random_from(super::tokens::UNAMBIGUOUS, 8)),
         ..Default::default()
     }
     .insert(db)
@@ -295,6 +296,14 @@ pub async fn organizers_of(db: &impl ConnectionTrait, user_id: i64) -> Result<Ve
             },
             permissions: teams::permissions(&team),
             events,
+            review: ReviewLimits {
+                hide_speaker_names: team.force_hide_speaker_names,
+                tracks: if team.is_reviewer {
+                    teams::track_ids(db, team.id).await?
+                } else {
+                    Vec::new()
+                },
+            },
         });
     }
     Ok(grants)

@@ -14,14 +14,22 @@ pub use crate::domain::access::{
 };
 use crate::state::AppState;
 
-/// Parses an `Authorization` header value; `None` for an unknown scheme or an empty value.
-pub fn credentials(header: &str) -> Option<Credentials> {
+/// Whether a path belongs to the talk side (`/api/`, but not the ticketing side's
+/// `/api/v1/`), where `Token` names a user API token rather than a team token.
+pub fn is_talk_path(path: &str) -> bool {
+    (path == "/api" || path.starts_with("/api/")) && !path.starts_with("/api/v1")
+}
+
+/// Parses an `Authorization` header value of a request to `path`; `None` for an unknown
+/// scheme or an empty value.
+pub fn credentials(header: &str, path: &str) -> Option<Credentials> {
     let (scheme, value) = header.trim().split_once(' ')?;
     let value = value.trim().to_owned();
     if value.is_empty() {
         return None;
     }
     match scheme.to_ascii_lowercase().as_str() {
+        "token" if is_talk_path(path) => Some(Credentials::UserToken(value)),
         "token" => Some(Credentials::Token(value)),
         "bearer" => Some(Credentials::Bearer(value)),
         "device" => Some(Credentials::Device(value)),
@@ -106,7 +114,8 @@ pub async fn authenticate(req: &Request) -> Result<Caller, ApiError> {
             "Authentication credentials were not provided.",
         ));
     };
-    let Some(creds) = value.to_str().ok().and_then(credentials) else {
+    let path = req.uri().path();
+    let Some(creds) = value.to_str().ok().and_then(|v| credentials(v, path)) else {
         return Err(ApiError::unauthorized("Invalid token."));
     };
     let generation = state.cache.generation().await;
@@ -127,24 +136,41 @@ mod tests {
 
     #[test]
     fn authorization_headers_parse_by_scheme() {
+        let v1 = "/api/v1/organizers/";
         assert_eq!(
-            credentials("Token abc"),
+            credentials("Token abc", v1),
             Some(Credentials::Token("abc".into()))
         );
         assert_eq!(
-            credentials("token  abc "),
+            credentials("token  abc ", v1),
             Some(Credentials::Token("abc".into()))
         );
         assert_eq!(
-            credentials("Bearer x"),
+            credentials("Bearer x", v1),
             Some(Credentials::Bearer("x".into()))
         );
         assert_eq!(
-            credentials("Device y"),
+            credentials("Device y", v1),
             Some(Credentials::Device("y".into()))
         );
-        assert_eq!(credentials("Basic zz"), None);
-        assert_eq!(credentials("Token"), None);
-        assert_eq!(credentials("Token "), None);
+        assert_eq!(credentials("Basic zz", v1), None);
+        assert_eq!(credentials("Token", v1), None);
+        assert_eq!(credentials("Token ", v1), None);
+    }
+
+    #[test]
+    fn tokens_under_the_talk_side_are_user_tokens() {
+        assert_eq!(
+            credentials("Token abc", "/api/events/x/submissions/"),
+            Some(Credentials::UserToken("abc".into()))
+        );
+        assert_eq!(
+            credentials("Token abc", "/api/upload"),
+            Some(Credentials::UserToken("abc".into()))
+        );
+        assert_eq!(
+            credentials("Token abc", "/api/v1"),
+            Some(Credentials::Token("abc".into()))
+        );
     }
 }

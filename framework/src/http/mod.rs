@@ -14,6 +14,7 @@ pub mod pagination;
 pub mod responses;
 pub mod routes;
 pub mod serve;
+pub mod talk;
 
 pub use crate::values::{
     ApiError, Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money,

@@ -59,6 +59,8 @@ pub struct Model {
     pub public_key: String,
     /// Private key of the ticket signature scheme (base64); never shown.
     pub private_key: String,
+    /// Whether the talk side (`/api/events/{slug}/`) serves this event.
+    pub talk_enabled: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

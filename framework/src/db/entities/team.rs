@@ -37,6 +37,12 @@ pub struct Model {
     pub can_view_vouchers: bool,
     /// May change vouchers.
     pub can_change_vouchers: bool,
+    /// May change submissions of the call for papers (talk side).
+    pub can_change_submissions: bool,
+    /// Reviews submissions (talk side).
+    pub is_reviewer: bool,
+    /// Hides speaker names from the team's reviewers, whatever the review phase.
+    pub force_hide_speaker_names: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

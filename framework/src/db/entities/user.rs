@@ -25,6 +25,8 @@ pub struct Model {
     pub active: bool,
     /// When the user was created.
     pub created: DateTimeUtc,
+    /// Opaque public code naming the user on the talk side.
+    pub code: String,
 }
 
 /// Relations (none declared; queries join explicitly).

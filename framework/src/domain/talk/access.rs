@@ -1,0 +1,204 @@
+//! Who may see which talk-side event, and how. A talk-side event is found by its slug
+//! among the events with the talk side switched on. Anyone may see a public one; a user
+//! token sees the events of its user's teams that its scopes cover. An event the caller
+//! may not see is 404; an endpoint or action outside the token's scopes is 403; a missing
+//! permission is 401 for anonymous callers and 403 for authenticated ones.
+
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+
+use super::tokens::{Action, Endpoints};
+use super::version::ApiVersion;
+use crate::db::entities::event;
+use crate::domain::access::{Caller, CallerKind};
+use crate::domain::permissions::{Permission, PermissionSet};
+use crate::values::ApiError;
+
+/// A talk-side request's caller (anonymous or a user token) and the API version in force.
+#[derive(Debug, Clone)]
+pub struct TalkCaller {
+    /// The authenticated caller; `None` for an anonymous request.
+    pub caller: Option<Caller>,
+    /// The version the answer is shaped for.
+    pub version: ApiVersion,
+}
+
+/// The 404 of an object or event the caller may not see.
+pub fn not_found() -> ApiError {
+    ApiError::not_found("Not found.")
+}
+
+impl TalkCaller {
+    /// The user the token acts for, with the token's scopes; `None` for anonymous callers.
+    pub fn token(&self) -> Option<(i64, &Endpoints, Option<&[i64]>)> {
+        match &self.caller.as_ref()?.kind {
+            CallerKind::UserToken {
+                user_id,
+                endpoints,
+                events,
+                ..
+            } => Some((*user_id, endpoints, events.as_deref())),
+            _ => None,
+        }
+    }
+
+    /// The user behind the token, or 401 for an anonymous request.
+    pub fn user_id(&self) -> Result<i64, ApiError> {
+        self.token()
+            .map(|(user, ..)| user)
+            .ok_or_else(|| ApiError::unauthorized("Authentication credentials were not provided."))
+    }
+
+    /// 401 for anonymous callers, 403 for authenticated ones: the answer to a missing
+    /// permission.
+    pub fn deny(&self) -> ApiError {
+        if self.caller.is_some() {
+            ApiError::forbidden_because("You do not have permission to perform this action.")
+        } else {
+            ApiError::unauthorized("Authentication credentials were not provided.")
+        }
+    }
+
+    /// Ok when the token's scopes allow `action` on `endpoint` (anonymous callers pass:
+    /// what they may see is decided per object), else 403.
+    pub fn allow(&self, endpoint: &str, action: Action) -> Result<(), ApiError> {
+        match self.token() {
+            Some((_, endpoints, _)) if !endpoints.allows(endpoint, action) => Err(self.deny()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the caller's token covers the event (anonymous callers cover none).
+    fn covers(&self, event_id: i64) -> bool {
+        self.token()
+            .is_some_and(|(_, _, events)| events.is_none_or(|ids| ids.contains(&event_id)))
+    }
+
+    /// The talk-side event with this slug as the caller sees it: 404 when there is none
+    /// or the caller may not see it; 403 for a reviewer who may not see speaker names
+    /// (the API cannot promise anonymity through `?expand=`).
+    pub async fn event(
+        &self,
+        db: &impl ConnectionTrait,
+        slug: &str,
+    ) -> Result<TalkEvent, ApiError> {
+        let found = event::Entity::find()
+            .filter(event::Column::Slug.eq(slug))
+            .filter(event::Column::TalkEnabled.eq(true))
+            .one(db)
+            .await?
+            .ok_or_else(not_found)?;
+        if self.token().is_some() && !self.covers(found.id) {
+            return Err(not_found());
+        }
+        let role = self
+            .caller
+            .as_ref()
+            .map(|c| Role::of(c, &found))
+            .unwrap_or_default();
+        if role.permissions == PermissionSet::NONE && !found.is_public {
+            return Err(not_found());
+        }
+        if role.is_only_reviewer() && role.hide_speaker_names {
+            return Err(self.deny());
+        }
+        Ok(TalkEvent {
+            event: found,
+            role,
+            caller: self.clone(),
+        })
+    }
+}
+
+/// What the caller may do on one event.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Role {
+    /// The caller's team permissions for the event.
+    pub permissions: PermissionSet,
+    /// Speaker names are hidden from the caller as a reviewer.
+    pub hide_speaker_names: bool,
+    /// The tracks the caller reviews; empty for all.
+    pub review_tracks: Vec<i64>,
+}
+
+impl Role {
+    fn of(caller: &Caller, ev: &event::Model) -> Self {
+        let grants: Vec<_> = caller
+            .grants
+            .iter()
+            .filter(|g| g.organizer.id == ev.organizer_id && g.events.covers(ev.id))
+            .collect();
+        let reviewing: Vec<_> = grants
+            .iter()
+            .filter(|g| g.permissions.has(Permission::Review))
+            .collect();
+        Self {
+            permissions: grants
+                .iter()
+                .fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions)),
+            hide_speaker_names: !reviewing.is_empty()
+                && reviewing.iter().all(|g| g.review.hide_speaker_names),
+            review_tracks: if reviewing.iter().any(|g| g.review.tracks.is_empty()) {
+                Vec::new()
+            } else {
+                reviewing
+                    .iter()
+                    .flat_map(|g| g.review.tracks.iter().copied())
+                    .collect()
+            },
+        }
+    }
+
+    /// May change submissions: an organiser of the call for papers.
+    pub fn is_orga(&self) -> bool {
+        self.permissions.has(Permission::ChangeSubmissions)
+    }
+
+    /// Reviews submissions.
+    pub fn is_reviewer(&self) -> bool {
+        self.permissions.has(Permission::Review)
+    }
+
+    /// Reviews without being an organiser of the call for papers.
+    pub fn is_only_reviewer(&self) -> bool {
+        self.is_reviewer() && !self.is_orga()
+    }
+
+    /// Any team permission for the event at all.
+    pub fn is_member(&self) -> bool {
+        self.permissions != PermissionSet::NONE
+    }
+}
+
+/// A talk-side event, found and visible to the caller.
+#[derive(Debug, Clone)]
+pub struct TalkEvent {
+    /// The event.
+    pub event: event::Model,
+    /// What the caller may do there.
+    pub role: Role,
+    /// Who is calling.
+    pub caller: TalkCaller,
+}
+
+impl TalkEvent {
+    /// Ok when the token allows `action` on `endpoint` and `permitted` holds, else 403 (or
+    /// 401 for an anonymous caller).
+    pub fn require(&self, endpoint: &str, action: Action, permitted: bool) -> Result<(), ApiError> {
+        self.caller.allow(endpoint, action)?;
+        if permitted {
+            Ok(())
+        } else {
+            Err(self.caller.deny())
+        }
+    }
+
+    /// The user behind the token, for the activity log; `None` for anonymous callers.
+    pub fn user_id(&self) -> Option<i64> {
+        self.caller.token().map(|(user, ..)| user)
+    }
+
+    /// The version the answer is shaped for.
+    pub fn version(&self) -> ApiVersion {
+        self.caller.version
+    }
+}
