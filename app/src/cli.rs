@@ -168,6 +168,49 @@ enum AdminTask {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// Switch the talk side (`/api/events/{slug}/`) of an event on or off. Switching it on
+    /// needs a slug no other organizer's event on the talk side has.
+    #[command(group(clap::ArgGroup::new("switch").required(true).args(["on", "off"])))]
+    EventTalk {
+        /// Organizer slug.
+        #[arg(long)]
+        organizer: String,
+        /// Event slug.
+        #[arg(long)]
+        event: String,
+        /// Switch the talk side on.
+        #[arg(long)]
+        on: bool,
+        /// Switch the talk side off.
+        #[arg(long)]
+        off: bool,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Create a talk-side API token (`/api/`) for a user, reading every endpoint (or, with
+    /// --write, reading and writing); prints the token alone on the last line. Input the
+    /// command refuses (unknown user or event, bad expiry) exits with code 2.
+    CreateUserToken {
+        /// Email of the user the token acts for.
+        #[arg(long)]
+        email: String,
+        /// The token's name.
+        #[arg(long, default_value = "cli")]
+        name: String,
+        /// Read and write every endpoint (default: read only).
+        #[arg(long)]
+        write: bool,
+        /// Limit the token to this talk-enabled event of the user's teams (repeatable);
+        /// without it the token has all events.
+        #[arg(long, value_name = "SLUG")]
+        event: Vec<String>,
+        /// When the token stops working, e.g. 2030-01-31T18:00:00Z or "2030-01-31 18:00"
+        /// (UTC).
+        #[arg(long, value_name = "DATETIME")]
+        expires: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
     /// Let an organizer accept the gift cards of an issuer.
     AcceptGiftcards {
         /// The accepting organizer's slug.
@@ -243,8 +286,24 @@ fn permissions(all: bool, names: &[String]) -> Result<Option<PermissionSet>, Str
         .map(Some)
 }
 
+/// A command that failed: the message for stderr and the exit code (2 for input a command
+/// refuses where it says so, as for usage errors; 1 otherwise).
+#[derive(Debug)]
+pub struct Failure {
+    /// One line saying what went wrong.
+    pub message: String,
+    /// The process's exit code.
+    pub code: u8,
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self { message, code: 1 }
+    }
+}
+
 /// Runs a command; `plugins` adds the binary's compiled-in plugins to an app.
-pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
+pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), Failure> {
     match cli.command {
         Command::Serve { bind, db, data_dir } => {
             let config = load_config(cli.config, bind, db, data_dir)?;
@@ -253,7 +312,7 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
                 .build()
                 .await
                 .map_err(|e| e.to_string())?;
-            server.run().await.map_err(|e| e.to_string())
+            Ok(server.run().await.map_err(|e| e.to_string())?)
         }
         Command::Migrate { db } => {
             let config = load_config(cli.config, None, db, None)?;
@@ -276,13 +335,13 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), String> {
                 .await
                 .map_err(|e| e.to_string())?;
             print_demo(&server.state().public_url, &seed);
-            server.run().await.map_err(|e| e.to_string())
+            Ok(server.run().await.map_err(|e| e.to_string())?)
         }
         Command::Admin { task } => run_admin(cli.config, task).await,
     }
 }
 
-async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String> {
+async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure> {
     match task {
         AdminTask::CreateOrganizer { slug, name, db } => {
             let db = connect(&load_config(file, None, db, None)?).await?;
@@ -360,6 +419,46 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), String>
                 "{}",
                 serde_json::json!({"id": account.id, "name": account.name})
             );
+        }
+        AdminTask::EventTalk {
+            organizer,
+            event,
+            on,
+            off: _,
+            db,
+        } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            admin::set_event_talk(&db, &organizer, &event, on)
+                .await
+                .map_err(|e| e.to_string())?;
+            let state = if on { "on" } else { "off" };
+            outln!("the talk side of {organizer}/{event} is {state}");
+        }
+        AdminTask::CreateUserToken {
+            email,
+            name,
+            write,
+            event,
+            expires,
+            db,
+        } => {
+            let db = connect(&load_config(file, None, db, None)?).await?;
+            let request = admin::UserTokenRequest {
+                email,
+                name,
+                write,
+                events: event,
+                expires,
+            };
+            let token = admin::create_user_token(&db, &request)
+                .await
+                .map_err(|e| match e {
+                    admin::AdminError::Invalid(message) => Failure { message, code: 2 },
+                    other => Failure::from(other.to_string()),
+                })?;
+            let access = if write { "read-write" } else { "read-only" };
+            outln!("created a {access} API token for {}", request.email);
+            outln!("{token}");
         }
         AdminTask::AcceptGiftcards {
             organizer,
@@ -454,7 +553,30 @@ fn print_demo(base: &str, seed: &admin::DemoSeed) {
         admin::DEMO_EVENT
     );
     outln!("\nInteractive API documentation: {base}/docs/\n");
+    print_demo_talk(base, seed);
     print_demo_oauth(base, seed);
+}
+
+/// The talk side of the demo event: a user token and requests to try.
+fn print_demo_talk(base: &str, seed: &admin::DemoSeed) {
+    let token = &seed.talk_token;
+    let auth = format!("-H 'Authorization: Token {token}'");
+    let json = "-H 'Content-Type: application/json'";
+    let ev = format!("{base}/api/events/{}", admin::DEMO_EVENT);
+    outln!("The talk side (/api/): the demo user's token (shown once):\n\n  {token}\n");
+    outln!("Try:\n");
+    outln!("  curl {base}/api/");
+    outln!("  curl {auth} {base}/api/events/");
+    outln!(
+        "  curl {auth} '{ev}/submissions/?state=submitted&expand=speakers,track,answers.question'"
+    );
+    outln!("  curl {auth} '{ev}/speakers/?q=grace&lang=en'");
+    outln!("  curl {auth} {ev}/questions/?expand=options");
+    outln!(
+        "  curl {auth} {json} -d '{{\"name\": {{\"en\": \"Lightning talk\"}}, \"default_duration\": 5}}' {ev}/submission-types/"
+    );
+    outln!("  curl {auth} -X POST {ev}/submissions/<code>/accept/   # a submitted one's code");
+    outln!("");
 }
 
 /// The demo user's sign-in and the OAuth flow of their application, by browser and curl.

@@ -19,9 +19,9 @@ async fn main() -> ExitCode {
     };
     match cli::run(command, with_plugins).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
+        Err(failure) => {
+            eprintln!("error: {}", failure.message);
+            ExitCode::from(failure.code)
         }
     }
 }

@@ -730,3 +730,256 @@ async fn create_oauth_app_and_create_reseller_print_their_json_alone_on_the_last
     ]);
     assert!(!bad_uri.status.success());
 }
+
+#[tokio::test]
+async fn admin_event_talk_switches_the_talk_side_and_refuses_a_taken_slug() {
+    use sea_orm::{EntityTrait, Set};
+    use tessera::db::entities::event;
+    let db = fresh_database().await;
+    let conn = tessera::db::connect(&db.url, 2).await.expect("connect");
+    tessera::db::migrate(&conn).await.expect("migrate");
+    let mut ids = Vec::new();
+    for org in ["acme", "other"] {
+        let org = tessera::admin::create_organizer(&conn, org, org)
+            .await
+            .expect("organizer");
+        let row = event::ActiveModel {
+            organizer_id: Set(org.id),
+            slug: Set("conf".into()),
+            name: Set(json!({"en": "Conf"})),
+            currency: Set("EUR".into()),
+            date_from: Set(chrono::Utc::now()),
+            ..Default::default()
+        };
+        ids.push(
+            tessera::domain::events::insert(&conn, row)
+                .await
+                .expect("event")
+                .id,
+        );
+    }
+    let talk = |id: i64| {
+        let conn = conn.clone();
+        async move {
+            event::Entity::find_by_id(id)
+                .one(&conn)
+                .await
+                .expect("query")
+                .expect("event")
+                .talk_enabled
+        }
+    };
+    let switch = |org: &str, event: &str, flag: &str| {
+        tessera(&[
+            "admin",
+            "event-talk",
+            "--organizer",
+            org,
+            "--event",
+            event,
+            flag,
+            "--database-url",
+            &db.url,
+        ])
+    };
+
+    let on = switch("acme", "conf", "--on");
+    assert!(on.status.success(), "{}", stderr(&on));
+    assert!(stdout(&on).contains("acme/conf is on"), "{}", stdout(&on));
+    assert!(talk(ids[0]).await);
+
+    let clash = switch("other", "conf", "--on");
+    assert!(!clash.status.success());
+    assert!(stderr(&clash).contains("slug"), "{}", stderr(&clash));
+    assert_eq!(stderr(&clash).trim_end().lines().count(), 1);
+    assert!(!talk(ids[1]).await);
+
+    let off = switch("acme", "conf", "--off");
+    assert!(off.status.success(), "{}", stderr(&off));
+    assert!(!talk(ids[0]).await);
+    let on = switch("other", "conf", "--on");
+    assert!(on.status.success(), "{}", stderr(&on));
+    assert!(talk(ids[1]).await);
+
+    let missing = switch("acme", "nope", "--on");
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("no event"),
+        "{}",
+        stderr(&missing)
+    );
+    for args in [
+        vec![
+            "admin",
+            "event-talk",
+            "--organizer",
+            "acme",
+            "--event",
+            "conf",
+        ],
+        vec![
+            "admin",
+            "event-talk",
+            "--organizer",
+            "acme",
+            "--event",
+            "conf",
+            "--on",
+            "--off",
+        ],
+    ] {
+        let out = tessera(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+/// An event of `organizer` with the talk side switched on, made on the database directly.
+async fn talk_event(conn: &tessera::db::DatabaseConnection, organizer: &str, slug: &str) {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
+    use tessera::db::entities::{event, organizer as org};
+    let organizer_id = org::Entity::find()
+        .filter(org::Column::Slug.eq(organizer))
+        .one(conn)
+        .await
+        .expect("query")
+        .expect("organizer")
+        .id;
+    let row = event::ActiveModel {
+        organizer_id: Set(organizer_id),
+        slug: Set(slug.into()),
+        name: Set(json!({"en": slug})),
+        currency: Set("EUR".into()),
+        date_from: Set(chrono::Utc::now() + chrono::Duration::days(365)),
+        ..Default::default()
+    };
+    tessera::domain::events::insert(conn, row)
+        .await
+        .expect("event");
+    tessera::admin::set_event_talk(conn, organizer, slug, true)
+        .await
+        .expect("talk side on");
+}
+
+#[tokio::test]
+async fn create_user_token_prints_a_talk_side_token_alone_on_the_last_line() {
+    use tessera::domain::talk::tokens::{self, Endpoints};
+    let db = fresh_database().await;
+    organizer_with_token(&db);
+    for args in [
+        &["create-organizer", "--slug", "globex", "--name", "Globex"][..],
+        &[
+            "create-user",
+            "--email",
+            "ada@example.org",
+            "--password",
+            "a long enough password",
+            "--organizer",
+            "acme",
+            "--team",
+            "programme",
+        ],
+    ] {
+        let mut all = vec!["admin"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--database-url", &db.url]);
+        let out = tessera(&all);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let conn = tessera::db::connect(&db.url, 2).await.expect("connect");
+    talk_event(&conn, "acme", "conf").await;
+    talk_event(&conn, "acme", "summit").await;
+    talk_event(&conn, "globex", "theirs").await;
+    let user = tessera::domain::users::find_by_email(&conn, "ada@example.org")
+        .await
+        .expect("query")
+        .expect("user")
+        .id;
+    let make = |extra: &[&str]| {
+        let mut all = vec![
+            "admin",
+            "create-user-token",
+            "--email",
+            "ada@example.org",
+            "--database-url",
+            &db.url,
+        ];
+        all.extend_from_slice(extra);
+        tessera(&all)
+    };
+    let last_line = |out: &Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        stdout(out).lines().last().expect("token line").to_owned()
+    };
+
+    let read = last_line(&make(&[]));
+    assert_eq!(read.len(), 64, "{read}");
+    let found = tokens::resolve(&conn, &read)
+        .await
+        .expect("query")
+        .expect("the token authenticates");
+    assert_eq!(found.user_id, user);
+    assert_eq!(found.endpoints, Endpoints::all_read());
+    assert_eq!(found.events, None);
+    assert_eq!(found.version, None, "fixed to a version on first use");
+
+    let write = last_line(&make(&[
+        "--write",
+        "--name",
+        "Schedule sync",
+        "--event",
+        "conf",
+        "--event",
+        "summit",
+        "--expires",
+        "2099-01-31T18:00:00Z",
+    ]));
+    assert_eq!(write.len(), 64, "{write}");
+    let found = tokens::resolve(&conn, &write)
+        .await
+        .expect("query")
+        .expect("the token authenticates");
+    assert_eq!(found.endpoints, Endpoints::all_write());
+    let listed = tokens::list_for_user(&conn, user).await.expect("list");
+    let row = listed.iter().find(|t| t.id == found.id).expect("listed");
+    assert_eq!(row.name, "Schedule sync");
+    assert_eq!(
+        row.events,
+        Some(vec!["conf".to_owned(), "summit".to_owned()])
+    );
+    assert_eq!(
+        row.expires.map(|e| e.to_rfc3339()),
+        Some("2099-01-31T18:00:00+00:00".to_owned())
+    );
+
+    for (extra, says) in [
+        (&["--event", "nowhere"][..], "\"nowhere\""),
+        (&["--event", "theirs"][..], "\"theirs\""),
+        (&["--expires", "soon"][..], "invalid expiry"),
+        (&["--expires", "2001-01-01"][..], "in the future"),
+    ] {
+        let out = make(extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.contains(says), "{extra:?}: {err}");
+        assert!(stdout(&out).is_empty(), "{extra:?}: no token printed");
+    }
+    let nobody = tessera(&[
+        "admin",
+        "create-user-token",
+        "--email",
+        "nobody@example.org",
+        "--database-url",
+        &db.url,
+    ]);
+    assert_eq!(nobody.status.code(), Some(2), "{}", stderr(&nobody));
+    assert!(stderr(&nobody).contains("no user with email"));
+    assert_eq!(
+        tokens::list_for_user(&conn, user)
+            .await
+            .expect("list")
+            .len(),
+        2,
+        "refused tokens are not made"
+    );
+}

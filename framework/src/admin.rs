@@ -671,6 +671,27 @@ pub struct DemoSeed {
     pub client_id: String,
     /// Its client secret, new on every run.
     pub client_secret: String,
+    /// A new read-write user API token of the demo user for the talk side (`/api/`).
+    pub talk_token: String,
+}
+
+/// A new read-write talk-side token of the demo user, for all events.
+async fn demo_talk_token(db: &DatabaseConnection) -> Result<String, AdminError> {
+    use crate::domain::talk::tokens::{self as user_tokens, Endpoints, NewToken, TokenError};
+    let user = users::find_by_email(db, DEMO_USER)
+        .await?
+        .ok_or_else(|| invalid("demo user missing"))?;
+    let new = NewToken {
+        name: "demo".into(),
+        endpoints: Endpoints::all_write(),
+        events: None,
+        expires: None,
+    };
+    match user_tokens::create(db, user.id, new).await {
+        Ok((_, token)) => Ok(token),
+        Err(TokenError::Db(e)) => Err(AdminError::Db(e)),
+        Err(other) => Err(invalid(format!("demo talk token: {other}"))),
+    }
 }
 
 /// Seeds the demo data when missing (an organizer with a gift card, and an event with
@@ -711,6 +732,13 @@ pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
             })?;
     }
     seed_demo_event(state, &org).await?;
+    let demo_event = event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(org.id))
+        .filter(event::Column::Slug.eq(DEMO_EVENT))
+        .one(db)
+        .await?
+        .ok_or_else(|| invalid("demo event missing"))?;
+    crate::domain::talk::demo::seed(db, demo_event.id).await?;
     let request = TokenRequest {
         organizer: DEMO_ORGANIZER.into(),
         team: "demo".into(),
@@ -719,11 +747,13 @@ pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
     };
     let token = create_token(db, &request).await?;
     let (password, client_id, client_secret) = seed_demo_account(db).await?;
+    let talk_token = demo_talk_token(db).await?;
     Ok(DemoSeed {
         token,
         password,
         client_id,
         client_secret,
+        talk_token,
     })
 }
 
@@ -806,4 +836,109 @@ pub async fn outbox_mail(
     crate::domain::mail::find(db, id)
         .await?
         .ok_or_else(|| invalid(format!("no mail with id {id} in the outbox")))
+}
+
+/// Switches the talk side of an organizer's event on or off; gives the event as saved.
+/// Switching it on needs a slug no other organizer's event on the talk side has.
+pub async fn set_event_talk(
+    db: &DatabaseConnection,
+    organizer: &str,
+    event_slug: &str,
+    on: bool,
+) -> Result<event::Model, AdminError> {
+    let org = organizer_by_slug(db, organizer).await?;
+    let found = event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(org.id))
+        .filter(event::Column::Slug.eq(event_slug))
+        .one(db)
+        .await?
+        .ok_or_else(|| invalid(format!("no event with slug {event_slug:?} at {organizer}")))?;
+    let taken = || {
+        invalid(format!(
+            "another organizer's event on the talk side already uses the slug {event_slug:?}"
+        ))
+    };
+    if on && events::talk_slug_taken(db, found.id, &found.slug).await? {
+        return Err(taken());
+    }
+    let mut row: event::ActiveModel = found.into();
+    row.talk_enabled = Set(on);
+    row.update(db).await.map_err(|e| {
+        if crate::db::is_unique_violation(&e) {
+            taken()
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// A new talk-side user API token, as `tessera admin create-user-token` asks for it.
+#[derive(Debug, Clone, Default)]
+pub struct UserTokenRequest {
+    /// Email of the user the token acts for.
+    pub email: String,
+    /// The token's name.
+    pub name: String,
+    /// Every endpoint read-write; else every endpoint read-only.
+    pub write: bool,
+    /// Slugs of talk-enabled events of the user's teams; empty means all events.
+    pub events: Vec<String>,
+    /// When it stops working (RFC 3339, or a date and time in UTC); `None` for never.
+    pub expires: Option<String>,
+}
+
+/// Makes a talk-side API token for a user; gives the token, stored only as a hash. An
+/// unknown user or event slug, or an expiry that is not a future date and time, is refused
+/// with a message naming it.
+pub async fn create_user_token(
+    db: &DatabaseConnection,
+    req: &UserTokenRequest,
+) -> Result<String, AdminError> {
+    use crate::domain::talk::tokens as user_tokens;
+    let user = user_by_email(db, &req.email).await?;
+    let events = if req.events.is_empty() {
+        None
+    } else {
+        let available = user_tokens::available_events(db, user.id).await?;
+        let mut ids = Vec::with_capacity(req.events.len());
+        for slug in &req.events {
+            let found = available.iter().find(|c| c.slug == *slug).ok_or_else(|| {
+                invalid(format!(
+                    "no event with slug {slug:?} on the talk side among the events of {}'s teams",
+                    user.email
+                ))
+            })?;
+            ids.push(found.id);
+        }
+        Some(ids)
+    };
+    let expires = match req.expires.as_deref() {
+        None => None,
+        Some(text) => Some(user_tokens::parse_expires(text).ok_or_else(|| {
+            invalid(format!(
+                "invalid expiry {text:?}: use e.g. 2030-01-31T18:00:00Z or 2030-01-31 18:00 (UTC)"
+            ))
+        })?),
+    };
+    let new = user_tokens::NewToken {
+        name: req.name.clone(),
+        endpoints: if req.write {
+            user_tokens::Endpoints::all_write()
+        } else {
+            user_tokens::Endpoints::all_read()
+        },
+        events,
+        expires,
+    };
+    match user_tokens::create(db, user.id, new).await {
+        Ok((_, token)) => Ok(token),
+        Err(user_tokens::TokenError::Invalid(errors)) => Err(invalid(
+            errors
+                .iter()
+                .map(|(field, message)| format!("{field}: {message}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        )),
+        Err(user_tokens::TokenError::Db(e)) => Err(e.into()),
+    }
 }

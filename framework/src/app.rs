@@ -121,11 +121,14 @@ pub struct Server {
 
 fn service() -> OpenApiService<impl poem_openapi::OpenApi, ()> {
     OpenApiService::new(
-        crate::api::ticketing_api(),
+        (crate::api::ticketing_api(), crate::api::talk::talk_api()),
         "Tessera",
         env!("CARGO_PKG_VERSION"),
     )
-    .description("Event-ticketing back end. The `/api/v1/` interface follows pretix's REST API.")
+    .description(
+        "Event-ticketing back end. The `/api/v1/` interface follows pretix's REST API; the \
+         talk side under `/api/` follows pretalx's (API version v2).",
+    )
 }
 
 /// The OpenAPI document of the API with these plugins' endpoints, as served; with the host
@@ -175,6 +178,10 @@ impl Server {
             .nest("/docs", make_sync(move |_| Html(ui.clone())))
             .at("/media/:key/:filename", get(crate::api::files::media))
             .at(
+                "/api/events/:event/talks/*rest",
+                crate::api::talk::submissions::talks_redirect,
+            )
+            .at(
                 "/:organizer/:event/order/:code/:secret",
                 get(crate::pages::order_page),
             )
@@ -200,6 +207,16 @@ impl Server {
             .at(
                 "/account/applications/:id/delete",
                 post(crate::web::account::delete),
+            )
+            .at("/orga/me", get(crate::web::talk_tokens::page))
+            .at("/orga/me/tokens", post(crate::web::talk_tokens::create))
+            .at(
+                "/orga/me/tokens/:id/upgrade",
+                post(crate::web::talk_tokens::upgrade),
+            )
+            .at(
+                "/orga/me/tokens/:id/disable",
+                post(crate::web::talk_tokens::disable),
             )
             .nest("/", service);
         let state = self.state.clone();
@@ -251,6 +268,10 @@ impl Server {
         tokio::spawn(crate::domain::availability::sweep_every(
             self.state.db.clone(),
             Duration::from_secs(60),
+        ));
+        tokio::spawn(crate::domain::talk::tokens::delete_expired_every(
+            self.state.db.clone(),
+            Duration::from_secs(60 * 60),
         ));
         let operations = crate::ops::listen(&self.state).await?;
         let served = self.serve(listener, shutdown_signal()).await;

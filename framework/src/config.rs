@@ -69,6 +69,10 @@ pub struct Config {
     /// Largest request body accepted, in bytes (uploads have their own limit); larger ones
     /// are answered 413 before they are read.
     pub max_body_bytes: usize,
+    /// Largest file accepted by the talk side's upload (`POST /api/upload/`), in bytes;
+    /// default 10 MiB. Each caller's unused uploads stay limited to 100 files and 100 MiB
+    /// together.
+    pub talk_upload_max_bytes: usize,
     /// Seconds a client may take to send a request's line and headers, counted from the
     /// connection's opening or the end of the previous answer: a connection that sends
     /// them slower, or nothing, is closed, as is a kept-alive one idle that long. At least 1.
@@ -116,6 +120,7 @@ impl Default for Config {
             anonymous_rate_limit_per_minute: None,
             trusted_proxies: Vec::new(),
             max_body_bytes: 1024 * 1024,
+            talk_upload_max_bytes: 10 * 1024 * 1024,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 30,
             max_connections: 2048,
@@ -245,6 +250,12 @@ impl Config {
                 message: "expected a whole number".into(),
             })?;
         }
+        if let Some(v) = env("TESSERA_TALK_UPLOAD_MAX_BYTES") {
+            config.talk_upload_max_bytes = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_TALK_UPLOAD_MAX_BYTES",
+                message: "expected a whole number".into(),
+            })?;
+        }
         for (name, setting) in [
             (
                 "TESSERA_HEADER_READ_TIMEOUT_SECS",
@@ -371,6 +382,16 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_talk_upload_limit_comes_from_the_environment() {
+        assert_eq!(Config::default().talk_upload_max_bytes, 10 * 1024 * 1024);
+        let env = |name: &str| (name == "TESSERA_TALK_UPLOAD_MAX_BYTES").then(|| "2048".into());
+        let config = Config::load_from(Overrides::default(), env).expect("config");
+        assert_eq!(config.talk_upload_max_bytes, 2048);
+        let bad = |name: &str| (name == "TESSERA_TALK_UPLOAD_MAX_BYTES").then(|| "10M".into());
+        assert!(Config::load_from(Overrides::default(), bad).is_err());
+    }
 
     #[test]
     fn flags_win_over_environment_which_wins_over_the_file() {

@@ -15,6 +15,7 @@ mod m0010_config_changes;
 mod m0011_accounts;
 mod m0012_one_grant_per_application;
 mod m0013_talk;
+mod m0014_talk_file_references;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -39,6 +40,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0011_accounts::Migration),
             Box::new(m0012_one_grant_per_application::Migration),
             Box::new(m0013_talk::Migration),
+            Box::new(m0014_talk_file_references::Migration),
         ]
     }
 }

@@ -87,6 +87,9 @@ pub struct EventOut {
     pub valid_keys: Option<BTreeMap<String, Vec<String>>>,
     /// Channels the event is sold on.
     pub sales_channels: Vec<String>,
+    /// Whether the talk side serves the event: its call for papers and program under
+    /// `/api/events/{slug}/`. Slugs of such events are unique across the installation.
+    pub talk_enabled: bool,
 }
 
 fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> EventOut {
@@ -120,6 +123,7 @@ fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> E
         valid_keys: detail
             .then(|| BTreeMap::from([(signing::SCHEME.to_owned(), vec![e.public_key.clone()])])),
         sales_channels: string_list(&e.sales_channels),
+        talk_enabled: e.talk_enabled,
     }
 }
 
@@ -189,6 +193,10 @@ pub struct EventCreate {
     /// Sales channels (default `["web"]`).
     #[oai(validator(max_length = 190, max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
+    /// Switches the talk side on: the event's call for papers and program are served under
+    /// `/api/events/{slug}/` (default false; a clone does not copy it). Needs a slug no
+    /// other organizer's event on the talk side has (400 on `slug` otherwise).
+    pub talk_enabled: Option<bool>,
 }
 
 /// A change of an event; absent fields stay as they are.
@@ -256,6 +264,10 @@ pub struct EventPatch {
     /// Sales channels.
     #[oai(validator(max_length = 190, max_items = 1000))]
     pub sales_channels: Option<Vec<String>>,
+    /// Switches the talk side on or off: the event's call for papers and program are served
+    /// under `/api/events/{slug}/`. Switching it on needs a slug no other organizer's event on
+    /// the talk side has (400 on `slug` otherwise).
+    pub talk_enabled: Option<bool>,
 }
 
 /// Order of the event list.
@@ -312,7 +324,8 @@ fn new_row(organizer_id: i64, body: EventCreate, source: Option<&event::Model>) 
             .map(|p| to_json(&p))
             .or_else(|| source.map(|s| s.plugins.clone()))
             .unwrap_or(json!([])),
-        talk_enabled: false,
+        // Never copied: a clone joins the talk side only when asked to.
+        talk_enabled: body.talk_enabled.unwrap_or(false),
         seating_plan_id: body
             .seating_plan
             .or_else(|| source.and_then(|s| s.seating_plan_id)),
@@ -382,6 +395,17 @@ fn apply_patch(e: &mut event::Model, p: EventPatch) {
         p.item_meta_properties.map(|m| to_json(&m)),
     );
     set(&mut e.sales_channels, p.sales_channels.map(|c| to_json(&c)));
+    set(&mut e.talk_enabled, p.talk_enabled);
+}
+
+/// The answer to a failed write of an event: a unique index of the slug (per organizer, or
+/// among talk-side events) that a concurrent write took first is 400 on `slug`.
+fn slug_clash(e: sea_orm::DbErr, message: &str) -> ApiError {
+    if crate::db::is_unique_violation(&e) {
+        ApiError::field("slug", message)
+    } else {
+        e.into()
+    }
 }
 
 /// Stores a new event (created, or cloned from `source` with its configuration) after
@@ -404,16 +428,9 @@ async fn create_event(
     row.seating_plan_id = Set(None);
     row.seat_category_mapping = Set(json!({}));
     let txn = begin_write(&state.db).await?;
-    let created = events::insert(&txn, row).await.map_err(|e| {
-        if crate::db::is_unique_violation(&e) {
-            ApiError::field(
-                "slug",
-                "This slug has already been used for a different event.",
-            )
-        } else {
-            e.into()
-        }
-    })?;
+    let created = events::insert(&txn, row)
+        .await
+        .map_err(|e| slug_clash(e, "This slug has already been used for a different event."))?;
     let item_ids = match source {
         // Boxed: copying a whole catalogue is a large future, kept off the caller's stack.
         Some(source) => Box::pin(events::copy_configuration(&txn, source, &created)).await?,
@@ -535,7 +552,8 @@ impl EventsApi {
 
     /// Create an event
     ///
-    /// Events cannot be created live. Needs `can_create_events`.
+    /// Events cannot be created live. With `talk_enabled`, the slug must be one no other
+    /// organizer's event on the talk side has (400 on `slug`). Needs `can_create_events`.
     #[oai(path = "/api/v1/organizers/:organizer/events", method = "post")]
     async fn create_event(
         &self,
@@ -561,7 +579,8 @@ impl EventsApi {
     /// Creates an event from the sent fields and copies `is_public`, `testmode`,
     /// `has_subevents`, settings, plugin settings and the configuration (items, categories,
     /// tax rules, ...) of the source event; sent values of `plugins`, `has_subevents` and
-    /// `is_public` win over the copies. Needs `can_create_events`.
+    /// `is_public` win over the copies. `talk_enabled` is not copied (false unless sent).
+    /// Needs `can_create_events`.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/clone",
         method = "post"
@@ -595,7 +614,9 @@ impl EventsApi {
     /// Change an event
     ///
     /// `slug` and `has_subevents` cannot change. Going live (`live: true`) needs a quota
-    /// and, when a product has a price, an enabled payment provider.
+    /// and, when a product has a price, an enabled payment provider. Switching the talk side
+    /// on (`talk_enabled: true`) needs a slug no other organizer's event on the talk side
+    /// has (400 on `slug`).
     #[oai(path = "/api/v1/organizers/:organizer/events/:event", method = "patch")]
     async fn patch_event(
         &self,
@@ -631,7 +652,9 @@ impl EventsApi {
             || candidate.seat_category_mapping != existing.seat_category_mapping;
         let txn = begin_write(&state.db).await?;
         let mut saved =
-            sea_orm::ActiveModelTrait::update(changed(existing.into(), &candidate), &txn).await?;
+            sea_orm::ActiveModelTrait::update(changed(existing.into(), &candidate), &txn)
+                .await
+                .map_err(|e| slug_clash(e, events::TALK_SLUG_TAKEN))?;
         if seating_changed {
             let mapping = candidate
                 .seat_category_mapping
@@ -714,6 +737,7 @@ fn changed(mut row: event::ActiveModel, c: &event::Model) -> event::ActiveModel 
     row.timezone = Set(c.timezone.clone());
     row.item_meta_properties = Set(c.item_meta_properties.clone());
     row.sales_channels = Set(c.sales_channels.clone());
+    row.talk_enabled = Set(c.talk_enabled);
     row
 }
 

@@ -30,27 +30,45 @@ pub struct FileBody {
 impl FileBody {
     /// The contents: 413 beyond [`files::MAX_SIZE`], 400 when empty or unreadable.
     pub async fn read(self) -> Result<Vec<u8>, ApiError> {
-        let data = self
-            .body
-            .into_bytes_limit(files::MAX_SIZE)
-            .await
-            .map_err(|e| match e {
-                ReadBodyError::PayloadTooLarge => ApiError::detail(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "The uploaded file is too large (10 MB at most).",
+        read_upload(self.body, files::MAX_SIZE).await
+    }
+}
+
+/// The contents of an uploaded file's body: 413 beyond `max` bytes, 400 when empty or
+/// unreadable.
+pub(crate) async fn read_upload(body: poem::Body, max: usize) -> Result<Vec<u8>, ApiError> {
+    let data = body
+        .into_bytes_limit(max)
+        .await
+        .map_err(|e| match e {
+            ReadBodyError::PayloadTooLarge => ApiError::detail(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "The uploaded file is too large ({} at most).",
+                    size_text(max)
                 ),
-                other => ApiError::bad_request(format!("The upload could not be read: {other}")),
-            })?
-            .to_vec();
-        if data.is_empty() {
-            return Err(ApiError::bad_request("The uploaded file is empty."));
-        }
-        Ok(data)
+            ),
+            other => ApiError::bad_request(format!("The upload could not be read: {other}")),
+        })?
+        .to_vec();
+    if data.is_empty() {
+        return Err(ApiError::bad_request("The uploaded file is empty."));
+    }
+    Ok(data)
+}
+
+/// A size for messages: whole mebibytes as "N MB", anything else in bytes.
+fn size_text(bytes: usize) -> String {
+    const MB: usize = 1024 * 1024;
+    if bytes >= MB && bytes.is_multiple_of(MB) {
+        format!("{} MB", bytes / MB)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 
 /// The file name of `Content-Disposition: attachment; filename=...`.
-fn disposition_filename(value: &str) -> Option<String> {
+pub(crate) fn disposition_filename(value: &str) -> Option<String> {
     let mut parts = value.split(';').map(str::trim);
     if !parts.next()?.eq_ignore_ascii_case("attachment") {
         return None;
@@ -197,20 +215,26 @@ impl FilesApi {
         .await?;
         match stored {
             Ok(id) => Ok(Created::Created(Json(UploadedFile { id }))),
-            Err(UploadRefused::OverLimit { retry_after_secs }) => Err(ApiError::detail(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "Too many unused uploads: at most {} files, {} MiB together, may wait to \
-                     be used at a time. Use them, or wait until the oldest expires in {} \
-                     seconds.",
-                    files::MAX_UNCLAIMED_FILES,
-                    files::MAX_UNCLAIMED_BYTES / (1024 * 1024),
-                    retry_after_secs
-                ),
-            )
-            .header(header::RETRY_AFTER, &retry_after_secs.to_string())
-            .into()),
+            Err(refused) => Err(refusal(refused).into()),
         }
+    }
+}
+
+/// The answer to an upload [`files::upload`] refused.
+pub(crate) fn refusal(refused: UploadRefused) -> ApiError {
+    match refused {
+        UploadRefused::OverLimit { retry_after_secs } => ApiError::detail(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "Too many unused uploads: at most {} files, {} MiB together, may wait to \
+                 be used at a time. Use them, or wait until the oldest expires in {} \
+                 seconds.",
+                files::MAX_UNCLAIMED_FILES,
+                files::MAX_UNCLAIMED_BYTES / (1024 * 1024),
+                retry_after_secs
+            ),
+        )
+        .header(header::RETRY_AFTER, &retry_after_secs.to_string()),
     }
 }
 

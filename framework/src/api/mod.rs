@@ -18,6 +18,7 @@ pub mod resellers;
 pub mod seating;
 pub mod settings;
 pub mod subevents;
+pub mod talk;
 pub mod taxrules;
 pub mod teams;
 pub mod vouchers;

@@ -70,6 +70,8 @@ permission_objects! {
     can_checkin_orders => CheckinOrders,
     can_view_vouchers => ViewVouchers,
     can_change_vouchers => ChangeVouchers,
+    can_change_submissions => ChangeSubmissions,
+    is_reviewer => Review,
 }
 
 /// A team.
@@ -84,17 +86,24 @@ pub struct TeamOut {
     pub all_events: bool,
     /// Slugs of the events the team has access to, when not `all_events`.
     pub limit_events: Vec<String>,
+    /// IDs of the talk-side tracks the team's reviewers review; empty for all tracks.
+    pub limit_tracks: Vec<i64>,
+    /// Hides speaker names from the team's reviewers (talk side), whatever the event's
+    /// review settings say.
+    pub force_hide_speaker_names: bool,
     /// Permission flags.
     #[oai(flatten)]
     pub permissions: TeamPermissions,
 }
 
-fn team_out(t: &team::Model, limit_events: Vec<String>) -> TeamOut {
+fn team_out(t: &team::Model, limit_events: Vec<String>, limit_tracks: Vec<i64>) -> TeamOut {
     TeamOut {
         id: t.id,
         name: t.name.clone(),
         all_events: t.all_events,
         limit_events,
+        limit_tracks,
+        force_hide_speaker_names: t.force_hide_speaker_names,
         permissions: TeamPermissions::from_set(teams::permissions(t)),
     }
 }
@@ -111,6 +120,13 @@ pub struct TeamCreate {
     /// Slugs of the events the team has access to.
     #[oai(default, validator(max_length = 50, max_items = 1000))]
     pub limit_events: Vec<String>,
+    /// IDs of the talk-side tracks the team's reviewers review (tracks of the organizer's
+    /// events); empty for all tracks.
+    #[oai(default, validator(max_items = 1000))]
+    pub limit_tracks: Vec<i64>,
+    /// Hides speaker names from the team's reviewers (talk side).
+    #[oai(default)]
+    pub force_hide_speaker_names: bool,
     /// Permission flags.
     #[oai(flatten)]
     pub permissions: TeamPermissions,
@@ -127,6 +143,12 @@ pub struct TeamPatch {
     /// Slugs of the events the team has access to.
     #[oai(validator(max_length = 50, max_items = 1000))]
     pub limit_events: Option<Vec<String>>,
+    /// IDs of the talk-side tracks the team's reviewers review (tracks of the organizer's
+    /// events); empty for all tracks.
+    #[oai(validator(max_items = 1000))]
+    pub limit_tracks: Option<Vec<i64>>,
+    /// Hides speaker names from the team's reviewers (talk side).
+    pub force_hide_speaker_names: Option<bool>,
     /// Permission flags.
     #[oai(flatten)]
     pub permissions: TeamPermissionsPatch,
@@ -197,17 +219,40 @@ async fn event_ids(
         })
 }
 
-async fn show_team(db: &impl ConnectionTrait, t: &team::Model) -> Result<TeamOut, ApiError> {
-    let mut slugs = teams::event_slugs(db, &[t.id]).await?;
-    Ok(team_out(t, slugs.remove(&t.id).unwrap_or_default()))
+/// The talk-side tracks with these IDs, which must belong to the organizer's events; 400 on
+/// `limit_tracks` naming the others.
+async fn track_ids(state: &AppState, organizer_id: i64, ids: &[i64]) -> Result<Vec<i64>, ApiError> {
+    FieldErrors::check(crate::domain::overlong_lists(&[(
+        "limit_tracks",
+        ids.len(),
+    )]))?;
+    teams::resolve_track_ids(&state.db, organizer_id, ids)
+        .await?
+        .map_err(|missing| {
+            let named: Vec<String> = missing.iter().map(i64::to_string).collect();
+            ApiError::field(
+                "limit_tracks",
+                format!(
+                    "Invalid pk \"{}\" - object does not exist.",
+                    named.join(", ")
+                ),
+            )
+        })
 }
 
-/// Inserts or updates a team and, when given, its event list, in one transaction; gives the
-/// team as saved.
+async fn show_team(db: &impl ConnectionTrait, t: &team::Model) -> Result<TeamOut, ApiError> {
+    let mut slugs = teams::event_slugs(db, &[t.id]).await?;
+    let tracks = teams::track_ids(db, t.id).await?;
+    Ok(team_out(t, slugs.remove(&t.id).unwrap_or_default(), tracks))
+}
+
+/// Inserts or updates a team and, when given, its event list and track limit, in one
+/// transaction; gives the team as saved.
 async fn save_team(
     state: &AppState,
     row: team::ActiveModel,
     events: Option<Vec<i64>>,
+    tracks: Option<Vec<i64>>,
 ) -> Result<TeamOut, ApiError> {
     let txn = begin_write(&state.db).await?;
     let saved = if row.id.is_not_set() {
@@ -217,6 +262,17 @@ async fn save_team(
     };
     if let Some(events) = events {
         teams::set_event_ids(&txn, saved.id, &events).await?;
+    }
+    if let Some(tracks) = tracks {
+        teams::set_track_ids(&txn, saved.id, &tracks)
+            .await
+            .map_err(|e| match e.sql_err() {
+                // A track deleted since it was checked.
+                Some(sea_orm::SqlErr::ForeignKeyConstraintViolation(_)) => {
+                    ApiError::field("limit_tracks", "A track of the list was deleted meanwhile.")
+                }
+                _ => e.into(),
+            })?;
     }
     let shown = show_team(&txn, &saved).await?;
     crate::db::commit(txn).await?;
@@ -247,9 +303,11 @@ impl TeamsApi {
             .await?;
         let ids: Vec<i64> = page.results.iter().map(|t| t.id).collect();
         let mut slugs = teams::event_slugs(&state.db, &ids).await?;
+        let mut tracks = teams::track_ids_of(&state.db, &ids).await?;
         Ok(Json(page.map(|t| {
             let events = slugs.remove(&t.id).unwrap_or_default();
-            team_out(&t, events)
+            let limit_tracks = tracks.remove(&t.id).unwrap_or_default();
+            team_out(&t, events, limit_tracks)
         })))
     }
 
@@ -283,14 +341,16 @@ impl TeamsApi {
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let new = body.0;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
-        let row = teams::new_team(
+        let tracks = track_ids(&state, org.organizer.id, &new.limit_tracks).await?;
+        let mut row = teams::new_team(
             org.organizer.id,
             &new.name,
             new.all_events,
             new.permissions.to_set(),
         );
+        row.force_hide_speaker_names = Set(new.force_hide_speaker_names);
         Ok(Created::Created(Json(
-            save_team(&state, row, Some(events)).await?,
+            save_team(&state, row, Some(events), Some(tracks)).await?,
         )))
     }
 
@@ -310,6 +370,7 @@ impl TeamsApi {
         let existing = find_team(&state, org.organizer.id, *id).await?;
         let new = body.0;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
+        let tracks = track_ids(&state, org.organizer.id, &new.limit_tracks).await?;
         let mut row = teams::new_team(
             org.organizer.id,
             &new.name,
@@ -317,7 +378,10 @@ impl TeamsApi {
             new.permissions.to_set(),
         );
         row.id = Set(existing.id);
-        Ok(Json(save_team(&state, row, Some(events)).await?))
+        row.force_hide_speaker_names = Set(new.force_hide_speaker_names);
+        Ok(Json(
+            save_team(&state, row, Some(events), Some(tracks)).await?,
+        ))
     }
 
     /// Change a team
@@ -339,6 +403,10 @@ impl TeamsApi {
             Some(slugs) => Some(event_ids(&state, org.organizer.id, slugs).await?),
             None => None,
         };
+        let tracks = match &patch.limit_tracks {
+            Some(ids) => Some(track_ids(&state, org.organizer.id, ids).await?),
+            None => None,
+        };
         let mut row: team::ActiveModel = existing.into();
         if let Some(name) = patch.name {
             row.name = Set(name);
@@ -346,10 +414,13 @@ impl TeamsApi {
         if let Some(all) = patch.all_events {
             row.all_events = Set(all);
         }
+        if let Some(hide) = patch.force_hide_speaker_names {
+            row.force_hide_speaker_names = Set(hide);
+        }
         for (p, on) in patch.permissions.changes() {
             teams::set_permission(&mut row, p, on);
         }
-        Ok(Json(save_team(&state, row, events).await?))
+        Ok(Json(save_team(&state, row, events, tracks).await?))
     }
 
     /// Delete a team

@@ -144,6 +144,22 @@ where
     Ok(db.execute_raw(stmt).await?.rows_affected())
 }
 
+/// Runs an `INSERT ... RETURNING id` and gives the new row's ID.
+pub async fn insert_returning_id<I>(
+    db: &impl ConnectionTrait,
+    sql: &str,
+    values: I,
+) -> Result<i64, DbErr>
+where
+    I: IntoIterator<Item = sea_orm::Value>,
+{
+    let stmt = sea_orm::Statement::from_sql_and_values(db.get_database_backend(), sql, values);
+    db.query_one_raw(stmt)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotInserted)?
+        .try_get("", "id")
+}
+
 /// The file of a SQLite URL; `None` for other databases and in-memory SQLite.
 pub fn sqlite_path(url: &str) -> Option<&str> {
     let rest = url

@@ -54,9 +54,12 @@ pub async fn validate(
 ) -> Result<FieldErrors, DbErr> {
     let mut errors = FieldErrors::new();
     let e = candidate;
+    // Whether the slug passed the checks of its own, so the talk side's rule can apply.
+    let mut slug_ok = true;
     match existing {
         Some(old) => {
             if old.slug != e.slug {
+                slug_ok = false;
                 errors.push("slug", "The event slug cannot be changed.");
             }
             if old.has_subevents != e.has_subevents {
@@ -65,11 +68,13 @@ pub async fn validate(
         }
         None => {
             if !super::slug::is_valid(&e.slug) {
+                slug_ok = false;
                 errors.push(
                     "slug",
                     "Use letters, digits, \"-\" and \".\", starting with a letter or digit.",
                 );
             } else if slug_taken(db, e.organizer_id, &e.slug).await? {
+                slug_ok = false;
                 errors.push(
                     "slug",
                     "This slug has already been used for a different event.",
@@ -79,6 +84,9 @@ pub async fn validate(
                 errors.push("live", "Events cannot be created as 'live'. Quotas and payment must be added to the event before sales can go live.");
             }
         }
+    }
+    if e.talk_enabled && slug_ok && talk_slug_taken(db, e.id, &e.slug).await? {
+        errors.push("slug", TALK_SLUG_TAKEN);
     }
     if e.date_to.is_some_and(|to| to < e.date_from) {
         errors.push("date_to", "The event cannot end before it starts.");
@@ -120,6 +128,28 @@ pub async fn validate(
         errors.push("meta_data", message);
     }
     Ok(errors)
+}
+
+/// The refusal of a talk-side event whose slug another talk-side event has.
+pub const TALK_SLUG_TAKEN: &str = "Another organizer's event on the talk side already uses this \
+     slug; events on the talk side need a slug unique across the installation.";
+
+/// Whether an event other than `event_id` with the talk side switched on has `slug`: the
+/// talk side addresses events by slug alone (`/api/events/{slug}/`), so their slugs are
+/// unique across the installation (the unique index `events_talk_slug` holds the same rule
+/// against concurrent changes).
+pub async fn talk_slug_taken(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    slug: &str,
+) -> Result<bool, DbErr> {
+    Ok(event::Entity::find()
+        .filter(event::Column::TalkEnabled.eq(true))
+        .filter(event::Column::Slug.eq(slug))
+        .filter(event::Column::Id.ne(event_id))
+        .count(db)
+        .await?
+        > 0)
 }
 
 async fn slug_taken(

@@ -2,10 +2,14 @@
 //! that takes it (an item's picture) claims it, and from then on it is served publicly under
 //! its unguessable key.
 //!
-//! Only what some field can claim is taken: the media types of [`ACCEPTED_TYPES`], whose
-//! contents must start with the type's signature, from callers holding one of
-//! [`CLAIMING_PERMISSIONS`]; and each caller may keep at most [`MAX_UNCLAIMED_FILES`] files
-//! and [`MAX_UNCLAIMED_BYTES`] bytes unclaimed at a time.
+//! Only what some field can claim is taken: on the ticketing side (`/api/v1/upload`) the
+//! media types of [`ACCEPTED_TYPES`], whose contents must start with the type's signature,
+//! from callers holding one of [`CLAIMING_PERMISSIONS`]; on the talk side (`/api/upload/`)
+//! the documents of [`DOCUMENT_TYPES`] under a file name with the type's extension, images
+//! among them checked like pictures ([`check_document_name`], [`check_document_contents`]),
+//! from user tokens that may write, of users holding one of [`TALK_CLAIMING_PERMISSIONS`].
+//! Each caller (owner) may keep at most [`MAX_UNCLAIMED_FILES`] files and
+//! [`MAX_UNCLAIMED_BYTES`] bytes unclaimed at a time, uploads of both sides together.
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
@@ -38,9 +42,41 @@ pub const PICTURE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "i
 /// upload nothing can claim is only a way to store data.
 pub const ACCEPTED_TYPES: [&str; 4] = PICTURE_TYPES;
 
+/// Media types of talk-side uploads (`/api/upload/`), as pretalx takes them: the picture
+/// types, BMP and TIFF images, PDF, office documents (Word, Excel, PowerPoint, RTF,
+/// OpenDocument), plain text, CSV and ZIP archives. Speaker avatars and submission images
+/// take only [`PICTURE_TYPES`]; resources and file answers take any of these.
+pub const DOCUMENT_TYPES: [&str; 20] = [
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/bmp",
+    "image/tiff",
+    "application/pdf",
+    "text/plain",
+    "text/csv",
+    "application/zip",
+    "application/msword",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/rtf",
+    "application/vnd.ms-powerpoint",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.ms-excel",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.oasis.opendocument.text",
+    "application/vnd.oasis.opendocument.spreadsheet",
+    "application/vnd.oasis.opendocument.presentation",
+];
+
 /// The write permissions of the fields that claim uploads (an item's picture needs
 /// `can_change_items` for its event); an upload needs one of them.
 pub const CLAIMING_PERMISSIONS: [Permission; 1] = [Permission::ChangeItems];
+
+/// The talk-side permission of the fields that claim talk-side uploads (speaker avatars,
+/// submission images, resources, file answers, all changed by organisers); a talk-side
+/// upload needs it for some event.
+pub const TALK_CLAIMING_PERMISSIONS: [Permission; 1] = [Permission::ChangeSubmissions];
 
 /// Longest stored file name, extension included.
 pub const MAX_FILENAME_LEN: usize = 100;
@@ -59,31 +95,98 @@ pub fn type_name(content_type: &str) -> &'static str {
         "image/jpeg" => "JPEG image",
         "image/gif" => "GIF image",
         "image/webp" => "WebP image",
+        "image/bmp" => "BMP image",
+        "image/tiff" => "TIFF image",
         _ => "file of an accepted type",
     }
 }
 
-/// The file name extensions of a media type, the usual one first.
-fn extensions(content_type: &str) -> &'static [&'static str] {
+/// The file name extensions of a media type, the usual one first; none for a type neither
+/// side takes.
+pub fn extensions(content_type: &str) -> &'static [&'static str] {
     match content_type {
         "image/png" => &["png"],
         "image/jpeg" => &["jpg", "jpeg"],
         "image/gif" => &["gif"],
         "image/webp" => &["webp"],
+        "image/bmp" => &["bmp"],
+        "image/tiff" => &["tif", "tiff"],
+        "application/pdf" => &["pdf"],
+        "text/plain" => &["txt"],
+        "text/csv" => &["csv"],
+        "application/zip" => &["zip"],
+        "application/msword" => &["doc"],
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document" => &["docx"],
+        "application/rtf" => &["rtf"],
+        "application/vnd.ms-powerpoint" => &["ppt"],
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation" => &["pptx"],
+        "application/vnd.ms-excel" => &["xls"],
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" => &["xlsx"],
+        "application/vnd.oasis.opendocument.text" => &["odt"],
+        "application/vnd.oasis.opendocument.spreadsheet" => &["ods"],
+        "application/vnd.oasis.opendocument.presentation" => &["odp"],
         _ => &[],
     }
 }
 
-/// Whether `data` starts with the signature ("magic bytes") of `content_type`, so that a file
-/// is what its declared type says; false for a type that is not accepted.
+/// Whether `filename` ends in an extension of `content_type` (in any case).
+pub fn has_extension_of(filename: &str, content_type: &str) -> bool {
+    filename.rsplit_once('.').is_some_and(|(_, ext)| {
+        extensions(content_type).contains(&ext.to_ascii_lowercase().as_str())
+    })
+}
+
+/// Whether uploads of `content_type` must prove to be what the type says
+/// ([`contents_match`]): images, which browsers render.
+pub fn is_image(content_type: &str) -> bool {
+    content_type.starts_with("image/")
+}
+
+/// Whether `data` starts with the signature ("magic bytes") of the image type
+/// `content_type`, so that a file is what its declared type says; false for any other type.
 pub fn contents_match(content_type: &str, data: &[u8]) -> bool {
     match content_type {
         "image/png" => data.starts_with(b"\x89PNG\r\n\x1a\n"),
         "image/jpeg" => data.starts_with(&[0xff, 0xd8, 0xff]),
         "image/gif" => data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a"),
         "image/webp" => data.len() >= 12 && data.starts_with(b"RIFF") && &data[8..12] == b"WEBP",
+        // A BMP file header is 14 bytes, its size field the file's length.
+        "image/bmp" => data.len() >= 14 && data.starts_with(b"BM"),
+        "image/tiff" => data.starts_with(b"II*\0") || data.starts_with(b"MM\0*"),
         _ => false,
     }
+}
+
+/// Why a talk-side upload named `filename` of type `content_type` is not taken, as a message
+/// for the client; `None` when its type is one of [`DOCUMENT_TYPES`] and the name ends in an
+/// extension of it. Checked before the contents are read ([`check_document_contents`]).
+pub fn check_document_name(content_type: &str, filename: &str) -> Option<String> {
+    if !DOCUMENT_TYPES.contains(&content_type) {
+        return Some(format!(
+            "Content type is not allowed: \"{content_type}\" is none of images (PNG, JPEG, \
+             GIF, WebP, BMP, TIFF), PDF, office documents (Word, Excel, PowerPoint, RTF, \
+             OpenDocument), text, CSV and ZIP."
+        ));
+    }
+    if !has_extension_of(filename, content_type) {
+        return Some(format!(
+            "File name \"{filename}\" has an invalid extension for type \"{content_type}\"."
+        ));
+    }
+    None
+}
+
+/// Why the contents of a talk-side upload of type `content_type` are not taken; `None` when
+/// they are: an image must be what its type says ([`contents_match`]), other documents are
+/// taken as they are (they are only ever served as downloads).
+pub fn check_document_contents(content_type: &str, data: &[u8]) -> Option<String> {
+    (is_image(content_type) && !contents_match(content_type, data)).then(|| {
+        format!(
+            "Upload a valid image: the file's contents are not a {} as its type \
+             \"{content_type}\" says.",
+            type_name(content_type)
+        )
+    })
 }
 
 /// `name` with every character but `[A-Za-z0-9._-]` replaced by `_` and without leading dots,
@@ -138,6 +241,12 @@ fn safe_segment(name: &str) -> String {
         Some((stem, ext)) if !ext.is_empty() && ext.len() <= 10 => bounded(stem, ext),
         _ => bounded(&cleaned, ""),
     }
+}
+
+/// The owner of a user's talk-side uploads: the identity of their user tokens
+/// (`Caller::identity`), whichever of them uploaded.
+pub fn user_owner(user_id: i64) -> String {
+    format!("user:{user_id}")
 }
 
 /// Why an upload was refused.
@@ -299,7 +408,40 @@ pub async fn claimed(db: &impl ConnectionTrait, key: &str) -> Result<Option<file
 
 #[cfg(test)]
 mod tests {
-    use super::{contents_match, safe_filename, url};
+    use super::{
+        DOCUMENT_TYPES, check_document_contents, check_document_name, contents_match, extensions,
+        safe_filename, url,
+    };
+
+    #[test]
+    fn talk_documents_need_a_listed_type_and_its_extension() {
+        assert_eq!(check_document_name("application/pdf", "Talk.PDF"), None);
+        assert_eq!(check_document_name("image/tiff", "scan.tif"), None);
+        assert!(check_document_name("application/pdf", "talk.png").is_some());
+        assert!(check_document_name("application/pdf", "pdf").is_some());
+        assert!(check_document_name("text/html", "page.html").is_some());
+        assert!(check_document_name("image/svg+xml", "logo.svg").is_some());
+        for t in DOCUMENT_TYPES {
+            assert!(!extensions(t).is_empty(), "{t}");
+        }
+    }
+
+    #[test]
+    fn only_images_must_prove_their_type() {
+        assert_eq!(
+            check_document_contents("application/pdf", b"anything"),
+            None
+        );
+        assert_eq!(
+            check_document_contents("image/png", b"\x89PNG\r\n\x1a\n"),
+            None
+        );
+        assert!(check_document_contents("image/png", b"<svg/>").is_some());
+        assert!(contents_match("image/bmp", b"BM\0\0\0\0\0\0\0\0\0\0\0\0"));
+        assert!(!contents_match("image/bmp", b"BM"));
+        assert!(contents_match("image/tiff", b"II*\0rest"));
+        assert!(contents_match("image/tiff", b"MM\0*rest"));
+    }
 
     #[test]
     fn a_safe_file_name_keeps_only_harmless_characters_and_the_types_extension() {

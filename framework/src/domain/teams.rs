@@ -234,3 +234,118 @@ pub async fn resolve_event_slugs(
         Err(missing)
     })
 }
+
+/// `$first, $first+1, ...`: `count` numbered placeholders.
+fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|n| format!("${n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The reviewer track limits of each of the given teams (track IDs in order), in one query
+/// per [`CHUNK`] teams; teams without a limit are absent.
+pub async fn track_ids_of(
+    db: &impl ConnectionTrait,
+    team_ids: &[i64],
+) -> Result<std::collections::HashMap<i64, Vec<i64>>, sea_orm::DbErr> {
+    let mut out: std::collections::HashMap<i64, Vec<i64>> = std::collections::HashMap::new();
+    for chunk in team_ids.chunks(CHUNK) {
+        let sql = format!(
+            "SELECT team_id, track_id FROM team_tracks WHERE team_id IN ({}) \
+             ORDER BY team_id, track_id",
+            placeholders(1, chunk.len())
+        );
+        let rows = db
+            .query_all_raw(sea_orm::Statement::from_sql_and_values(
+                db.get_database_backend(),
+                sql,
+                chunk.iter().map(|&id| id.into()),
+            ))
+            .await?;
+        for row in rows {
+            let team: i64 = row.try_get("", "team_id")?;
+            out.entry(team)
+                .or_default()
+                .push(row.try_get("", "track_id")?);
+        }
+    }
+    Ok(out)
+}
+
+/// The talk-side tracks among `track_ids` that belong to events of the organizer, for a
+/// team's reviewer track limit; `Err` lists the IDs that do not (unknown, or another
+/// organizer's).
+pub async fn resolve_track_ids(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    track_ids: &[i64],
+) -> Result<Result<Vec<i64>, Vec<i64>>, sea_orm::DbErr> {
+    let distinct: Vec<i64> = track_ids
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut found = std::collections::BTreeSet::new();
+    for chunk in distinct.chunks(CHUNK) {
+        let sql = format!(
+            "SELECT t.id FROM talk_tracks t JOIN events e ON e.id = t.event_id \
+             WHERE e.organizer_id = $1 AND t.id IN ({})",
+            placeholders(2, chunk.len())
+        );
+        let values = std::iter::once(organizer_id.into()).chain(chunk.iter().map(|&id| id.into()));
+        let rows = db
+            .query_all_raw(sea_orm::Statement::from_sql_and_values(
+                db.get_database_backend(),
+                sql,
+                values,
+            ))
+            .await?;
+        for row in rows {
+            found.insert(row.try_get::<i64>("", "id")?);
+        }
+    }
+    let missing: Vec<i64> = distinct
+        .iter()
+        .copied()
+        .filter(|id| !found.contains(id))
+        .collect();
+    Ok(if missing.is_empty() {
+        Ok(distinct)
+    } else {
+        Err(missing)
+    })
+}
+
+/// Replaces the reviewer track limit of a team (empty: all tracks).
+pub async fn set_track_ids(
+    db: &impl ConnectionTrait,
+    team_id: i64,
+    track_ids: &[i64],
+) -> Result<(), sea_orm::DbErr> {
+    crate::db::execute(
+        db,
+        "DELETE FROM team_tracks WHERE team_id = $1",
+        [team_id.into()],
+    )
+    .await?;
+    let distinct: Vec<i64> = track_ids
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for chunk in distinct.chunks(CHUNK) {
+        let rows: Vec<String> = (0..chunk.len())
+            .map(|i| format!("($1, ${})", i + 2))
+            .collect();
+        let sql = format!(
+            "INSERT INTO team_tracks (team_id, track_id) VALUES {}",
+            rows.join(", ")
+        );
+        let values = std::iter::once(team_id.into()).chain(chunk.iter().map(|&id| id.into()));
+        crate::db::execute(db, &sql, values).await?;
+    }
+    Ok(())
+}

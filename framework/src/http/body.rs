@@ -479,6 +479,9 @@ fn check_string(s: &MetaSchema, value: &Value) -> Option<Value> {
         }
         return err("Not a valid string.");
     };
+    if text.contains('\0') {
+        return err("Null characters are not allowed.");
+    }
     let length = text.chars().count();
     if let Some(max) = s.max_length
         && length > max

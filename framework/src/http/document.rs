@@ -61,11 +61,42 @@ pub fn complete(doc: &mut Value) {
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
-    for item in paths.values_mut().filter_map(Value::as_object_mut) {
+    for (path, item) in paths.iter_mut() {
+        let talk = crate::http::auth::is_talk_path(path.trim_end_matches('/'));
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
         for (method, op) in item.iter_mut() {
             if let Some(op) = op.as_object_mut() {
+                if talk {
+                    talk_side(op);
+                }
                 add_error_answers(method, op, &api_schemes);
             }
+        }
+    }
+}
+
+/// A talk-side operation also answers anonymous requests (with public data, or 401), and
+/// takes the version headers.
+fn talk_side(op: &mut Map<String, Value>) {
+    if let Some(Value::Array(alternatives)) = op.get_mut("security") {
+        alternatives.insert(0, json!({}));
+    }
+    let params = op
+        .entry("parameters")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(params) = params {
+        for name in ["service-Version", "Pretalx-Version"] {
+            params.push(json!({
+                "name": name,
+                "in": "header",
+                "required": false,
+                "description": "The talk-side API version for this request only (`v2`, the \
+                    current one, or `v1`, deprecated), instead of the token's. \
+                    `Pretalx-Version` is a synonym. An unknown version is 400.",
+                "schema": {"type": "string", "enum": ["v1", "v2"]},
+            }));
         }
     }
 }

@@ -282,6 +282,15 @@ error_set!(
     UploadErrors: 400, 401, 403, 413, 415, 429
 );
 
+error_set!(
+    /// Any talk-side operation: an unknown version or bad input (400), a token that does
+    /// not authenticate (401), a scope or permission missing (403), an invisible event or
+    /// object (404).
+    TalkErrors: 400, 401, 403, 404, 429
+);
+
+/// Result of a talk-side operation.
+pub type TalkResult<T> = Result<T, Errors<TalkErrors>>;
 /// Result of an operation that reads one object.
 pub type ReadResult<T> = Result<T, Errors<ReadErrors>>;
 /// Result of an operation that lists.

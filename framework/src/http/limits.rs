@@ -69,23 +69,32 @@ pub fn oversized(req: &Request) -> Option<ApiError> {
     (total > MAX_HEADERS).then(|| too_large("The request's headers", MAX_HEADERS))?
 }
 
-/// Paths that take files, which their operations read within their own, larger limit.
-const UPLOAD_PATHS: [&str; 1] = ["/api/v1/upload"];
+/// The body limit of a path that takes files, which its operation reads within that own,
+/// larger limit: the ticketing side's `/api/v1/upload` takes `ticketing` bytes, the talk
+/// side's `/api/upload/` `talk` bytes; `None` for every other path.
+pub fn upload_limit(path: &str, ticketing: usize, talk: usize) -> Option<usize> {
+    match path.trim_end_matches('/') {
+        "/api/v1/upload" => Some(ticketing),
+        "/api/upload" => Some(talk),
+        _ => None,
+    }
+}
 
 /// Reads the request body into memory within `limit` bytes and `timeout`, so that no
 /// extractor reads more: 413 for a body that is (or says it is) larger, before reading it
 /// when it says so; 408 for one that does not arrive in time (a client that trickles it in
-/// holds a connection and memory for no good reason). Upload bodies are left to their
-/// operations, after a check of their declared length against `upload_limit`; reading one
-/// fails when no part of it arrives for `timeout`.
+/// holds a connection and memory for no good reason). Upload bodies (`upload_limit` is their
+/// limit, see [`upload_limit`]) are left to their operations, after a check of their
+/// declared length against that limit; reading one fails when no part of it arrives for
+/// `timeout`.
 pub async fn bound_body(
     req: &mut Request,
     limit: usize,
-    upload_limit: usize,
+    upload_limit: Option<usize>,
     timeout: Duration,
 ) -> Result<(), ApiError> {
-    let upload = UPLOAD_PATHS.contains(&req.uri().path().trim_end_matches('/'));
-    let limit = if upload { upload_limit } else { limit };
+    let upload = upload_limit.is_some();
+    let limit = upload_limit.unwrap_or(limit);
     let too_large = || {
         ApiError::detail(
             StatusCode::PAYLOAD_TOO_LARGE,

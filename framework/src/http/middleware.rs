@@ -44,6 +44,7 @@ pub struct Gate {
     per_address: Option<RateLimiter>,
     trusted_proxies: Vec<IpAddr>,
     max_body_bytes: usize,
+    talk_upload_max_bytes: usize,
     body_timeout: Duration,
 }
 
@@ -60,6 +61,7 @@ impl Gate {
             per_address: RateLimiter::new(per_address),
             trusted_proxies: config.trusted_proxies.clone(),
             max_body_bytes: config.max_body_bytes,
+            talk_upload_max_bytes: config.talk_upload_max_bytes,
             body_timeout: config.body_read_timeout(),
         }
     }
@@ -134,7 +136,11 @@ pub async fn shared_behaviour<E: Endpoint>(
         if let Err(wait) = gate.throttle(&req, caller.as_ref()) {
             return ApiError::too_many_requests(wait).as_response();
         }
-        let upload_limit = crate::domain::files::MAX_SIZE;
+        let upload_limit = limits::upload_limit(
+            &path,
+            crate::domain::files::MAX_SIZE,
+            gate.talk_upload_max_bytes,
+        );
         let (limit, timeout) = (gate.max_body_bytes, gate.body_timeout);
         if let Err(error) = limits::bound_body(&mut req, limit, upload_limit, timeout).await {
             return error.as_response();

@@ -11,6 +11,7 @@ pub mod applications;
 pub mod login;
 pub mod oauth;
 pub mod session;
+pub mod talk_tokens;
 
 use std::sync::LazyLock;
 
@@ -47,6 +48,7 @@ const TEMPLATES: &[(&str, &str)] = &[
         "account_secret.html",
         include_str!("templates/account_secret.html"),
     ),
+    ("orga_me.html", include_str!("templates/orga_me.html")),
 ];
 
 static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {

@@ -215,3 +215,47 @@ async fn the_demo_user_signs_in_and_their_application_works_with_the_printed_sec
         )
     );
 }
+
+#[tokio::test]
+async fn the_demo_event_runs_a_call_for_papers_the_printed_talk_token_can_read() {
+    let app = TestApp::spawn().await;
+    let seed = admin::seed_demo(&app.state).await.expect("seed");
+    let again = admin::seed_demo(&app.state).await.expect("seed again");
+    let base = format!("/api/events/{}", admin::DEMO_EVENT);
+    let r = app
+        .get(
+            &format!("{base}/submissions/?page_size=50"),
+            &seed.talk_token,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["count"], 12, "seeded once: {}", r.body);
+    let r = app
+        .get(
+            &format!("{base}/submissions/?state=confirmed&expand=speakers,answers.question"),
+            &again.talk_token,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let first = &r.body["results"][0];
+    assert!(first["speakers"][0]["name"].is_string(), "{first}");
+    assert!(
+        first["answers"][0]["question"]["question"].is_object(),
+        "{first}"
+    );
+    for path in [
+        "submission-types",
+        "tracks",
+        "tags",
+        "questions",
+        "speakers",
+    ] {
+        let r = app.get(&format!("{base}/{path}/"), &seed.talk_token).await;
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        assert!(
+            r.body["count"].as_u64().is_some_and(|n| n > 0),
+            "{path}: {}",
+            r.body
+        );
+    }
+}

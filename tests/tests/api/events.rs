@@ -869,3 +869,228 @@ async fn setting_a_seating_plan_creates_seats_and_a_clone_takes_plan_mapping_and
         .await;
     assert_eq!(r.status, 403, "the plan is in use");
 }
+
+/// Whether the event with this ID has the talk side switched on, as stored.
+async fn talk_enabled(app: &TestApp, id: i64) -> bool {
+    use sea_orm::EntityTrait;
+    tessera::db::entities::event::Entity::find_by_id(id)
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("event")
+        .talk_enabled
+}
+
+#[tokio::test]
+async fn the_talk_side_is_off_until_switched_on_by_create_or_patch() {
+    let (app, token) = setup().await;
+    let plain = create(&app, &token, conf("plain")).await;
+    assert_eq!(plain["talk_enabled"], false);
+
+    let mut body = conf("talks");
+    body["talk_enabled"] = json!(true);
+    let talks = create(&app, &token, body).await;
+    assert_eq!(talks["talk_enabled"], true);
+    assert!(talk_enabled(&app, event_id(&app, "talks").await).await);
+    assert_eq!(
+        app.get(&format!("{EVENTS}talks/"), &token).await.body["talk_enabled"],
+        true
+    );
+
+    let r = app
+        .patch(
+            &format!("{EVENTS}plain/"),
+            &token,
+            json!({"talk_enabled": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["talk_enabled"], true);
+    let r = app
+        .patch(
+            &format!("{EVENTS}talks/"),
+            &token,
+            json!({"talk_enabled": false}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["talk_enabled"], false);
+    assert!(!talk_enabled(&app, event_id(&app, "talks").await).await);
+    // Other changes leave it as it is.
+    let r = app
+        .patch(
+            &format!("{EVENTS}plain/"),
+            &token,
+            json!({"is_public": false}),
+        )
+        .await;
+    assert_eq!(r.body["talk_enabled"], true);
+    let list = app.get(EVENTS, &token).await;
+    let flags: Vec<(&str, bool)> = list.body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|e| {
+            (
+                e["slug"].as_str().unwrap_or_default(),
+                e["talk_enabled"].as_bool().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(flags, [("plain", true), ("talks", false)]);
+
+    let r = app
+        .patch(
+            &format!("{EVENTS}plain/"),
+            &token,
+            json!({"talk_enabled": "yes"}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body["talk_enabled"][0].is_string(), "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_clone_joins_the_talk_side_only_when_asked() {
+    let (app, token) = setup().await;
+    let mut body = conf("talks");
+    body["talk_enabled"] = json!(true);
+    create(&app, &token, body).await;
+    let clone = format!("{EVENTS}talks/clone/");
+    let r = app.post(&clone, &token, conf("copy")).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["talk_enabled"], false);
+    let mut body = conf("copy2");
+    body["talk_enabled"] = json!(true);
+    let r = app.post(&clone, &token, body).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["talk_enabled"], true);
+}
+
+#[tokio::test]
+async fn talk_side_slugs_are_unique_across_organizers() {
+    let (app, token) = setup().await;
+    app.organizer("other").await;
+    let theirs = app
+        .token("other", &["can_create_events", "can_change_event_settings"])
+        .await;
+    let other_events = "/api/v1/organizers/other/events/";
+    let mut on = conf("conf");
+    on["talk_enabled"] = json!(true);
+    let r = app.post(other_events, &theirs, on.clone()).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    // The same slug is fine off the talk side ...
+    create(&app, &token, conf("conf")).await;
+    // ... but not on it, by create or by change.
+    let r = app
+        .post(EVENTS, &token, {
+            let mut body = on.clone();
+            body["slug"] = json!("conf2");
+            body
+        })
+        .await;
+    assert_eq!(r.status, 201, "another slug is free: {}", r.body);
+    let r = app
+        .patch(
+            &format!("{EVENTS}conf/"),
+            &token,
+            json!({"talk_enabled": true}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        r.body["slug"][0]
+            .as_str()
+            .is_some_and(|m| m.contains("talk side"))
+    );
+    assert!(!talk_enabled(&app, event_id_of(&app, "acme", "conf").await).await);
+
+    // Creating with it on is refused too (under a third organizer, without a clash of its own).
+    app.organizer("third").await;
+    let third = app.token("third", &["can_create_events"]).await;
+    let r = app
+        .post("/api/v1/organizers/third/events/", &third, on.clone())
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body["slug"][0].is_string(), "{}", r.body);
+
+    // Once the other organizer switches it off, the slug is free for the talk side.
+    let r = app
+        .patch(
+            &format!("{other_events}conf/"),
+            &theirs,
+            json!({"talk_enabled": false}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = app
+        .patch(
+            &format!("{EVENTS}conf/"),
+            &token,
+            json!({"talk_enabled": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    // Switching on what is on already, or changing something else, is no clash with itself.
+    let r = app
+        .patch(
+            &format!("{EVENTS}conf/"),
+            &token,
+            json!({"talk_enabled": true, "is_public": false}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// The ID of an organizer's event.
+async fn event_id_of(app: &TestApp, organizer: &str, slug: &str) -> i64 {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    use tessera::db::entities::{event, organizer as org};
+    let org = org::Entity::find()
+        .filter(org::Column::Slug.eq(organizer))
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("organizer");
+    event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(org.id))
+        .filter(event::Column::Slug.eq(slug))
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("event")
+        .id
+}
+
+#[tokio::test]
+async fn two_organizers_racing_for_a_talk_side_slug_get_one_200_and_one_400() {
+    let (app, token) = setup().await;
+    app.organizer("other").await;
+    let theirs = app
+        .token("other", &["can_create_events", "can_change_event_settings"])
+        .await;
+    for round in 0..5 {
+        let slug = format!("race{round}");
+        create(&app, &token, conf(&slug)).await;
+        let r = app
+            .post("/api/v1/organizers/other/events/", &theirs, conf(&slug))
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let on = json!({"talk_enabled": true});
+        let ours = format!("{EVENTS}{slug}/");
+        let other = format!("/api/v1/organizers/other/events/{slug}/");
+        let (a, b) = tokio::join!(
+            app.patch(&ours, &token, on.clone()),
+            app.patch(&other, &theirs, on.clone())
+        );
+        let mut statuses = [a.status, b.status];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 400], "{} / {}", a.body, b.body);
+        let refused = if a.status == 400 { &a } else { &b };
+        assert!(refused.body["slug"][0].is_string(), "{}", refused.body);
+        let on_talk = talk_enabled(&app, event_id_of(&app, "acme", &slug).await).await as u8
+            + talk_enabled(&app, event_id_of(&app, "other", &slug).await).await as u8;
+        assert_eq!(on_talk, 1);
+    }
+}

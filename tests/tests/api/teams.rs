@@ -216,3 +216,168 @@ async fn another_organizers_team_is_403() {
         403
     );
 }
+
+/// A talk-side track of the event; gives its ID.
+async fn add_track(app: &TestApp, organizer: &str, event: &str, name: &str) -> i64 {
+    use sea_orm::ConnectionTrait;
+    let event_id = {
+        use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+        use tessera::db::entities::organizer;
+        let org = organizer::Entity::find()
+            .filter(organizer::Column::Slug.eq(organizer))
+            .one(&app.db)
+            .await
+            .expect("query")
+            .expect("organizer");
+        event::Entity::find()
+            .filter(event::Column::OrganizerId.eq(org.id))
+            .filter(event::Column::Slug.eq(event))
+            .one(&app.db)
+            .await
+            .expect("query")
+            .expect("event")
+            .id
+    };
+    let row = app
+        .db
+        .query_one_raw(sea_orm::Statement::from_sql_and_values(
+            app.db.get_database_backend(),
+            "INSERT INTO talk_tracks (event_id, name) VALUES ($1, $2) RETURNING id",
+            [event_id.into(), json!({"en": name}).into()],
+        ))
+        .await
+        .expect("insert")
+        .expect("row");
+    row.try_get("", "id").expect("id")
+}
+
+#[tokio::test]
+async fn teams_have_the_talk_permissions_and_reviewer_limits() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    add_event(&app, org, "conf").await;
+    let keynotes = add_track(&app, "acme", "conf", "Keynotes").await;
+    let rust = add_track(&app, "acme", "conf", "Rust").await;
+    let token = app.token("acme", &["can_change_teams"]).await;
+
+    let r = app.post(TEAMS, &token, json!({"name": "Plain"})).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["can_change_submissions"], false);
+    assert_eq!(r.body["is_reviewer"], false);
+    assert_eq!(r.body["force_hide_speaker_names"], false);
+    assert_eq!(r.body["limit_tracks"], json!([]));
+
+    let r = app
+        .post(
+            TEAMS,
+            &token,
+            json!({
+                "name": "Reviewers",
+                "all_events": true,
+                "is_reviewer": true,
+                "force_hide_speaker_names": true,
+                "limit_tracks": [rust, keynotes, rust],
+            }),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["is_reviewer"], true);
+    assert_eq!(r.body["can_change_submissions"], false);
+    assert_eq!(r.body["force_hide_speaker_names"], true);
+    assert_eq!(r.body["limit_tracks"], json!([keynotes, rust]));
+    let id = r.body["id"].as_i64().expect("id");
+    let one = format!("{TEAMS}{id}/");
+    assert_eq!(app.get(&one, &token).await.body, r.body);
+
+    let r = app
+        .patch(
+            &one,
+            &token,
+            json!({"limit_tracks": [rust], "can_change_submissions": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["limit_tracks"], json!([rust]));
+    assert_eq!(r.body["can_change_submissions"], true);
+    assert_eq!(r.body["is_reviewer"], true);
+    assert_eq!(r.body["force_hide_speaker_names"], true);
+
+    let r = app
+        .patch(&one, &token, json!({"force_hide_speaker_names": false}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["force_hide_speaker_names"], false);
+    assert_eq!(r.body["limit_tracks"], json!([rust]));
+
+    let list = app.get(TEAMS, &token).await;
+    let listed = list.body["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .find(|t| t["id"] == id)
+        .expect("listed")
+        .clone();
+    assert_eq!(listed["limit_tracks"], json!([rust]));
+    assert_eq!(listed["can_change_submissions"], true);
+
+    // PUT replaces everything: what it leaves out goes back to the defaults.
+    let r = app
+        .put(&one, &token, json!({"name": "Reset", "is_reviewer": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["limit_tracks"], json!([]));
+    assert_eq!(r.body["can_change_submissions"], false);
+    assert_eq!(r.body["is_reviewer"], true);
+    let r = app
+        .put(
+            &one,
+            &token,
+            json!({"name": "Reset", "force_hide_speaker_names": true, "limit_tracks": [keynotes]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["force_hide_speaker_names"], true);
+    assert_eq!(r.body["limit_tracks"], json!([keynotes]));
+    assert_eq!(r.body["is_reviewer"], false);
+}
+
+#[tokio::test]
+async fn a_team_cannot_be_limited_to_tracks_of_another_organizer_or_unknown_ones() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    let other = app.organizer("other").await;
+    add_event(&app, org, "conf").await;
+    add_event(&app, other, "theirs").await;
+    let ours = add_track(&app, "acme", "conf", "Ours").await;
+    let theirs = add_track(&app, "other", "theirs", "Theirs").await;
+    let token = app.token("acme", &["can_change_teams"]).await;
+
+    for tracks in [
+        json!([theirs]),
+        json!([ours, 999_999]),
+        json!([ours, theirs]),
+    ] {
+        let r = app
+            .post(TEAMS, &token, json!({"name": "x", "limit_tracks": tracks}))
+            .await;
+        assert_eq!(r.status, 400, "{tracks}: {}", r.body);
+        assert!(r.body["limit_tracks"][0].is_string(), "{}", r.body);
+    }
+    let r = app
+        .post(TEAMS, &token, json!({"name": "x", "limit_tracks": [ours]}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let one = format!("{TEAMS}{}/", r.body["id"]);
+    let r = app
+        .patch(&one, &token, json!({"limit_tracks": [theirs]}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        app.get(&one, &token).await.body["limit_tracks"],
+        json!([ours])
+    );
+    let r = app
+        .put(&one, &token, json!({"name": "x", "limit_tracks": ["one"]}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+}

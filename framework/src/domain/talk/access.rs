@@ -73,6 +73,26 @@ impl TalkCaller {
             .is_some_and(|(_, _, events)| events.is_none_or(|ids| ids.contains(&event_id)))
     }
 
+    /// What the caller may do on a talk-side event: 404 when the caller may not see it,
+    /// 403 for a reviewer who may not see speaker names.
+    pub fn role_on(&self, ev: &event::Model) -> Result<Role, ApiError> {
+        if self.token().is_some() && !self.covers(ev.id) {
+            return Err(not_found());
+        }
+        let role = self
+            .caller
+            .as_ref()
+            .map(|c| Role::of(c, ev))
+            .unwrap_or_default();
+        if role.permissions == PermissionSet::NONE && !ev.is_public {
+            return Err(not_found());
+        }
+        if role.is_only_reviewer() && role.hide_speaker_names {
+            return Err(self.deny());
+        }
+        Ok(role)
+    }
+
     /// The talk-side event with this slug as the caller sees it: 404 when there is none
     /// or the caller may not see it; 403 for a reviewer who may not see speaker names
     /// (the API cannot promise anonymity through `?expand=`).
@@ -81,32 +101,30 @@ impl TalkCaller {
         db: &impl ConnectionTrait,
         slug: &str,
     ) -> Result<TalkEvent, ApiError> {
+        // PostgreSQL's text holds no NUL characters: no slug has one.
+        if slug.contains('\0') {
+            return Err(not_found());
+        }
         let found = event::Entity::find()
             .filter(event::Column::Slug.eq(slug))
             .filter(event::Column::TalkEnabled.eq(true))
             .one(db)
             .await?
             .ok_or_else(not_found)?;
-        if self.token().is_some() && !self.covers(found.id) {
-            return Err(not_found());
-        }
-        let role = self
-            .caller
-            .as_ref()
-            .map(|c| Role::of(c, &found))
-            .unwrap_or_default();
-        if role.permissions == PermissionSet::NONE && !found.is_public {
-            return Err(not_found());
-        }
-        if role.is_only_reviewer() && role.hide_speaker_names {
-            return Err(self.deny());
-        }
+        let role = self.role_on(&found)?;
         Ok(TalkEvent {
             event: found,
             role,
             caller: self.clone(),
         })
     }
+}
+
+/// Whether the event's agenda is public, which lets anyone who sees the event read its
+/// session types and tracks. False until the program is built: the release of a schedule
+/// makes it true.
+pub fn agenda_visible(_ev: &TalkEvent) -> bool {
+    false
 }
 
 /// What the caller may do on one event.

@@ -22,6 +22,27 @@ pub struct Change<'a> {
     pub data: Value,
 }
 
+impl<'a> Change<'a> {
+    /// An entry for a change the caller of `ev` made: `action` (`create`, `update`,
+    /// `delete`, `accept`, ...) on an object of `object_type`.
+    pub fn new(
+        ev: &super::access::TalkEvent,
+        object_type: &'a str,
+        object_id: i64,
+        action: &str,
+        data: Value,
+    ) -> Self {
+        Self {
+            event_id: ev.event.id,
+            object_type,
+            object_id,
+            user_id: ev.user_id(),
+            action_type: format!("tessera.{object_type}.{action}"),
+            data,
+        }
+    }
+}
+
 /// Writes one entry. Changes made through the API are organiser actions.
 pub async fn write(db: &impl ConnectionTrait, change: Change<'_>) -> Result<(), DbErr> {
     crate::db::execute(

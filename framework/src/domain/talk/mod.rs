@@ -4,6 +4,7 @@
 //! every object ([`log`]).
 
 pub mod access;
+pub mod demo;
 pub mod log;
 pub mod tokens;
 pub mod version;
