@@ -209,9 +209,8 @@ async fn answer_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    let ev = talk.event(&state.db, slug).await?;
-    ev.require(ENDPOINT, action, may_use(&ev))?;
-    Ok(ev)
+    talk.event_for(&state.db, slug, ENDPOINT, action, may_use, may_use)
+        .await
 }
 
 /// What an answer's checks need of its question.

@@ -244,18 +244,7 @@ impl Listing {
         let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) else {
             return self;
         };
-        // PostgreSQL's text holds no NUL characters.
-        let q: String = q
-            .chars()
-            .filter(|c| *c != '\0')
-            .take(MAX_SEARCH_LEN)
-            .collect();
-        let escaped = q
-            .to_lowercase()
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        self.values.push(format!("%{escaped}%").into());
+        self.values.push(like_pattern(q).into());
         let p = format!("${}", self.values.len());
         let any: Vec<String> = expressions
             .iter()
@@ -342,6 +331,23 @@ impl Listing {
         let objects = ctx.load(kind, &keys, expand).await?;
         Ok(window.page(objects.into_iter().map(Shaped::new).collect()))
     }
+}
+
+/// A `LIKE` pattern finding `q` anywhere, case-insensitively (compare with `LOWER(...)`
+/// and `ESCAPE '\\'`); at most [`MAX_SEARCH_LEN`] characters of `q` are read, without NUL
+/// characters (PostgreSQL's text holds none).
+pub fn like_pattern(q: &str) -> String {
+    let q: String = q
+        .chars()
+        .filter(|c| *c != '\0')
+        .take(MAX_SEARCH_LEN)
+        .collect();
+    let escaped = q
+        .to_lowercase()
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
 }
 
 /// `IN ($1, $2, ...)` for a list of keys, with the values.

@@ -459,14 +459,10 @@ async fn speaker_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    let ev = talk.event(&state.db, slug).await?;
-    let permitted = if action.is_read() {
-        may_read(&ev)
-    } else {
+    talk.event_for(&state.db, slug, ENDPOINT, action, may_read, |ev| {
         ev.role.is_orga()
-    };
-    ev.require(ENDPOINT, action, permitted)?;
-    Ok(ev)
+    })
+    .await
 }
 
 /// The stored code of the event's speaker with this code in any case; 404 when there is

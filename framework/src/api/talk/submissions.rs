@@ -23,7 +23,7 @@ use poem_openapi::{Enum, Object, OpenApi};
 use serde_json::{Map, Value, json};
 
 use super::TalkTag;
-use super::context::{Ctx, Listing, keys_in};
+use super::context::{Ctx, Listing, keys_in, like_pattern};
 use super::expand::{Expand, Kind, Loaded};
 use super::log::{LogEntry, log_page};
 use super::shape::{Expandable, Shaped};
@@ -48,9 +48,6 @@ const CODE_LEN: usize = 6;
 
 /// Most tags one submission may be given at once.
 const MAX_TAGS: usize = 100;
-
-/// Characters of `?q=` read at most.
-const MAX_SEARCH_LEN: usize = 200;
 
 /// Largest stored form of `anonymised_data`, in bytes.
 const MAX_ANONYMISED_LEN: usize = 100_000;
@@ -716,14 +713,10 @@ async fn submission_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    let ev = talk.event(&state.db, slug).await?;
-    let permitted = if action.is_read() {
-        may_read(&ev)
-    } else {
+    talk.event_for(&state.db, slug, ENDPOINT, action, may_read, |ev| {
         ev.role.is_orga()
-    };
-    ev.require(ENDPOINT, action, permitted)?;
-    Ok(ev)
+    })
+    .await
 }
 
 /// The event's submission with this code in any case, as far as the caller may see it;
@@ -1206,18 +1199,6 @@ macro_rules! in_submission {
         crate::db::commit(transaction).await?;
         out
     }};
-}
-
-/// A `LIKE` pattern finding `q` anywhere, case-insensitively (compare with `LOWER(...)`
-/// and `ESCAPE '\'`).
-fn like_pattern(q: &str) -> String {
-    let q: String = q.chars().take(MAX_SEARCH_LEN).collect();
-    let escaped = q
-        .to_lowercase()
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    format!("%{escaped}%")
 }
 
 /// `/api/events/{event}/talks/...`: pretalx's former address of submissions, redirected

@@ -119,14 +119,10 @@ async fn tag_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    let ev = talk.event(&state.db, slug).await?;
-    let permitted = if action.is_read() {
-        may_read(&ev)
-    } else {
+    talk.event_for(&state.db, slug, ENDPOINT, action, may_read, |ev| {
         ev.role.is_orga()
-    };
-    ev.require(ENDPOINT, action, permitted)?;
-    Ok(ev)
+    })
+    .await
 }
 
 /// The stored fields of a tag.

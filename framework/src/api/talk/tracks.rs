@@ -138,14 +138,15 @@ async fn track_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    let ev = talk.event(&state.db, slug).await?;
-    let permitted = if action.is_read() {
-        may_read_cfp_settings(&ev)
-    } else {
-        ev.role.permissions.has(Permission::ChangeEventSettings)
-    };
-    ev.require(ENDPOINT, action, permitted)?;
-    Ok(ev)
+    talk.event_for(
+        &state.db,
+        slug,
+        ENDPOINT,
+        action,
+        may_read_cfp_settings,
+        |ev| ev.role.permissions.has(Permission::ChangeEventSettings),
+    )
+    .await
 }
 
 /// The stored fields of a track.

@@ -93,6 +93,28 @@ impl TalkCaller {
         Ok(role)
     }
 
+    /// The talk-side event with this slug, when the token allows `action` on `endpoint` and
+    /// the caller may read (`may_read`, for `list` and `retrieve`) or otherwise write
+    /// (`may_write`); 404, 403 or 401 as [`TalkCaller::event`] and [`TalkEvent::require`].
+    pub async fn event_for(
+        &self,
+        db: &impl ConnectionTrait,
+        slug: &str,
+        endpoint: &str,
+        action: Action,
+        may_read: fn(&TalkEvent) -> bool,
+        may_write: fn(&TalkEvent) -> bool,
+    ) -> Result<TalkEvent, ApiError> {
+        let ev = self.event(db, slug).await?;
+        let permitted = if action.is_read() {
+            may_read(&ev)
+        } else {
+            may_write(&ev)
+        };
+        ev.require(endpoint, action, permitted)?;
+        Ok(ev)
+    }
+
     /// The talk-side event with this slug as the caller sees it: 404 when there is none
     /// or the caller may not see it; 403 for a reviewer who may not see speaker names
     /// (the API cannot promise anonymity through `?expand=`).
