@@ -577,6 +577,15 @@ fn print_demo_talk(base: &str, seed: &admin::DemoSeed) {
     );
     outln!("  curl {auth} -X POST {ev}/submissions/<code>/accept/   # a submitted one's code");
     outln!("");
+    let public = format!("{base}/{}/schedule/export", admin::DEMO_EVENT);
+    outln!("Its released schedule, as conference apps read it (no token needed):\n");
+    outln!("  curl {public}/schedule.json");
+    outln!("  curl {public}/schedule.xml");
+    outln!("  curl {public}/schedule.ics");
+    outln!("  curl '{ev}/slots/?expand=room,submission.speakers'");
+    outln!("  curl {auth} {ev}/schedules/latest/exporters/schedule.xml/");
+    outln!("  curl {auth} {ev}/reviews/   # the demo user's reviews, scored in two categories");
+    outln!("");
 }
 
 /// The demo user's sign-in and the OAuth flow of their application, by browser and curl.

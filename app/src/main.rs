@@ -11,13 +11,28 @@ fn with_plugins(app: App) -> App {
     app.plugin(tessera_plugin_banktransfer::BankTransfer)
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Stack of each runtime thread. Requests are polled on the runtime's worker threads, and
+/// unoptimised builds of the deeper handlers need more than the default 2 MiB; 8 MiB is what
+/// the main thread has on Linux.
+const THREAD_STACK_BYTES: usize = 8 * 1024 * 1024;
+
+fn main() -> ExitCode {
     let command = match cli::parse() {
         Ok(command) => command,
         Err(code) => return code,
     };
-    match cli::run(command, with_plugins).await {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(THREAD_STACK_BYTES)
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli::run(command, with_plugins)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("error: {}", failure.message);

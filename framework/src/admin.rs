@@ -748,6 +748,12 @@ pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
     let token = create_token(db, &request).await?;
     let (password, client_id, client_secret) = seed_demo_account(db).await?;
     let talk_token = demo_talk_token(db).await?;
+    let user = users::find_by_email(db, DEMO_USER)
+        .await?
+        .ok_or_else(|| invalid("demo user missing"))?;
+    crate::domain::talk::demo::seed_reviews(db, demo_event.id, user.id)
+        .await
+        .map_err(|e| invalid(format!("demo reviews: {e}")))?;
     Ok(DemoSeed {
         token,
         password,

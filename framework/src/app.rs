@@ -181,6 +181,16 @@ impl Server {
                 "/api/events/:event/talks/*rest",
                 crate::api::talk::submissions::talks_redirect,
             )
+            // Public schedule exports, as pretalx serves them (no other page has a
+            // `schedule` segment second: the order pages have `order` third).
+            .at(
+                "/:event/schedule/export/:name",
+                get(crate::api::talk::exports::public_export),
+            )
+            .at(
+                "/:event/:name<schedule\\.(json|xml|ics)>",
+                get(crate::api::talk::exports::public_export),
+            )
             .at(
                 "/:organizer/:event/order/:code/:secret",
                 get(crate::pages::order_page),

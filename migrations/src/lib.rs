@@ -16,6 +16,8 @@ mod m0011_accounts;
 mod m0012_one_grant_per_application;
 mod m0013_talk;
 mod m0014_talk_file_references;
+mod m0015_talk_schedule;
+mod m0016_talk_reviews;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -41,6 +43,8 @@ impl MigratorTrait for Migrator {
             Box::new(m0012_one_grant_per_application::Migration),
             Box::new(m0013_talk::Migration),
             Box::new(m0014_talk_file_references::Migration),
+            Box::new(m0015_talk_schedule::Migration),
+            Box::new(m0016_talk_reviews::Migration),
         ]
     }
 }

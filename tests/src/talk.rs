@@ -170,3 +170,62 @@ pub async fn conference(app: &TestApp) -> Conference {
 pub fn results(body: &Value) -> &Vec<Value> {
     body["results"].as_array().expect("results")
 }
+
+/// The first bytes of a PNG image: enough for an upload's check of its type.
+pub const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+
+/// A small PDF document.
+pub const PDF: &[u8] = b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n";
+
+/// Sends `body` to `POST /api/upload/` as a file `name` of type `content_type`, with a user
+/// token.
+pub async fn send_upload(
+    app: &TestApp,
+    token: &str,
+    content_type: &str,
+    name: &str,
+    body: &[u8],
+) -> crate::Reply {
+    let auth = format!("Token {token}");
+    let disposition = format!("attachment; filename=\"{name}\"");
+    app.raw(
+        poem::http::Method::POST,
+        "/api/upload/",
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", content_type),
+            ("Content-Disposition", &disposition),
+        ],
+        body.to_vec(),
+    )
+    .await
+}
+
+/// Uploads a file with a user token; gives its ID (`file:...`).
+pub async fn upload(
+    app: &TestApp,
+    token: &str,
+    content_type: &str,
+    name: &str,
+    body: &[u8],
+) -> String {
+    let r = send_upload(app, token, content_type, name, body).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body["id"].as_str().expect("a file ID").to_owned()
+}
+
+/// Creates an object with the conference's organiser under `{base}/{path}/`; gives the
+/// created object.
+pub async fn create(app: &TestApp, c: &Conference, path: &str, body: Value) -> Value {
+    let r = app
+        .post(&format!("{}/{path}/", c.base), &c.write, body)
+        .await;
+    assert_eq!(r.status, 201, "{path}: {}", r.body);
+    r.body
+}
+
+/// Asserts a 400 answer naming `field` among its errors.
+pub fn assert_refused(r: &crate::Reply, field: &str, context: &str) {
+    assert_eq!(r.status, 400, "{context}: {}", r.body);
+    assert!(r.body[field].is_array(), "{context}: {}", r.body);
+}

@@ -42,6 +42,13 @@ const MAX_EVENTS: usize = 1_000;
 /// and events, and emptying their map leaves the other maps alone.
 pub const MAX_ANSWERS: usize = 1_000;
 
+/// Finished files (whole exports, far larger than list answers) kept before they are all
+/// forgotten.
+pub const MAX_FILES: usize = 64;
+
+/// A finished file of any kind the cache keeps for its owner (see [`Cache::file`]).
+pub type KeptFile = Arc<dyn std::any::Any + Send + Sync>;
+
 /// A map whose entries belong to a generation, emptied when it holds `max` entries.
 struct Generational<K, V> {
     map: RwLock<HashMap<K, (u64, V)>>,
@@ -110,6 +117,7 @@ pub struct Cache {
     products: Generational<i64, Arc<Products>>,
     settings: Generational<i64, Arc<EventSettings>>,
     answers: Generational<String, Arc<[u8]>>,
+    files: Generational<String, KeptFile>,
 }
 
 /// An event's effective settings, by key.
@@ -142,6 +150,7 @@ impl Cache {
             products: Generational::new(MAX_EVENTS),
             settings: Generational::new(MAX_ENTRIES),
             answers: Generational::new(MAX_ANSWERS),
+            files: Generational::new(MAX_FILES),
         })
     }
 
@@ -241,6 +250,17 @@ impl Cache {
     /// Keeps a finished JSON answer made in `generation`.
     pub fn keep_answer(&self, generation: u64, key: String, body: Arc<[u8]>) {
         self.answers.put(generation, key, body);
+    }
+
+    /// A finished file made in this generation, as its owner kept it (the owner downcasts
+    /// it to its own type).
+    pub fn file(&self, generation: u64, key: &str) -> Option<KeptFile> {
+        self.files.get(generation, &key.to_owned())
+    }
+
+    /// Keeps a finished file made in `generation`.
+    pub fn keep_file(&self, generation: u64, key: String, file: KeptFile) {
+        self.files.put(generation, key, file);
     }
 
     /// On PostgreSQL, listens for changes announced by other processes for as long as the

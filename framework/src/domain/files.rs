@@ -7,7 +7,8 @@
 //! from callers holding one of [`CLAIMING_PERMISSIONS`]; on the talk side (`/api/upload/`)
 //! the documents of [`DOCUMENT_TYPES`] under a file name with the type's extension, images
 //! among them checked like pictures ([`check_document_name`], [`check_document_contents`]),
-//! from user tokens that may write, of users holding one of [`TALK_CLAIMING_PERMISSIONS`].
+//! from user tokens that may write on some endpoint (as pretalx, whatever the user's teams),
+//! claimed by talk-side fields with [`claim_for_user`].
 //! Each caller (owner) may keep at most [`MAX_UNCLAIMED_FILES`] files and
 //! [`MAX_UNCLAIMED_BYTES`] bytes unclaimed at a time, uploads of both sides together.
 
@@ -22,6 +23,7 @@ use sea_orm::{
 use super::permissions::Permission;
 use crate::db::begin_write;
 use crate::db::entities::file;
+use crate::values::ApiError;
 
 /// How long an unclaimed upload stays usable.
 pub const UPLOAD_LIFETIME: Duration = Duration::hours(24);
@@ -72,11 +74,6 @@ pub const DOCUMENT_TYPES: [&str; 20] = [
 /// The write permissions of the fields that claim uploads (an item's picture needs
 /// `can_change_items` for its event); an upload needs one of them.
 pub const CLAIMING_PERMISSIONS: [Permission; 1] = [Permission::ChangeItems];
-
-/// The talk-side permission of the fields that claim talk-side uploads (speaker avatars,
-/// submission images, resources, file answers, all changed by organisers); a talk-side
-/// upload needs it for some event.
-pub const TALK_CLAIMING_PERMISSIONS: [Permission; 1] = [Permission::ChangeSubmissions];
 
 /// Longest stored file name, extension included.
 pub const MAX_FILENAME_LEN: usize = 100;
@@ -387,6 +384,75 @@ pub async fn claim(
     }
     let name = safe_filename(&found.filename, &found.content_type);
     Ok(Ok(format!("{}/{name}", found.id)))
+}
+
+/// Claims a talk-side upload for the field `field` of an object being written: `file_id`
+/// (`file:<key>`, as `POST /api/upload/` answered) must name an unexpired, unused upload of
+/// the user `user_id` whose type is one of `accepted` (e.g. [`PICTURE_TYPES`] for an avatar,
+/// [`DOCUMENT_TYPES`] for a resource). Gives the stored reference (`<key>/<file name>`, see
+/// [`url`]); 400 on `field` otherwise, when the file is unknown, expired, used already,
+/// someone else's or of another type (which leaves it unused). Call it in the transaction
+/// that writes the object, so that a failed write leaves the upload unused.
+pub async fn claim_for_user(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    field: &str,
+    file_id: &str,
+    accepted: &[&str],
+) -> Result<String, ApiError> {
+    match claim(db, &user_owner(user_id), file_id, accepted).await? {
+        Ok(reference) => Ok(reference),
+        Err(ClaimRefused::Unknown) => Err(ApiError::field(
+            field,
+            "No such file: uploads are usable once, for 24 hours, by the user who uploaded them.",
+        )),
+        Err(ClaimRefused::WrongType) => Err(ApiError::field(
+            field,
+            format!(
+                "This field takes files of these types only: {}.",
+                accepted.join(", ")
+            ),
+        )),
+    }
+}
+
+/// Sets the file of a talk-side field (a speaker's avatar, a submission's image) as a write
+/// sends it: `sent` is an upload's ID to claim for the user ([`claim_for_user`]) or `None`
+/// to remove the file. The file `current` held before is forgotten ([`forget`]) and
+/// `current` holds the new reference. Call it in the write's transaction.
+pub async fn replace_for_user(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    field: &str,
+    sent: Option<&str>,
+    current: &mut Option<String>,
+    accepted: &[&str],
+) -> Result<(), ApiError> {
+    let new = match sent {
+        Some(file_id) => Some(claim_for_user(db, user_id, field, file_id, accepted).await?),
+        None => None,
+    };
+    let old = std::mem::replace(current, new);
+    forget(db, old.as_slice()).await?;
+    Ok(())
+}
+
+/// The key of a stored reference (`<key>/<file name>`).
+pub fn file_key(reference: &str) -> &str {
+    reference.split('/').next().unwrap_or(reference)
+}
+
+/// Forgets claimed files no longer referred to, by their stored references.
+pub async fn forget(db: &impl ConnectionTrait, references: &[String]) -> Result<(), DbErr> {
+    for reference in references {
+        crate::db::execute(
+            db,
+            "DELETE FROM files WHERE id = $1",
+            [file_key(reference).into()],
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// The public URL of a stored reference (`<key>/<file name>`). The name is made safe here

@@ -347,12 +347,25 @@ fn check(registry: &Registry, schema: &MetaSchemaRef, value: &Value) -> Option<V
     } else {
         &s.one_of
     };
-    if !alternatives.is_empty()
-        && alternatives
-            .iter()
-            .all(|a| check(registry, a, value).is_some())
-    {
-        return err("Invalid value.");
+    if !alternatives.is_empty() {
+        let mut errors = Vec::with_capacity(alternatives.len());
+        for a in alternatives {
+            match check(registry, a, value) {
+                Some(e) => errors.push((a, e)),
+                None => break,
+            }
+        }
+        if errors.len() == alternatives.len() {
+            // The one alternative of the value's own JSON type says best what is wrong with
+            // it (a string too long for a string-or-object field).
+            let mut of_type = errors
+                .into_iter()
+                .filter(|(a, _)| resolve(registry, a).is_some_and(|s| is_of_type(s.ty, value)));
+            return match (of_type.next(), of_type.next()) {
+                (Some((_, e)), None) => Some(e),
+                _ => err("Invalid value."),
+            };
+        }
     }
     // A currency's own check below words its refusal better than a list of choices would.
     if !s.enum_items.is_empty()
@@ -370,6 +383,18 @@ fn check(registry: &Registry, schema: &MetaSchemaRef, value: &Value) -> Option<V
         "boolean" => (!value.is_boolean()).then(|| json!(["Must be a valid boolean."])),
         _ => None,
     }
+}
+
+/// Whether a schema of type `ty` is about values like `value` (strings, objects, ...).
+fn is_of_type(ty: &str, value: &Value) -> bool {
+    matches!(
+        (ty, value),
+        ("string", Value::String(_))
+            | ("object", Value::Object(_))
+            | ("array", Value::Array(_))
+            | ("boolean", Value::Bool(_))
+            | ("integer" | "number", Value::Number(_))
+    )
 }
 
 fn plain(value: &Value) -> String {

@@ -10,7 +10,7 @@
 //! | 400 | with a request body, query or header parameters, or writes with API credentials (`X-Idempotency-Key`) |
 //! | 401 | with API credentials (a token in the `Authorization` header) |
 //! | 403 | with API credentials, or path parameters (one that cannot be an ID names nothing) |
-//! | 404 | paginated lists (a page beyond the last) |
+//! | 404 | paginated lists (a page beyond the last), or path parameters (an encoded NUL names nothing) |
 //! | 408, 413 | with a request body |
 //! | 409 | writes with API credentials (the same `X-Idempotency-Key` still under way) |
 //! | 415 | with a request body in another media type than a form |
@@ -219,7 +219,7 @@ fn shared_statuses(method: &str, op: &Map<String, Value>, api_schemes: &[String]
     );
     add(401, api_credentials);
     add(403, api_credentials || param_in("path"));
-    add(404, paginated);
+    add(404, paginated || param_in("path"));
     add(408, has_body);
     add(409, write && api_credentials);
     add(413, has_body);

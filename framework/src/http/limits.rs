@@ -37,6 +37,19 @@ pub const MAX_AUTHORIZATION: usize = 1024;
 /// Largest sum of header names and values accepted, in bytes.
 pub const MAX_HEADERS: usize = 32 * 1024;
 
+/// The error for a request whose path or query carries an encoded NUL character (`%00`),
+/// if it does: nothing stored can contain one, and databases refuse it in text. In the path
+/// it names nothing (404); in the query it is a bad parameter (400).
+pub fn nul_in_uri(req: &Request) -> Option<ApiError> {
+    let uri = req.uri();
+    if uri.path().contains("%00") {
+        return Some(ApiError::not_found("Not found."));
+    }
+    uri.query()
+        .is_some_and(|q| q.contains("%00"))
+        .then(|| ApiError::bad_request("A query parameter contains a NUL character."))
+}
+
 /// The error for a request whose URI or headers are larger than accepted, if it is.
 pub fn oversized(req: &Request) -> Option<ApiError> {
     let uri = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());

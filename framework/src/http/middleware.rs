@@ -126,7 +126,7 @@ pub async fn shared_behaviour<E: Endpoint>(
         .map(str::to_owned);
 
     let answer = async {
-        if let Some(error) = limits::oversized(&req) {
+        if let Some(error) = limits::oversized(&req).or_else(|| limits::nul_in_uri(&req)) {
             return error.as_response();
         }
         let caller = match resolve_caller(&mut req).await {
@@ -213,7 +213,11 @@ fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str) 
         return ApiError::method_not_allowed(method, &allow).as_response();
     }
     if err.is::<ParsePathError>() {
-        // A path segment that cannot be an ID points at no object the caller may see.
+        // A path segment that cannot be an ID points at no object the caller may see: 403
+        // on the ticketing side as pretix answers, 404 on the talk side as pretalx does.
+        if super::auth::is_talk_path(path) {
+            return ApiError::not_found("Not found.").as_response();
+        }
         return ApiError::forbidden().as_response();
     }
     if err.is::<NotFoundError>() {

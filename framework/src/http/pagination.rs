@@ -27,9 +27,21 @@ pub struct PageRequest {
 impl PageRequest {
     /// Reads the page request. `base` is the public base URL without trailing slash.
     pub fn new(req: &Request, base: &str, page: Option<String>, page_size: Option<u64>) -> Self {
+        Self::sized(req, base, page, page_size, PAGE_SIZE)
+    }
+
+    /// Reads the page request of a list whose default and largest page size is `largest`
+    /// instead of [`PAGE_SIZE`] (pretalx's rooms: 100).
+    pub fn sized(
+        req: &Request,
+        base: &str,
+        page: Option<String>,
+        page_size: Option<u64>,
+        largest: u64,
+    ) -> Self {
         let size = page_size
             .filter(|&s| s > 0)
-            .map_or(PAGE_SIZE, |s| s.min(PAGE_SIZE));
+            .map_or(largest, |s| s.min(largest));
         Self {
             page,
             size,

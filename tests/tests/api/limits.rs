@@ -272,3 +272,18 @@ async fn a_connection_beyond_max_connections_waits_until_one_closes() {
     assert!(closed.is_some(), "not served after the holder closed");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
 }
+
+#[tokio::test]
+async fn an_encoded_nul_in_a_path_names_nothing_and_in_a_query_is_refused() {
+    let (app, token) = setup(|_| {}).await;
+    let r = app
+        .get("/api/v1/organizers/ac%00me/giftcards/", &token)
+        .await;
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(r.body["detail"], "Not found.");
+    let r = app.get(&format!("{CARDS}?secret=a%00b"), &token).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body["detail"].as_str().expect("detail").contains("NUL"));
+    let r = app.get(&format!("{CARDS}?secret=a%2500b"), &token).await;
+    assert_eq!(r.status, 200, "a literal `%00` is text: {}", r.body);
+}

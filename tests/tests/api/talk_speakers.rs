@@ -5,19 +5,15 @@ use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::permissions::Permission;
 use tessera::domain::talk::tokens::Endpoints;
-use tessera_tests::talk::{Conference, conference, results, rows, sql, talk_user, user_token};
+use tessera_tests::talk::{
+    Conference, PDF, PNG, assert_refused, conference, create, results, rows, sql, talk_user,
+    upload, user_token,
+};
 use tessera_tests::{Reply, TestApp};
 
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-const PDF: &[u8] = b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n";
-
 /// Creates a speaker; gives the answer.
-async fn create(app: &TestApp, c: &Conference, body: Value) -> Value {
-    let r = app
-        .post(&format!("{}/speakers/", c.base), &c.write, body)
-        .await;
-    assert_eq!(r.status, 201, "{}", r.body);
-    r.body
+async fn new_speaker(app: &TestApp, c: &Conference, body: Value) -> Value {
+    create(app, c, "speakers", body).await
 }
 
 /// A session type and a submission of it with a speaker of this address; gives the
@@ -33,26 +29,16 @@ async fn talk_of(
         .await;
     let kind = match results(&r.body).first() {
         Some(t) => t["id"].as_i64().expect("an integer"),
-        None => {
-            let r = app
-                .post(
-                    &format!("{}/submission-types/", c.base),
-                    &c.write,
-                    json!({"name": {"en": "Talk"}}),
-                )
-                .await;
-            r.body["id"].as_i64().expect("an integer")
-        }
+        None => create(app, c, "submission-types", json!({"name": {"en": "Talk"}})).await["id"]
+            .as_i64()
+            .expect("an integer"),
     };
-    let r = app
-        .post(
-            &format!("{}/submissions/", c.base),
-            &c.write,
-            json!({"title": format!("Talk of {email}"), "submission_type": kind, "track": track}),
-        )
-        .await;
-    assert_eq!(r.status, 201, "{}", r.body);
-    let code = r.body["code"].as_str().expect("a string").to_owned();
+    let body =
+        json!({"title": format!("Talk of {email}"), "submission_type": kind, "track": track});
+    let code = create(app, c, "submissions", body).await["code"]
+        .as_str()
+        .expect("a string")
+        .to_owned();
     let r = app
         .post(
             &format!("{}/submissions/{code}/add-speaker/", c.base),
@@ -94,7 +80,7 @@ async fn versioned(
 async fn organisers_create_managed_speakers_and_change_them() {
     let app = TestApp::spawn().await;
     let c = conference(&app).await;
-    let ada = create(&app, &c, json!({"name": "Ada", "email": "Ada@Example.org", "biography": "Engines.", "has_arrived": true})).await;
+    let ada = new_speaker(&app, &c, json!({"name": "Ada", "email": "Ada@Example.org", "biography": "Engines.", "has_arrived": true})).await;
     let code = ada["code"].as_str().expect("a string").to_owned();
     assert_eq!(code.len(), 6);
     assert_eq!(ada["email"], "ada@example.org");
@@ -107,7 +93,7 @@ async fn organisers_create_managed_speakers_and_change_them() {
     assert_eq!(ada["availabilities"], json!([]));
     assert_eq!(ada["avatar_url"], Value::Null);
     assert_eq!(ada["timezone"], "UTC");
-    let again = create(
+    let again = new_speaker(
         &app,
         &c,
         json!({"name": "Ada again", "email": "ada@example.org"}),
@@ -133,8 +119,7 @@ async fn organisers_create_managed_speakers_and_change_them() {
         let r = app
             .post(&format!("{}/speakers/", c.base), &c.write, body.clone())
             .await;
-        assert_eq!(r.status, 400, "{body}: {}", r.body);
-        assert!(r.body[field].is_array(), "{body}: {}", r.body);
+        assert_refused(&r, field, &body.to_string());
     }
 
     let one = format!("{}/speakers/{}/", c.base, code.to_lowercase());
@@ -166,8 +151,11 @@ async fn organisers_create_managed_speakers_and_change_them() {
     assert_eq!(times[1]["allDay"], false);
     assert_eq!(times[1]["end"], "2026-06-03T13:00:00Z");
     let r = app.patch(&one, &c.write, json!({"availabilities": [{"start": "2026-06-03T12:00:00Z", "end": "2026-06-03T11:00:00Z"}]})).await;
-    assert_eq!(r.status, 400, "{}", r.body);
-    assert!(r.body["availabilities"].is_array());
+    assert_refused(
+        &r,
+        "availabilities",
+        "an availability ending before it starts",
+    );
 
     let r = app
         .put(
@@ -206,7 +194,7 @@ async fn organisers_create_managed_speakers_and_change_them() {
 async fn version_one_changes_a_speakers_email_and_version_two_does_not() {
     let app = TestApp::spawn().await;
     let c = conference(&app).await;
-    let code = create(
+    let code = new_speaker(
         &app,
         &c,
         json!({"name": "Grace", "email": "grace@example.org"}),
@@ -290,17 +278,18 @@ async fn version_one_changes_a_speakers_email_and_version_two_does_not() {
 async fn reviewers_see_the_speakers_of_their_submissions_without_contact_details() {
     let app = TestApp::spawn().await;
     let c = conference(&app).await;
-    let r = app
-        .post(
-            &format!("{}/tracks/", c.base),
-            &c.write,
-            json!({"name": {"en": "Mine"}, "color": "#aa0000"}),
-        )
-        .await;
-    let track = r.body["id"].as_i64().expect("an integer");
+    let track = create(
+        &app,
+        &c,
+        "tracks",
+        json!({"name": {"en": "Mine"}, "color": "#aa0000"}),
+    )
+    .await["id"]
+        .as_i64()
+        .expect("an integer");
     let (talk, speaker) = talk_of(&app, &c, "linus@example.org", Some(track)).await;
     let (_, other) = talk_of(&app, &c, "ken@example.org", None).await;
-    let bare = create(
+    let bare = new_speaker(
         &app,
         &c,
         json!({"name": "Bare", "email": "bare@example.org"}),
@@ -406,13 +395,13 @@ async fn speakers_are_searched_ordered_and_expanded() {
         json!({"title": "Zed's talk"}),
     )
     .await;
-    create(
+    new_speaker(
         &app,
         &c,
         json!({"name": "Ada", "email": "first@example.org"}),
     )
     .await;
-    create(
+    new_speaker(
         &app,
         &c,
         json!({"name": "Bob", "email": "second@example.org"}),
@@ -463,41 +452,19 @@ async fn speakers_are_searched_ordered_and_expanded() {
 async fn avatars_are_uploaded_pictures() {
     let app = TestApp::spawn().await;
     let c = conference(&app).await;
-    let code = create(&app, &c, json!({"name": "Pic"})).await["code"]
+    let code = new_speaker(&app, &c, json!({"name": "Pic"})).await["code"]
         .as_str()
         .expect("a string")
         .to_owned();
     let one = format!("{}/speakers/{code}/", c.base);
-    let upload = |content_type: &'static str, name: &'static str, body: &'static [u8]| {
-        let app = &app;
-        let auth = format!("Token {}", c.write);
-        async move {
-            let disposition = format!("attachment; filename=\"{name}\"");
-            let r = app
-                .raw(
-                    Method::POST,
-                    "/api/upload/",
-                    &[
-                        ("Authorization", &auth),
-                        ("Content-Type", content_type),
-                        ("Content-Disposition", &disposition),
-                    ],
-                    body.to_vec(),
-                )
-                .await;
-            assert_eq!(r.status, 201, "{}", r.body);
-            r.body["id"].as_str().expect("a string").to_owned()
-        }
-    };
-    let pdf = upload("application/pdf", "cv.pdf", PDF).await;
+    let pdf = upload(&app, &c.write, "application/pdf", "cv.pdf", PDF).await;
     let r = app.patch(&one, &c.write, json!({"avatar": pdf})).await;
-    assert_eq!(r.status, 400, "{}", r.body);
-    assert!(r.body["avatar"].is_array());
+    assert_refused(&r, "avatar", "a PDF is no picture");
     let r = app
         .patch(&one, &c.write, json!({"avatar": "file:unknown"}))
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
-    let png = upload("image/png", "me.png", PNG).await;
+    let png = upload(&app, &c.write, "image/png", "me.png", PNG).await;
     let r = app.patch(&one, &c.write, json!({"avatar": png})).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let url = r.body["avatar_url"].as_str().expect("a string").to_owned();

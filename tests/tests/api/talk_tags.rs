@@ -121,8 +121,13 @@ async fn tokens_act_within_their_endpoints_actions_and_events() {
     assert_eq!(r.status, 404, "{}", r.body);
     let r = app.call(Method::GET, &tags, None, None).await;
     assert_eq!(r.status, 401, "{}", r.body);
+    // Under a private event anonymous callers are 401, as pretalx answers; under none, 404.
     let r = app
         .call(Method::GET, "/api/events/other2026/tags/", None, None)
+        .await;
+    assert_eq!(r.status, 401, "{}", r.body);
+    let r = app
+        .call(Method::GET, "/api/events/nowhere2026/tags/", None, None)
         .await;
     assert_eq!(r.status, 404, "{}", r.body);
     let r = app.get(&tags, "not-a-token").await;

@@ -4,41 +4,29 @@
 use poem::http::Method;
 use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::json;
-use tessera::api::talk::upload::claim_for_user;
 use tessera::db::entities::file;
-use tessera::domain::files::{DOCUMENT_TYPES, PICTURE_TYPES};
-use tessera::domain::talk::tokens::Endpoints;
+use tessera::domain::files::{DOCUMENT_TYPES, PICTURE_TYPES, claim_for_user};
+use tessera::domain::permissions::Permission;
+use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera_tests::talk::{PDF, PNG, conference, send_upload as send, talk_user, user_token};
 use tessera_tests::{Reply, TestApp, user_of};
 
 const UPLOAD: &str = "/api/upload/";
-const PDF: &[u8] = b"%PDF-1.4\n1 0 obj <<>> endobj\n%%EOF\n";
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-
-/// A user API token of the user, all events, with these scopes.
-async fn user_token(app: &TestApp, user_id: i64, endpoints: &Endpoints) -> String {
-    let token = tessera::domain::tokens::generate();
-    tessera::db::execute(
-        &app.db,
-        "INSERT INTO user_api_tokens (user_id, name, token_hash, all_events, endpoints, created) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-        [
-            user_id.into(),
-            "test".into(),
-            tessera::domain::tokens::hash(&token).into(),
-            true.into(),
-            endpoints.to_json().into(),
-            chrono::Utc::now().into(),
-        ],
-    )
-    .await
-    .expect("token");
-    token
-}
 
 /// An organizer `acme` and a user with every permission there (a team of all events).
 async fn organiser(app: &TestApp, email: &str) -> i64 {
     let org = app.organizer("acme").await;
     user_of(app, email, &[org]).await
+}
+
+/// Ada, an organiser of `acme`, and her token that may do anything; the uploader of most
+/// tests.
+async fn organiser_token(app: &TestApp) -> (i64, String) {
+    let user = organiser(app, "ada@example.org").await;
+    (
+        user,
+        user_token(app, user, &Endpoints::all_write(), None).await,
+    )
 }
 
 async fn upload(
@@ -53,21 +41,6 @@ async fn upload(
     app.raw(Method::POST, UPLOAD, &all, body.to_vec()).await
 }
 
-/// Uploads `body` as `name` of type `content_type`.
-async fn send(app: &TestApp, token: &str, content_type: &str, name: &str, body: &[u8]) -> Reply {
-    let disposition = format!("attachment; filename=\"{name}\"");
-    upload(
-        app,
-        Some(token),
-        &[
-            ("Content-Type", content_type),
-            ("Content-Disposition", &disposition),
-        ],
-        body,
-    )
-    .await
-}
-
 /// How many uploads are stored.
 async fn stored(app: &TestApp) -> u64 {
     file::Entity::find().count(&app.db).await.expect("count")
@@ -80,8 +53,7 @@ fn detail(r: &Reply) -> &str {
 #[tokio::test]
 async fn a_pdf_and_a_png_are_stored_for_the_uploading_user() {
     let app = TestApp::spawn().await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (user, token) = organiser_token(&app).await;
 
     let r = send(&app, &token, "application/pdf", "talk.pdf", PDF).await;
     assert_eq!(r.status, 201, "{}", r.body);
@@ -114,8 +86,7 @@ async fn a_pdf_and_a_png_are_stored_for_the_uploading_user() {
 #[tokio::test]
 async fn office_documents_text_and_archives_are_taken_with_their_extensions() {
     let app = TestApp::spawn().await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     let cases = [
         ("application/msword", "a.doc"),
         (
@@ -149,8 +120,7 @@ async fn office_documents_text_and_archives_are_taken_with_their_extensions() {
 #[tokio::test]
 async fn an_upload_needs_its_content_type_and_an_attachment_file_name() {
     let app = TestApp::spawn().await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     let disposition = ("Content-Disposition", "attachment; filename=\"talk.pdf\"");
 
     let r = upload(&app, Some(&token), &[disposition], PDF).await;
@@ -194,8 +164,7 @@ async fn an_upload_needs_its_content_type_and_an_attachment_file_name() {
 #[tokio::test]
 async fn a_file_name_without_an_extension_of_its_type_is_400() {
     let app = TestApp::spawn().await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     for name in ["talk.png", "talk", "talk.pdf.exe", "pdf"] {
         let r = send(&app, &token, "application/pdf", name, PDF).await;
         assert_eq!(r.status, 400, "{name}: {}", r.body);
@@ -207,8 +176,7 @@ async fn a_file_name_without_an_extension_of_its_type_is_400() {
 #[tokio::test]
 async fn types_outside_the_allow_list_are_400() {
     let app = TestApp::spawn().await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     for (content_type, name, body) in [
         ("text/html", "evil.html", &b"<script>alert(1)</script>"[..]),
         ("image/svg+xml", "logo.svg", b"<svg onload=alert(1)/>"),
@@ -225,8 +193,7 @@ async fn types_outside_the_allow_list_are_400() {
 #[tokio::test]
 async fn an_image_that_is_not_what_its_type_says_is_400() {
     let app = TestApp::spawn().await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     for (content_type, name, body) in [
         (
             "image/png",
@@ -248,8 +215,7 @@ async fn an_image_that_is_not_what_its_type_says_is_400() {
 #[tokio::test]
 async fn a_file_beyond_the_configured_limit_is_413() {
     let app = TestApp::spawn_with(|c| c.talk_upload_max_bytes = 64).await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     let exactly = vec![b'a'; 64];
     let r = send(&app, &token, "text/plain", "a.txt", &exactly).await;
     assert_eq!(r.status, 201, "{}", r.body);
@@ -277,8 +243,7 @@ async fn a_file_beyond_the_configured_limit_is_413() {
 async fn the_upload_takes_bodies_larger_than_other_requests() {
     // Other requests stay within max_body_bytes; the upload has its own limit.
     let app = TestApp::spawn_with(|c| c.max_body_bytes = 1024).await;
-    let user = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, user, &Endpoints::all_write()).await;
+    let (_, token) = organiser_token(&app).await;
     let mut big = PDF.to_vec();
     big.resize(256 * 1024, b' ');
     let r = send(&app, &token, "application/pdf", "big.pdf", &big).await;
@@ -296,7 +261,7 @@ async fn an_anonymous_upload_is_401_and_a_read_only_token_403() {
     let r = upload(&app, None, &headers, PDF).await;
     assert_eq!(r.status, 401, "{}", r.body);
 
-    let read = user_token(&app, user, &Endpoints::all_read()).await;
+    let read = user_token(&app, user, &Endpoints::all_read(), None).await;
     let r = upload(&app, Some(&read), &headers, PDF).await;
     assert_eq!(r.status, 403, "{}", r.body);
     // The caller is checked before anything about the file.
@@ -305,11 +270,8 @@ async fn an_anonymous_upload_is_401_and_a_read_only_token_403() {
 
     // Any write scope is enough.
     let mut one = Endpoints::all_read();
-    one.0.insert(
-        "tags".into(),
-        vec![tessera::domain::talk::tokens::Action::Create],
-    );
-    let narrow = user_token(&app, user, &one).await;
+    one.0.insert("tags".into(), vec![Action::Create]);
+    let narrow = user_token(&app, user, &one, None).await;
     let r = upload(&app, Some(&narrow), &headers, PDF).await;
     assert_eq!(r.status, 201, "{}", r.body);
 
@@ -319,35 +281,28 @@ async fn an_anonymous_upload_is_401_and_a_read_only_token_403() {
 }
 
 #[tokio::test]
-async fn a_user_who_may_not_change_submissions_anywhere_may_not_upload() {
+async fn any_token_that_may_write_uploads_whatever_its_users_teams() {
     let app = TestApp::spawn().await;
-    let org = app.organizer("acme").await;
-    let user = tessera::domain::users::create_user(
-        &app.db,
-        tessera::domain::users::NewUser {
-            email: "viewer@example.org".into(),
-            password: tessera_tests::USER_PASSWORD.into(),
-            ..Default::default()
-        },
+    let c = conference(&app).await;
+    // A reviewer may change nothing that takes files, yet uploads, as in pretalx.
+    let r = send(&app, &c.reviewer, "application/pdf", "review.pdf", PDF).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let (reviewer, _) = talk_user(
+        &app,
+        "second-reviewer@example.org",
+        c.organizer,
+        &[Permission::Review],
     )
-    .await
-    .expect("user");
-    let perms = [tessera::domain::permissions::Permission::ViewOrders]
-        .into_iter()
-        .collect();
-    let team = sea_orm::ActiveModelTrait::insert(
-        tessera::domain::teams::new_team(org, "Desk", true, perms),
-        &app.db,
-    )
-    .await
-    .expect("team");
-    tessera::domain::users::add_to_team(&app.db, user.id, team.id)
-        .await
-        .expect("member");
-    let token = user_token(&app, user.id, &Endpoints::all_write()).await;
-    let r = send(&app, &token, "application/pdf", "talk.pdf", PDF).await;
-    assert_eq!(r.status, 403, "{}", r.body);
-    assert_eq!(stored(&app).await, 0);
+    .await;
+    let read = user_token(&app, reviewer, &Endpoints::all_read(), None).await;
+    let r = send(&app, &read, "application/pdf", "review.pdf", PDF).await;
+    assert_eq!(r.status, 403, "a reviewer's read-only token: {}", r.body);
+    // A user in no team at all.
+    let loner = user_of(&app, "loner@example.org", &[]).await;
+    let token = user_token(&app, loner, &Endpoints::all_write(), None).await;
+    let r = send(&app, &token, "text/plain", "notes.txt", b"notes").await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(stored(&app).await, 2);
 }
 
 #[tokio::test]
@@ -363,9 +318,8 @@ async fn a_team_token_of_the_ticketing_side_is_401_on_the_talk_upload() {
 #[tokio::test]
 async fn an_upload_is_usable_once_and_only_by_the_user_who_uploaded_it() {
     let app = TestApp::spawn().await;
-    let ada = organiser(&app, "ada@example.org").await;
+    let (ada, token) = organiser_token(&app).await;
     let grace = user_of(&app, "grace@example.org", &[]).await;
-    let token = user_token(&app, ada, &Endpoints::all_write()).await;
     let pdf = send(&app, &token, "application/pdf", "talk.pdf", PDF).await;
     let pdf = pdf.body["id"].as_str().expect("id").to_owned();
     let png = send(&app, &token, "image/png", "me.png", PNG).await;
@@ -419,8 +373,7 @@ async fn an_upload_is_usable_once_and_only_by_the_user_who_uploaded_it() {
 #[tokio::test]
 async fn an_expired_upload_cannot_be_used() {
     let app = TestApp::spawn().await;
-    let ada = organiser(&app, "ada@example.org").await;
-    let token = user_token(&app, ada, &Endpoints::all_write()).await;
+    let (ada, token) = organiser_token(&app).await;
     let r = send(&app, &token, "application/pdf", "talk.pdf", PDF).await;
     let id = r.body["id"].as_str().expect("id").to_owned();
     tessera::db::execute(

@@ -334,14 +334,10 @@ impl Listing {
 }
 
 /// A `LIKE` pattern finding `q` anywhere, case-insensitively (compare with `LOWER(...)`
-/// and `ESCAPE '\\'`); at most [`MAX_SEARCH_LEN`] characters of `q` are read, without NUL
-/// characters (PostgreSQL's text holds none).
+/// and `ESCAPE '\\'`); at most [`MAX_SEARCH_LEN`] characters of `q` are read (the request
+/// path refuses NUL characters: see [`crate::http::limits::nul_in_uri`]).
 pub fn like_pattern(q: &str) -> String {
-    let q: String = q
-        .chars()
-        .filter(|c| *c != '\0')
-        .take(MAX_SEARCH_LEN)
-        .collect();
+    let q: String = q.chars().take(MAX_SEARCH_LEN).collect();
     let escaped = q
         .to_lowercase()
         .replace('\\', "\\\\")

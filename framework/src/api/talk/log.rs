@@ -38,7 +38,8 @@ pub struct LogEntry {
     pub data: Value,
 }
 
-/// A page of the log of one object of the event.
+/// A page of the log of one object of the event, for members of the event's teams only
+/// (others 403, anonymous callers 401), whatever the object shows the public.
 pub async fn log_page(
     state: &AppState,
     req: &Request,
@@ -48,6 +49,9 @@ pub async fn log_page(
     page: Option<String>,
     page_size: Option<u64>,
 ) -> Result<Page<LogEntry>, ApiError> {
+    if !ev.role.is_member() {
+        return Err(ev.caller.deny());
+    }
     let request = PageRequest::new(req, &state.public_url, page, page_size);
     let count = talk_log::count(&state.db, ev.event.id, object_type, object_id).await?;
     let window = request.window(count)?;

@@ -6,10 +6,18 @@
 pub mod answers;
 pub mod context;
 pub mod expand;
+pub mod exports;
 pub mod log;
 pub mod questions;
+pub mod review_phases;
+pub mod reviews;
+pub mod rooms;
 pub mod root;
+pub mod schedules;
+pub mod score_categories;
 pub mod shape;
+pub mod simple;
+pub mod slots;
 pub mod speakers;
 pub mod submission_types;
 pub mod submissions;
@@ -32,6 +40,12 @@ pub enum TalkTag {
     /// Files uploaded for the fields that take them.
     #[oai(rename = "Talk: uploads")]
     Files,
+    /// The program: rooms, schedules and their slots.
+    #[oai(rename = "Talk: schedule")]
+    Schedule,
+    /// Reviews of submissions, their score categories and the review phases.
+    #[oai(rename = "Talk: reviews")]
+    Reviews,
 }
 
 /// Every operation of the talk side (`/api/`).
@@ -42,5 +56,12 @@ pub fn talk_api() -> impl OpenApi {
         (submission_types::SubmissionTypesApi, tracks::TracksApi),
         (speakers::SpeakersApi, submissions::SubmissionsApi),
         (questions::QuestionsApi, answers::AnswersApi),
+        (rooms::RoomsApi, schedules::SchedulesApi, slots::SlotsApi),
+        exports::ExportsApi,
+        (
+            reviews::ReviewsApi,
+            score_categories::ScoreCategoriesApi,
+            review_phases::ReviewPhasesApi,
+        ),
     )
 }

@@ -1,12 +1,12 @@
 //! Questions (custom fields) of the call for papers and their options:
 //! `/api/events/{event}/questions/` and `/api/events/{event}/question-options/`.
 //!
-//! Who sees which questions, as pretalx: organisers of the call for papers (and those who may
-//! change the event's settings) see all of them with the fields only organisers see
-//! (`active`, `is_public`, `contains_personal_data`, `is_visible_to_reviewers`); reviewers see
-//! the active questions shown to reviewers and the questions to reviewers; anyone else who
-//! sees the event sees the active public questions to submitters and speakers. Options are
-//! those of visible choice questions. Organisers who may change the event's settings change
+//! Who sees which questions is [`questions::visible`]'s rule, as pretalx: organisers of the
+//! call for papers (and those who may change the event's settings) see all of them with the
+//! fields only organisers see (`active`, `is_public`, `contains_personal_data`,
+//! `is_visible_to_reviewers`); reviewers see the active questions shown to reviewers and the
+//! questions to reviewers; anyone else who sees the event sees the active public questions to
+//! submitters and speakers. Options are those of visible choice questions. Organisers who may change the event's settings change
 //! both. A question's target is fixed once it is created; writing `options` on a question
 //! replaces its options.
 
@@ -27,12 +27,13 @@ use super::TalkTag;
 use super::context::{Ctx, Listing, keys_in};
 use super::expand::{Expand, Kind, Loaded};
 use super::log::{LogEntry, log_page};
-use super::shape::{Expandable, Shaped, TalkText};
+use super::shape::{Expandable, I18nInput, Shaped, TalkText};
 use super::submission_types::SubmissionTypeOut;
 use super::tracks::TrackOut;
 use crate::domain::permissions::Permission;
-use crate::domain::talk::access::{Role, TalkEvent, not_found};
+use crate::domain::talk::access::{TalkEvent, not_found};
 use crate::domain::talk::log::{self as talk_log, Change};
+use crate::domain::talk::questions::{self, orga_view, visible};
 use crate::domain::talk::tokens::Action;
 use crate::http::error::TalkResult;
 use crate::http::talk::Talk;
@@ -73,42 +74,27 @@ pub enum Variant {
     MultipleChoice,
 }
 
+impl From<Variant> for questions::Variant {
+    fn from(v: Variant) -> Self {
+        match v {
+            Variant::Number => Self::Number,
+            Variant::String => Self::String,
+            Variant::Text => Self::Text,
+            Variant::Url => Self::Url,
+            Variant::Date => Self::Date,
+            Variant::Datetime => Self::Datetime,
+            Variant::Boolean => Self::Boolean,
+            Variant::File => Self::File,
+            Variant::Choices => Self::Choices,
+            Variant::MultipleChoice => Self::MultipleChoice,
+        }
+    }
+}
+
 impl Variant {
     /// The stored name.
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Number => "number",
-            Self::String => "string",
-            Self::Text => "text",
-            Self::Url => "url",
-            Self::Date => "date",
-            Self::Datetime => "datetime",
-            Self::Boolean => "boolean",
-            Self::File => "file",
-            Self::Choices => "choices",
-            Self::MultipleChoice => "multiple_choice",
-        }
-    }
-
-    /// The variant of a stored name (`string` for anything unknown).
-    pub fn parse(name: &str) -> Self {
-        match name {
-            "number" => Self::Number,
-            "text" => Self::Text,
-            "url" => Self::Url,
-            "date" => Self::Date,
-            "datetime" => Self::Datetime,
-            "boolean" => Self::Boolean,
-            "file" => Self::File,
-            "choices" => Self::Choices,
-            "multiple_choice" => Self::MultipleChoice,
-            _ => Self::String,
-        }
-    }
-
-    /// Whether answers pick options.
-    pub fn has_options(self) -> bool {
-        matches!(self, Self::Choices | Self::MultipleChoice)
+        questions::Variant::from(self).as_str()
     }
 }
 
@@ -349,22 +335,6 @@ pub static NESTED_OPTION_KIND: Kind = Kind {
     fields: &[],
 };
 
-/// Whether the caller sees the organisers' view of questions.
-pub(super) fn orga_view(role: &Role) -> bool {
-    role.is_orga() || role.permissions.has(Permission::ChangeEventSettings)
-}
-
-/// The SQL condition on questions `q` the caller may see.
-pub(super) fn visible(role: &Role) -> &'static str {
-    if role.is_only_reviewer() {
-        "(q.active = TRUE AND (q.is_visible_to_reviewers = TRUE OR q.target = 'reviewer'))"
-    } else if orga_view(role) {
-        "(1 = 1)"
-    } else {
-        "(q.is_public = TRUE AND q.active = TRUE AND q.target <> 'reviewer')"
-    }
-}
-
 const QUESTION_COLUMNS: &str = "q.id, q.identifier, q.question, q.help_text, q.default_answer, \
      q.variant, q.target, q.deadline, q.freeze_after, q.question_required, q.position, \
      q.active, q.is_public, q.contains_personal_data, q.is_visible_to_reviewers, q.min_length, \
@@ -580,8 +550,7 @@ fn load_nested_options<'a>(ctx: &'a Ctx<'a>, keys: &'a [Value]) -> Loaded<'a> {
 #[oai(rename = "TalkNestedQuestionOptionWrite")]
 pub struct NestedOptionWrite {
     /// The option's text.
-    #[oai(validator(max_length = 800))]
-    pub answer: I18nString,
+    pub answer: I18nInput<800>,
     /// Where it is shown among the options (0 unless given).
     pub position: Option<i32>,
 }
@@ -591,15 +560,14 @@ pub struct NestedOptionWrite {
 #[oai(rename = "TalkQuestionWrite")]
 pub struct QuestionWrite {
     /// The question.
-    #[oai(validator(max_length = 800))]
-    pub question: I18nString,
+    pub question: I18nInput<800>,
     /// Identifier, unique in the event (letters, digits, `.`, `-`, `_`); made up unless
     /// given.
     #[oai(validator(max_length = 190))]
     pub identifier: Option<String>,
     /// Help shown below the field.
-    #[oai(nullable, validator(max_length = 800))]
-    pub help_text: Option<I18nString>,
+    #[oai(nullable)]
+    pub help_text: Option<I18nInput<800>>,
     /// Answer given unless another is.
     #[oai(nullable, validator(max_length = 10000))]
     pub default_answer: Option<String>,
@@ -674,14 +642,13 @@ pub struct QuestionWrite {
 #[oai(rename = "TalkQuestionPatch")]
 pub struct QuestionPatch {
     /// The question.
-    #[oai(validator(max_length = 800))]
-    pub question: Option<I18nString>,
+    pub question: Option<I18nInput<800>>,
     /// Identifier, unique in the event (letters, digits, `.`, `-`, `_`).
     #[oai(validator(max_length = 190))]
     pub identifier: Option<String>,
     /// Help shown below the field.
-    #[oai(nullable, validator(max_length = 800))]
-    pub help_text: MaybeUndefined<I18nString>,
+    #[oai(nullable)]
+    pub help_text: MaybeUndefined<I18nInput<800>>,
     /// Answer given unless another is.
     #[oai(nullable, validator(max_length = 10000))]
     pub default_answer: MaybeUndefined<String>,
@@ -1400,8 +1367,7 @@ pub struct OptionCreate {
     /// The choice question it belongs to.
     pub question: i64,
     /// The option's text.
-    #[oai(validator(max_length = 800))]
-    pub answer: I18nString,
+    pub answer: I18nInput<800>,
     /// Where it is shown among the options (0 unless given).
     pub position: Option<i32>,
     /// Identifier, unique in the question (letters, digits, `.`, `-`, `_`); made up
@@ -1415,8 +1381,7 @@ pub struct OptionCreate {
 #[oai(rename = "TalkQuestionOptionWrite")]
 pub struct OptionWrite {
     /// The option's text.
-    #[oai(validator(max_length = 800))]
-    pub answer: I18nString,
+    pub answer: I18nInput<800>,
     /// Where it is shown among the options (0 unless given).
     pub position: Option<i32>,
     /// Identifier, unique in the question (letters, digits, `.`, `-`, `_`); made up
@@ -1430,8 +1395,7 @@ pub struct OptionWrite {
 #[oai(rename = "TalkQuestionOptionPatch")]
 pub struct OptionPatch {
     /// The option's text.
-    #[oai(validator(max_length = 800))]
-    pub answer: Option<I18nString>,
+    pub answer: Option<I18nInput<800>>,
     /// Where it is shown among the options.
     pub position: Option<i32>,
     /// Identifier, unique in the question (letters, digits, `.`, `-`, `_`).

@@ -1,13 +1,16 @@
 //! Talk-side answers are built as JSON, since `?expand=` and `?lang=` change their shape;
 //! [`Shaped`] documents such a value with the schema of the type `T` that describes it, and
 //! [`Expandable`] documents a field that holds a reference or, expanded, the object.
+//! [`I18nInput`] is the multi-language string of request bodies.
 
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use poem_openapi::registry::{MetaSchema, MetaSchemaRef, Registry};
-use poem_openapi::types::{ParseFromJSON, ParseResult, ToJSON, Type};
+use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
 use serde_json::Value;
+
+use crate::values::i18n::{I18nString, MAX_LANGUAGES};
 
 /// A JSON value shaped as `T` describes (with references expanded or languages flattened
 /// as the request asked).
@@ -151,5 +154,80 @@ impl ToJSON for TalkText {
 impl ParseFromJSON for TalkText {
     fn parse_from_json(_: Option<Value>) -> ParseResult<Self> {
         Ok(Self)
+    }
+}
+
+/// A multi-language string sent in a request body, each text at most `MAX` characters: an
+/// object of language codes (`{"en": "Talk", "de": "Vortrag"}`), or a plain string, which
+/// pretalx stores without a language and shows as `{"en": "..."}`, the text for every
+/// language; it is stored as that object. Declare the bound with the type
+/// (`I18nInput<200>`), not with a `max_length` validator: the bound lands on the string and on
+/// each language's text, where the document states it and request bodies are checked
+/// against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct I18nInput<const MAX: usize>(pub I18nString);
+
+impl<const MAX: usize> I18nInput<MAX> {
+    /// The stored JSON form: the object of languages.
+    pub fn to_stored(&self) -> Value {
+        self.0.to_stored()
+    }
+}
+
+impl<const MAX: usize> Type for I18nInput<MAX> {
+    const IS_REQUIRED: bool = true;
+    type RawValueType = Self;
+    type RawElementValueType = String;
+
+    fn name() -> Cow<'static, str> {
+        format!("I18nInput_{MAX}").into()
+    }
+
+    /// Inline: `anyOf` a bounded string and an object of bounded strings.
+    fn schema_ref() -> MetaSchemaRef {
+        let text = || {
+            let mut text = MetaSchema::new("string");
+            text.max_length = Some(MAX);
+            text
+        };
+        let mut object = MetaSchema::new("object");
+        object.additional_properties = Some(Box::new(MetaSchemaRef::Inline(Box::new(text()))));
+        object.max_properties = Some(MAX_LANGUAGES);
+        let mut schema = MetaSchema::ANY;
+        schema.title = Some("I18nInput".into());
+        schema.any_of = vec![
+            MetaSchemaRef::Inline(Box::new(text())),
+            MetaSchemaRef::Inline(Box::new(object)),
+        ];
+        schema.description = Some(
+            "A multi-language string: language code to text, e.g. `{\"en\": \"Talk\", \"de\": \
+             \"Vortrag\"}`, or a plain string, kept as `{\"en\": \"...\"}` and shown for every \
+             language.",
+        );
+        MetaSchemaRef::Inline(Box::new(schema))
+    }
+
+    fn register(_: &mut Registry) {}
+
+    fn as_raw_value(&self) -> Option<&Self> {
+        Some(self)
+    }
+
+    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a String> + 'a> {
+        Box::new(self.0.0.iter().map(|(_, text)| text))
+    }
+}
+
+impl<const MAX: usize> ParseFromJSON for I18nInput<MAX> {
+    fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
+        I18nString::parse_from_json(value)
+            .map(Self)
+            .map_err(ParseError::propagate)
+    }
+}
+
+impl<const MAX: usize> ToJSON for I18nInput<MAX> {
+    fn to_json(&self) -> Option<Value> {
+        Some(self.to_stored())
     }
 }

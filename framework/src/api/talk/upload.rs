@@ -1,7 +1,8 @@
 //! The talk side's file upload, `POST /api/upload/`: a raw file kept for 24 hours for the
 //! user whose token sent it, until a talk-side field (speaker avatar, submission image,
-//! resource, file answer) claims it with [`claim_for_user`]. The storage and its limits are
-//! the ticketing side's ([`files::upload`]); the types are pretalx's document types.
+//! resource, file answer) claims it with [`files::claim_for_user`]. The storage and its
+//! limits are the ticketing side's ([`files::upload`]); the types are pretalx's document
+//! types.
 
 use poem::http::header;
 use poem::web::Data;
@@ -9,12 +10,10 @@ use poem::{Request, RequestBody};
 use poem_openapi::payload::Json;
 use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, OpenApi};
-use sea_orm::ConnectionTrait;
 
 use super::TalkTag;
 use crate::api::files::{UploadedFile, disposition_filename, read_upload, refusal};
-use crate::domain::access::{Caller, EventScope};
-use crate::domain::files::{self, ClaimRefused};
+use crate::domain::files;
 use crate::http::error::UploadResult;
 use crate::http::talk::Talk;
 use crate::http::{ApiError, Created};
@@ -92,15 +91,15 @@ impl TalkUploadApi {
     /// `Content-Disposition: attachment; filename=<name>` (400 without either). The answer's
     /// `id` goes into a talk-side field that takes files (speaker avatar, submission image,
     /// resource, file answer); it is valid for 24 hours and only for the user whose token
-    /// uploaded it. Needs a user token that may write on some endpoint (401 without a
-    /// token, 403 for a read-only one) of a user with `can_change_submissions` for some
-    /// event (403 otherwise). Accepted types, as pretalx's: PNG, JPEG, GIF, WebP, BMP and
-    /// TIFF images, PDF, office documents (DOC, DOCX, XLS, XLSX, PPT, PPTX, RTF, ODT, ODS,
-    /// ODP), plain text, CSV and ZIP (400 for any other); the file name must end in an
-    /// extension of the type (400), and an image must be what its type says (400). Up to
-    /// `talk_upload_max_bytes` (10 MiB unless configured; 413 beyond). Uploads share the
-    /// storage and the limits of `/api/v1/upload`: each user may keep at most 100 unused
-    /// uploads, 100 MiB together, at a time (429 beyond, until some are used or expire).
+    /// uploaded it. Needs a user token that may write on some endpoint, whatever its user's
+    /// teams, as pretalx (401 without a token, 403 for a read-only one). Accepted types, as
+    /// pretalx's: PNG, JPEG, GIF, WebP, BMP and TIFF images, PDF, office documents (DOC, DOCX,
+    /// XLS, XLSX, PPT, PPTX, RTF, ODT, ODS, ODP), plain text, CSV and ZIP (400 for any
+    /// other); the file name must end in an extension of the type (400), and an image must
+    /// be what its type says (400). Up to `talk_upload_max_bytes` (10 MiB unless
+    /// configured; 413 beyond). Uploads share the storage and the limits of
+    /// `/api/v1/upload`: each user may keep at most 100 unused uploads, 100 MiB together, at
+    /// a time (429 beyond, until some are used or expire).
     #[oai(path = "/api/upload", method = "post")]
     async fn talk_upload(
         &self,
@@ -115,13 +114,6 @@ impl TalkUploadApi {
         {
             return Err(ApiError::forbidden_because(
                 "Uploading files needs a token that may write; this one may only read.",
-            )
-            .into());
-        }
-        if !talk.caller.as_ref().is_some_and(may_claim) {
-            return Err(ApiError::forbidden_because(
-                "Uploading files needs a permission to change something that takes them: \
-                 can_change_submissions for some event.",
             )
             .into());
         }
@@ -146,49 +138,5 @@ impl TalkUploadApi {
             Ok(id) => Ok(Created::Created(Json(UploadedFile { id }))),
             Err(refused) => Err(refusal(refused).into()),
         }
-    }
-}
-
-/// Whether the caller holds a permission of a talk-side field that claims uploads
-/// ([`files::TALK_CLAIMING_PERMISSIONS`]) for some event its token reaches: whoever could
-/// never claim an upload may not store one.
-fn may_claim(caller: &Caller) -> bool {
-    caller.grants.iter().any(|g| {
-        files::TALK_CLAIMING_PERMISSIONS
-            .iter()
-            .any(|&p| g.permissions.has(p))
-            && !matches!(&g.events, EventScope::Only(ids) if ids.is_empty())
-    })
-}
-
-/// Claims a talk-side upload for the field `field` of an object being written: `file_id`
-/// (`file:<key>`, as `POST /api/upload/` answered) must name an unexpired, unused upload of
-/// the user `user_id` whose type is one of `accepted` (e.g. [`files::PICTURE_TYPES`] for an
-/// avatar, [`files::DOCUMENT_TYPES`] for a resource). Gives the stored reference
-/// (`<key>/<file name>`, see [`files::url`]); 400 on `field` otherwise, when the file is
-/// unknown, expired, used already, someone else's or of another type (which leaves it
-/// unused). Call it in the transaction that writes the object, so that a failed write
-/// leaves the upload unused.
-pub async fn claim_for_user(
-    db: &impl ConnectionTrait,
-    user_id: i64,
-    field: &str,
-    file_id: &str,
-    accepted: &[&str],
-) -> Result<String, ApiError> {
-    let owner = files::user_owner(user_id);
-    match files::claim(db, &owner, file_id, accepted).await? {
-        Ok(reference) => Ok(reference),
-        Err(ClaimRefused::Unknown) => Err(ApiError::field(
-            field,
-            "No such file: uploads are usable once, for 24 hours, by the user who uploaded them.",
-        )),
-        Err(ClaimRefused::WrongType) => Err(ApiError::field(
-            field,
-            format!(
-                "This field takes files of these types only: {}.",
-                accepted.join(", ")
-            ),
-        )),
     }
 }

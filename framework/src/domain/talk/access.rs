@@ -1,11 +1,13 @@
 //! Who may see which talk-side event, and how. A talk-side event is found by its slug
 //! among the events with the talk side switched on. Anyone may see a public one; a user
 //! token sees the events of its user's teams that its scopes cover. An event the caller
-//! may not see is 404; an endpoint or action outside the token's scopes is 403; a missing
-//! permission is 401 for anonymous callers and 403 for authenticated ones.
+//! may not see is 404 (for anonymous callers, the resources of a private event are 401); an
+//! endpoint or action outside the token's scopes is 403; a missing permission is 401 for
+//! anonymous callers and 403 for authenticated ones.
 
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
+use super::review_phases;
 use super::tokens::{Action, Endpoints};
 use super::version::ApiVersion;
 use crate::db::entities::event;
@@ -87,15 +89,25 @@ impl TalkCaller {
         if role.permissions == PermissionSet::NONE && !ev.is_public {
             return Err(not_found());
         }
+        self.refuse_anonymised(&role)?;
+        Ok(role)
+    }
+
+    /// 403 for a caller who only reviews while speaker names are hidden from them (by all
+    /// their reviewing teams, or by the event's review phase): the API cannot promise
+    /// anonymity through `?expand=`, so it is closed to them, as in pretalx.
+    fn refuse_anonymised(&self, role: &Role) -> Result<(), ApiError> {
         if role.is_only_reviewer() && role.hide_speaker_names {
             return Err(self.deny());
         }
-        Ok(role)
+        Ok(())
     }
 
     /// The talk-side event with this slug, when the token allows `action` on `endpoint` and
     /// the caller may read (`may_read`, for `list` and `retrieve`) or otherwise write
-    /// (`may_write`); 404, 403 or 401 as [`TalkCaller::event`] and [`TalkEvent::require`].
+    /// (`may_write`); 404, 403 or 401 as [`TalkCaller::event`] and [`TalkEvent::require`],
+    /// except that an anonymous caller is 401 on an event that is not public, as pretalx
+    /// answers under an event.
     pub async fn event_for(
         &self,
         db: &impl ConnectionTrait,
@@ -105,7 +117,11 @@ impl TalkCaller {
         may_read: fn(&TalkEvent) -> bool,
         may_write: fn(&TalkEvent) -> bool,
     ) -> Result<TalkEvent, ApiError> {
-        let ev = self.event(db, slug).await?;
+        let found = find(db, slug).await?;
+        if self.caller.is_none() && !found.is_public {
+            return Err(self.deny());
+        }
+        let ev = self.seen(db, found).await?;
         let permitted = if action.is_read() {
             may_read(&ev)
         } else {
@@ -123,30 +139,52 @@ impl TalkCaller {
         db: &impl ConnectionTrait,
         slug: &str,
     ) -> Result<TalkEvent, ApiError> {
-        // PostgreSQL's text holds no NUL characters: no slug has one.
-        if slug.contains('\0') {
-            return Err(not_found());
-        }
-        let found = event::Entity::find()
-            .filter(event::Column::Slug.eq(slug))
-            .filter(event::Column::TalkEnabled.eq(true))
-            .one(db)
-            .await?
-            .ok_or_else(not_found)?;
-        let role = self.role_on(&found)?;
+        self.seen(db, find(db, slug).await?).await
+    }
+
+    /// The event as the caller sees it, with its current schedule (and for reviewers the
+    /// active review phase, which may hide speaker names), or the error of
+    /// [`TalkCaller::role_on`].
+    async fn seen(
+        &self,
+        db: &impl ConnectionTrait,
+        event: event::Model,
+    ) -> Result<TalkEvent, ApiError> {
+        let mut role = self.role_on(&event)?;
+        let review_phase = if role.is_reviewer() {
+            let phase = review_phases::active(db, event.id).await?;
+            role.hide_speaker_names |= review_phases::hides_speaker_names(phase.as_ref());
+            self.refuse_anonymised(&role)?;
+            phase
+        } else {
+            None
+        };
+        let current_schedule = super::schedule::current(db, event.id).await?;
         Ok(TalkEvent {
-            event: found,
+            event,
             role,
+            current_schedule,
+            review_phase,
             caller: self.clone(),
         })
     }
 }
 
+/// The talk-side event with this slug, or 404.
+async fn find(db: &impl ConnectionTrait, slug: &str) -> Result<event::Model, ApiError> {
+    event::Entity::find()
+        .filter(event::Column::Slug.eq(slug))
+        .filter(event::Column::TalkEnabled.eq(true))
+        .one(db)
+        .await?
+        .ok_or_else(not_found)
+}
+
 /// Whether the event's agenda is public, which lets anyone who sees the event read its
-/// session types and tracks. False until the program is built: the release of a schedule
-/// makes it true.
-pub fn agenda_visible(_ev: &TalkEvent) -> bool {
-    false
+/// schedule, the scheduled sessions, their speakers, rooms, session types and tracks: the
+/// event is public and has released a schedule.
+pub fn agenda_visible(ev: &TalkEvent) -> bool {
+    ev.event.is_public && ev.current_schedule.is_some()
 }
 
 /// What the caller may do on one event.
@@ -154,7 +192,8 @@ pub fn agenda_visible(_ev: &TalkEvent) -> bool {
 pub struct Role {
     /// The caller's team permissions for the event.
     pub permissions: PermissionSet,
-    /// Speaker names are hidden from the caller as a reviewer.
+    /// Speaker names are hidden from the caller as a reviewer: by all their reviewing
+    /// teams, or (once the event is found) by its review phase.
     pub hide_speaker_names: bool,
     /// The tracks the caller reviews; empty for all.
     pub review_tracks: Vec<i64>,
@@ -216,11 +255,35 @@ pub struct TalkEvent {
     pub event: event::Model,
     /// What the caller may do there.
     pub role: Role,
+    /// The current schedule (the latest released), if any.
+    pub current_schedule: Option<i64>,
+    /// The active review phase, read for reviewers only (`None` for others, and when the
+    /// event's phases have none active).
+    pub review_phase: Option<review_phases::Phase>,
     /// Who is calling.
     pub caller: TalkCaller,
 }
 
 impl TalkEvent {
+    /// The event as an anonymous caller of API version `version` sees it, with its current
+    /// schedule.
+    pub fn anonymous(
+        event: event::Model,
+        current_schedule: Option<i64>,
+        version: ApiVersion,
+    ) -> Self {
+        Self {
+            event,
+            role: Role::default(),
+            current_schedule,
+            review_phase: None,
+            caller: TalkCaller {
+                caller: None,
+                version,
+            },
+        }
+    }
+
     /// Ok when the token allows `action` on `endpoint` and `permitted` holds, else 403 (or
     /// 401 for an anonymous caller).
     pub fn require(&self, endpoint: &str, action: Action, permitted: bool) -> Result<(), ApiError> {

@@ -1,13 +1,14 @@
 //! A conference on the demo event: session types, tracks, tags, questions with options, a
-//! dozen submissions in every state with their speakers and answers. Seeded once: an event
-//! that already has session types keeps what it has.
+//! dozen submissions in every state with their speakers and answers, rooms and a released
+//! schedule. Seeded once: an event that already has session types keeps what it has.
 
 use chrono::{Duration, Utc};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, Statement};
 use serde_json::json;
 
 use crate::db::{execute, insert_returning_id};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
+use crate::values::ApiError;
 
 const TITLES: [(&str, &str); 12] = [
     ("Ownership without tears", "submitted"),
@@ -175,8 +176,8 @@ pub async fn seed(db: &DatabaseConnection, event_id: i64) -> Result<(), DbErr> {
         let id = insert_returning_id(
             &txn,
             "INSERT INTO talk_submissions (event_id, code, title, submission_type_id, track_id, \
-             state, abstract, duration, content_locale, created, updated) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'en', $9, $9) RETURNING id",
+             state, abstract, description, duration, content_locale, created, updated) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'en', $10, $10) RETURNING id",
             [
                 ev.into(),
                 random_from(UNAMBIGUOUS, 6).into(),
@@ -185,6 +186,11 @@ pub async fn seed(db: &DatabaseConnection, event_id: i64) -> Result<(), DbErr> {
                 tracks[i % 2].into(),
                 (*state).into(),
                 format!("A session on {}.", title.to_lowercase()).into(),
+                format!(
+                    "What {} means in practice, with examples.",
+                    title.to_lowercase()
+                )
+                .into(),
                 (if i % 4 == 3 { 90 } else { 30 }).into(),
                 created.into(),
             ],
@@ -222,5 +228,178 @@ pub async fn seed(db: &DatabaseConnection, event_id: i64) -> Result<(), DbErr> {
         )
         .await?;
     }
+    release_program(&txn, ev)
+        .await
+        .map_err(|e| DbErr::Custom(format!("demo schedule: {e}")))?;
     crate::db::commit(txn).await
+}
+
+/// Rooms of the demo conference, with their capacities.
+const ROOMS: [(&str, &str, i32); 3] = [
+    ("Main hall", "Großer Saal", 400),
+    ("Workshop room", "Werkstatt", 40),
+    ("Lounge", "Lounge", 80),
+];
+
+/// Gives the demo conference rooms and a released schedule: the accepted and confirmed
+/// sessions placed one after another from 10:00 on its first day (workshops in the
+/// workshop room), released as version 1.0 (the public sees the confirmed ones).
+async fn release_program(db: &impl ConnectionTrait, event_id: i64) -> Result<(), ApiError> {
+    use crate::domain::talk::access::TalkEvent;
+    use crate::domain::talk::schedule::{self, SlotChange};
+    let event = crate::db::entities::event::Entity::find_by_id(event_id)
+        .one(db)
+        .await?
+        .ok_or_else(ApiError::internal)?;
+    let mut rooms = Vec::new();
+    for (i, (en, de, capacity)) in ROOMS.iter().enumerate() {
+        rooms.push(
+            insert_returning_id(
+                db,
+                "INSERT INTO talk_rooms (event_id, name, description, capacity, position) \
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                [
+                    event_id.into(),
+                    json!({"en": en, "de": de}).into(),
+                    json!({"en": format!("{en} of DemoCon")}).into(),
+                    (*capacity).into(),
+                    (i as i32).into(),
+                ],
+            )
+            .await?,
+        );
+    }
+    let scheduled = crate::domain::talk::sql::rows(
+        db,
+        "SELECT id, duration FROM talk_submissions WHERE event_id = $1 \
+         AND state IN ('accepted', 'confirmed') ORDER BY created, id",
+        vec![event_id.into()],
+    )
+    .await?;
+    for r in &scheduled {
+        schedule::sync_submission(db, event_id, r.try_get("", "id")?).await?;
+    }
+    let ev = TalkEvent::anonymous(event, None, crate::domain::talk::version::CURRENT);
+    let wip = schedule::wip(db, event_id).await?;
+    let (first_day, _) = schedule::event_days(&ev.event);
+    let mut next = [Duration::hours(10), Duration::hours(10)];
+    for r in &scheduled {
+        let minutes: Option<i32> = r.try_get("", "duration")?;
+        let minutes = i64::from(minutes.unwrap_or(30));
+        let room = usize::from(minutes > 30);
+        for slot in crate::domain::talk::sql::rows(
+            db,
+            "SELECT id FROM talk_slots WHERE schedule_id = $1 AND submission_id = $2",
+            vec![wip.into(), r.try_get::<i64>("", "id")?.into()],
+        )
+        .await?
+        {
+            let change = SlotChange {
+                room: Some(Some(rooms[room])),
+                start: Some(Some(first_day + next[room])),
+                ..SlotChange::default()
+            };
+            schedule::change_slot(db, &ev, slot.try_get("", "id")?, change).await?;
+            next[room] += Duration::minutes(minutes + 15);
+        }
+    }
+    schedule::release(db, &ev, "1.0", Some(json!({"en": "The first program."}))).await?;
+    Ok(())
+}
+
+/// Review texts of the demo conference, one per submitted session, with the value
+/// (0 to 3) given in each of its two score categories.
+const REVIEWS: [(&str, i64, i64); 3] = [
+    ("Clear outline; would fit the main hall.", 3, 2),
+    ("Solid, but close to last year's talk.", 2, 1),
+    ("A practical topic our attendees ask for.", 3, 3),
+];
+
+/// Gives the demo conference two score categories ("Content", weight 2, and "Delivery")
+/// with the values 0 to 3, and a review by `reviewer` of each submitted session. Seeded
+/// once: an event that already has score categories keeps what it has.
+pub async fn seed_reviews(
+    db: &DatabaseConnection,
+    event_id: i64,
+    reviewer: i64,
+) -> Result<(), ApiError> {
+    use crate::domain::talk::reviews::{self, Scope};
+    let txn = crate::db::begin_write(db).await?;
+    let seeded = crate::domain::talk::sql::rows(
+        &txn,
+        "SELECT id FROM talk_score_categories WHERE event_id = $1",
+        vec![event_id.into()],
+    )
+    .await?;
+    if !seeded.is_empty() {
+        return Ok(());
+    }
+    let mut values = Vec::new();
+    for (name, weight) in [("Content", 200), ("Delivery", 100)] {
+        let category = insert_returning_id(
+            &txn,
+            "INSERT INTO talk_score_categories (event_id, name, weight, required, active, \
+             is_independent) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            [
+                event_id.into(),
+                json!({"en": name}).into(),
+                weight.into(),
+                true.into(),
+                true.into(),
+                false.into(),
+            ],
+        )
+        .await?;
+        let mut ids = Vec::new();
+        for (value, label) in ["Poor", "Fair", "Good", "Excellent"].iter().enumerate() {
+            ids.push(
+                insert_returning_id(
+                    &txn,
+                    "INSERT INTO talk_scores (category_id, value, label) VALUES ($1, $2, $3) \
+                     RETURNING id",
+                    [
+                        category.into(),
+                        (value as i64 * 100).into(),
+                        (*label).into(),
+                    ],
+                )
+                .await?,
+            );
+        }
+        values.push(ids);
+    }
+    let submitted = crate::domain::talk::sql::rows(
+        &txn,
+        "SELECT id FROM talk_submissions WHERE event_id = $1 AND state = 'submitted' \
+         ORDER BY created, id",
+        vec![event_id.into()],
+    )
+    .await?;
+    let now = Utc::now();
+    for (row, (text, content, delivery)) in submitted.iter().zip(REVIEWS) {
+        let review = insert_returning_id(
+            &txn,
+            "INSERT INTO talk_reviews (event_id, submission_id, user_id, text, created, updated) \
+             VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
+            [
+                event_id.into(),
+                row.try_get::<i64>("", "id")?.into(),
+                reviewer.into(),
+                text.into(),
+                now.into(),
+            ],
+        )
+        .await?;
+        for (ids, value) in values.iter().zip([content, delivery]) {
+            execute(
+                &txn,
+                "INSERT INTO talk_review_scores (review_id, score_id) VALUES ($1, $2)",
+                [review.into(), ids[value as usize].into()],
+            )
+            .await?;
+        }
+    }
+    reviews::recompute(&txn, event_id, Scope::Event).await?;
+    crate::db::commit(txn).await?;
+    Ok(())
 }

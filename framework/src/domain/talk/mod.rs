@@ -4,7 +4,19 @@
 //! every object ([`log`]).
 
 pub mod access;
+pub mod answers;
+pub mod availability;
+pub mod catalog;
 pub mod demo;
+pub mod exports;
 pub mod log;
+pub mod questions;
+pub mod review_phases;
+pub mod reviews;
+pub mod rooms;
+pub mod schedule;
+pub mod speakers;
+pub mod sql;
+pub mod submissions;
 pub mod tokens;
 pub mod version;
