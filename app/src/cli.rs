@@ -211,6 +211,28 @@ enum AdminTask {
         #[command(flatten)]
         db: DbArgs,
     },
+    /// Create a scanning device: prints the QR code a scanner app reads to initialize,
+    /// then its content (JSON) and the single-use initialization token alone on the last
+    /// line. Input the command refuses (unknown organizer, event or profile) exits with
+    /// code 2.
+    CreateDevice {
+        /// Organizer slug.
+        #[arg(long)]
+        organizer: String,
+        /// Device name.
+        #[arg(long)]
+        name: String,
+        /// Limit the device to this event (repeatable); without it the device has all
+        /// events.
+        #[arg(long, value_name = "SLUG")]
+        event: Vec<String>,
+        /// Security profile: full (default), service_checkin, service_checkin_online_kiosk,
+        /// or pretix's pretixscan, pretixscan_online_noorders, pretixscan_online_kiosk.
+        #[arg(long, value_name = "PROFILE")]
+        profile: Option<String>,
+        #[command(flatten)]
+        db: DbArgs,
+    },
     /// Let an organizer accept the gift cards of an issuer.
     AcceptGiftcards {
         /// The accepting organizer's slug.
@@ -460,6 +482,38 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             outln!("created a {access} API token for {}", request.email);
             outln!("{token}");
         }
+        AdminTask::CreateDevice {
+            organizer,
+            name,
+            event,
+            profile,
+            db,
+        } => {
+            let config = load_config(file, None, db, None)?;
+            let db = connect(&config).await?;
+            let request = admin::DeviceRequest {
+                organizer,
+                name,
+                events: event,
+                profile,
+            };
+            let refused = |e: admin::AdminError| match e {
+                admin::AdminError::Invalid(message) => Failure { message, code: 2 },
+                other => Failure::from(other.to_string()),
+            };
+            let created = admin::create_device(&db, &config.effective_public_url(), &request)
+                .await
+                .map_err(refused)?;
+            let payload = created.payload.to_string();
+            outln!("{}", admin::terminal_qr(&payload).map_err(refused)?);
+            outln!(
+                "created device {} of {}; scan the code, or initialize with:",
+                created.device_id,
+                request.organizer
+            );
+            outln!("{payload}");
+            outln!("{}", created.token);
+        }
         AdminTask::AcceptGiftcards {
             organizer,
             issuer,
@@ -554,7 +608,23 @@ fn print_demo(base: &str, seed: &admin::DemoSeed) {
     );
     outln!("\nInteractive API documentation: {base}/docs/\n");
     print_demo_talk(base, seed);
+    print_demo_device(base, seed);
     print_demo_oauth(base, seed);
+}
+
+/// The demo device's initialization, when it is not initialized yet.
+fn print_demo_device(base: &str, seed: &admin::DemoSeed) {
+    let Some(token) = &seed.device_token else {
+        return;
+    };
+    outln!(
+        "The demo scanning device \"{}\" initializes once with (the answer holds its API token):\n",
+        admin::DEMO_DEVICE
+    );
+    outln!(
+        "  curl -H 'Content-Type: application/json' -d '{{\"token\": \"{token}\", \"hardware_brand\": \"Demo\", \"hardware_model\": \"cli\", \"software_brand\": \"curl\", \"software_version\": \"1\"}}' {base}/api/v1/device/initialize"
+    );
+    outln!("  curl -H 'Authorization: Device <api_token>' {base}/api/v1/device/info\n");
 }
 
 /// The talk side of the demo event: a user token and requests to try.

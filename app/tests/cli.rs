@@ -983,3 +983,73 @@ async fn create_user_token_prints_a_talk_side_token_alone_on_the_last_line() {
         "refused tokens are not made"
     );
 }
+
+#[tokio::test]
+async fn create_device_prints_a_qr_code_its_payload_and_the_token_alone_on_the_last_line() {
+    let db = fresh_database().await;
+    organizer_with_token(&db);
+    let make = |extra: &[&str]| {
+        let mut all = vec![
+            "admin",
+            "create-device",
+            "--organizer",
+            "acme",
+            "--name",
+            "Entrance",
+            "--database-url",
+            &db.url,
+        ];
+        all.extend_from_slice(extra);
+        tessera(&all)
+    };
+    let out = make(&["--profile", "pretixscan"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let token = *lines.last().expect("token line");
+    assert_eq!(token.len(), 16, "{token}");
+    let payload: Value = serde_json::from_str(lines[lines.len() - 2]).expect("the payload is JSON");
+    assert_eq!(payload["handshake_version"], 1);
+    assert_eq!(payload["token"], token);
+    assert!(payload["url"].is_string());
+    assert!(
+        text.contains('█') || text.contains('▀') || text.contains('▄'),
+        "a QR code in block characters: {text}"
+    );
+
+    let conn = tessera::db::connect(&db.url, 2).await.expect("connect");
+    let report = tessera::domain::devices::Report {
+        hardware_brand: "Zebra".into(),
+        hardware_model: "TC25".into(),
+        software_brand: "pretixSCAN".into(),
+        software_version: "1".into(),
+        ..Default::default()
+    };
+    let initialized = tessera::domain::devices::initialize(&conn, token, report)
+        .await
+        .expect("the printed token initializes the device");
+    assert_eq!(initialized.device.name, "Entrance");
+    assert_eq!(initialized.device.security_profile, "pretixscan");
+    assert!(initialized.device.all_events);
+
+    for (extra, says) in [
+        (vec!["--event", "nope"], "no event"),
+        (vec!["--profile", "everything"], "unknown security profile"),
+    ] {
+        let out = make(&extra);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{extra:?}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{extra:?}: nothing printed");
+    }
+    let nobody = tessera(&[
+        "admin",
+        "create-device",
+        "--organizer",
+        "nobody",
+        "--name",
+        "X",
+        "--database-url",
+        &db.url,
+    ]);
+    assert_eq!(nobody.status.code(), Some(2), "{}", stderr(&nobody));
+}

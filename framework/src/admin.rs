@@ -324,6 +324,22 @@ pub const DEMO_EVENT: &str = "democon";
 /// The code of the demo event's speaker voucher (free tickets).
 pub const DEMO_VOUCHER: &str = "DEMO-SPEAKER";
 
+/// Puts the demo event on sale (scanners only pick live events), as an organizer would once
+/// its quotas and payment are set up.
+async fn go_live(state: &AppState, e: &event::Model) -> Result<(), AdminError> {
+    if e.live {
+        return Ok(());
+    }
+    if let Some(reason) =
+        events::live_blocker(&state.db, &state.plugins, &state.settings, e).await?
+    {
+        return Err(invalid(format!("the demo event cannot go live: {reason}")));
+    }
+    let on = "UPDATE events SET live = $1 WHERE id = $2";
+    crate::db::execute(&state.db, on, [true.into(), e.id.into()]).await?;
+    Ok(())
+}
+
 async fn seed_demo_event(state: &AppState, org: &organizer::Model) -> Result<(), AdminError> {
     let (db, organizer_id) = (&state.db, org.id);
     let exists = event::Entity::find()
@@ -584,6 +600,7 @@ async fn seed_demo_sales(
     };
     let mut on = serde_json::Map::new();
     on.insert("waiting_list_enabled".into(), json!(true));
+    on.insert("payment_manual__enabled".into(), json!(true));
     settings::update(db, &state.settings, scope, &on)
         .await?
         .map_err(|e| invalid(format!("demo settings: {e:?}")))?;
@@ -673,6 +690,9 @@ pub struct DemoSeed {
     pub client_secret: String,
     /// A new read-write user API token of the demo user for the talk side (`/api/`).
     pub talk_token: String,
+    /// The initialization token of the demo device ([`DEMO_DEVICE`]) while it is not
+    /// initialized.
+    pub device_token: Option<String>,
 }
 
 /// A new read-write talk-side token of the demo user, for all events.
@@ -739,6 +759,8 @@ pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
         .await?
         .ok_or_else(|| invalid("demo event missing"))?;
     crate::domain::talk::demo::seed(db, demo_event.id).await?;
+    crate::domain::checkin::lists::ensure_named(db, &demo_event, "Entrance").await?;
+    go_live(state, &demo_event).await?;
     let request = TokenRequest {
         organizer: DEMO_ORGANIZER.into(),
         team: "demo".into(),
@@ -754,12 +776,14 @@ pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
     crate::domain::talk::demo::seed_reviews(db, demo_event.id, user.id)
         .await
         .map_err(|e| invalid(format!("demo reviews: {e}")))?;
+    let device_token = seed_demo_device(state, &org).await?;
     Ok(DemoSeed {
         token,
         password,
         client_id,
         client_secret,
         talk_token,
+        device_token,
     })
 }
 
@@ -947,4 +971,131 @@ pub async fn create_user_token(
         )),
         Err(user_tokens::TokenError::Db(e)) => Err(e.into()),
     }
+}
+
+/// Name of the demo organizer's scanning device.
+pub const DEMO_DEVICE: &str = "Entrance scanner";
+
+/// The demo organizer's scanning device (created when missing, for all events, with the
+/// `service_checkin` profile); its initialization token while it is not initialized.
+async fn seed_demo_device(
+    state: &AppState,
+    org: &organizer::Model,
+) -> Result<Option<String>, AdminError> {
+    use crate::db::entities::device;
+    let existing = device::Entity::find()
+        .filter(device::Column::OrganizerId.eq(org.id))
+        .filter(device::Column::Name.eq(DEMO_DEVICE))
+        .one(&state.db)
+        .await?;
+    if let Some(d) = existing {
+        return Ok(d.initialization_token.filter(|_| !d.revoked));
+    }
+    let input = crate::domain::devices::DeviceInput {
+        name: DEMO_DEVICE.into(),
+        all_events: true,
+        event_ids: Vec::new(),
+        security_profile: "service_checkin".into(),
+        gate_id: None,
+        revoked: false,
+    };
+    let created = crate::domain::devices::create(&state.db, org.id, input)
+        .await
+        .map_err(|e| invalid(format!("demo device: {}", e.body())))?;
+    Ok(created.device.initialization_token)
+}
+
+/// A device to create with `tessera admin create-device`.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceRequest {
+    /// Organizer slug.
+    pub organizer: String,
+    /// Device name.
+    pub name: String,
+    /// Slugs of the events it may access; all events when empty.
+    pub events: Vec<String>,
+    /// Security profile; `full` when not given.
+    pub profile: Option<String>,
+}
+
+/// A device [`create_device`] made: what provisions it.
+#[derive(Debug, Clone)]
+pub struct CreatedDevice {
+    /// Its number within the organizer.
+    pub device_id: i64,
+    /// The QR code's content: `{"handshake_version": 1, "url", "token"}`.
+    pub payload: serde_json::Value,
+    /// The single-use initialization token.
+    pub token: String,
+}
+
+/// Creates a scanning device (`tessera admin create-device`); `public_url` goes into the
+/// QR payload. Unknown organizers, events and profiles and bad names are
+/// [`AdminError::Invalid`].
+pub async fn create_device(
+    db: &DatabaseConnection,
+    public_url: &str,
+    req: &DeviceRequest,
+) -> Result<CreatedDevice, AdminError> {
+    use crate::domain::devices::{self, profiles};
+    let name = req.name.trim();
+    if name.is_empty() || name.chars().count() > 190 {
+        return Err(invalid("the device name must have 1 to 190 characters"));
+    }
+    let org = organizer_by_slug(db, &req.organizer).await?;
+    let event_ids = teams::resolve_event_slugs(db, org.id, &req.events)
+        .await?
+        .map_err(|missing| {
+            invalid(format!(
+                "no event with slug {:?} at {}",
+                missing.join(", "),
+                org.slug
+            ))
+        })?;
+    let profile = req
+        .profile
+        .clone()
+        .unwrap_or_else(|| profiles::DEFAULT.into());
+    let known = profiles::known_names(&crate::plugin::PluginRegistry::default());
+    if !known.contains(&profile) {
+        return Err(invalid(format!(
+            "unknown security profile {profile:?}; valid: {}",
+            known.join(", ")
+        )));
+    }
+    let input = devices::DeviceInput {
+        name: name.to_owned(),
+        all_events: event_ids.is_empty(),
+        event_ids,
+        security_profile: profile,
+        gate_id: None,
+        revoked: false,
+    };
+    let created = devices::create(db, org.id, input)
+        .await
+        .map_err(|e| invalid(e.body().to_string()))?;
+    let token = created
+        .device
+        .initialization_token
+        .clone()
+        .ok_or_else(|| invalid("the new device has no initialization token"))?;
+    Ok(CreatedDevice {
+        device_id: created.device.device_id,
+        payload: devices::qr_payload(public_url, &token),
+        token,
+    })
+}
+
+/// A QR code of `text` for a terminal: two rows of modules per line of Unicode half
+/// blocks, with a quiet zone.
+pub fn terminal_qr(text: &str) -> Result<String, AdminError> {
+    use qrcode::render::unicode::Dense1x2;
+    let code =
+        qrcode::QrCode::new(text.as_bytes()).map_err(|e| invalid(format!("QR code: {e}")))?;
+    Ok(code
+        .render::<Dense1x2>()
+        .dark_color(Dense1x2::Light)
+        .light_color(Dense1x2::Dark)
+        .quiet_zone(true)
+        .build())
 }

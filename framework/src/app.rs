@@ -233,6 +233,7 @@ impl Server {
         WithPlugins::new(api, &self.state.plugins)
             .with(NormalizePath::new(TrailingSlash::Trim))
             .around(move |ep, req| shared_behaviour(ep, gate.clone(), req))
+            .around(crate::api::checkin::greedy_secret)
             .data(state)
             .around(move |ep, req| crate::ops::front(ep, ops.clone(), req))
             .boxed()
@@ -276,6 +277,10 @@ impl Server {
             tracing::info!("no smtp_host: mails stay in the outbox (`tessera admin outbox`)");
         }
         tokio::spawn(crate::domain::availability::sweep_every(
+            self.state.db.clone(),
+            Duration::from_secs(60),
+        ));
+        tokio::spawn(crate::domain::checkin::exit_all::sweep_every(
             self.state.db.clone(),
             Duration::from_secs(60),
         ));

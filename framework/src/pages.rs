@@ -9,6 +9,7 @@ use poem::{IntoResponse, Request, Response};
 use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
 
 use crate::db::entities::{event, item, item_variation, order};
+use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{self, Order};
 use crate::domain::sale::product_name;
 use crate::http::Money;
@@ -152,12 +153,10 @@ async fn product_names(state: &AppState, order: &Order) -> Result<Vec<String>, s
 /// The confirmation page of an order: its status, tickets and payments.
 #[handler]
 pub async fn order_page(req: &Request, state: Data<&AppState>) -> Response {
-    protect(
-        match params(req, ["organizer", "event", "code", "secret"]) {
-            Some([org, ev, code, secret]) => order_answer(&state, org, ev, code, secret).await,
-            None => not_found(),
-        },
-    )
+    match params(req, ["organizer", "event", "code", "secret"]) {
+        Some([org, ev, code, secret]) => order_answer(&state, org, ev, code, secret).await,
+        None => protect(not_found()),
+    }
 }
 
 /// The route's parameters by name. Read here rather than by the `Path` extractor, whose
@@ -172,68 +171,110 @@ fn params<'a, const N: usize>(req: &'a Request, names: [&str; N]) -> Option<[&'a
 }
 
 async fn order_answer(state: &AppState, org: &str, ev: &str, code: &str, secret: &str) -> Response {
-    match find(state, org, ev, code, secret).await {
-        Ok(Some((e, order))) => match product_names(state, &order).await {
-            Ok(names) => Html(render_order(&e, &order, &names)).into_response(),
-            Err(err) => crate::http::ApiError::from(err).as_response(),
-        },
-        Ok(None) => not_found(),
-        Err(err) => crate::http::ApiError::from(err).as_response(),
-    }
+    let found = match find(state, org, ev, code, secret).await {
+        Ok(Some(found)) => found,
+        Ok(None) => return protect(not_found()),
+        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
+    };
+    let (e, order) = found;
+    let names = match product_names(state, &order).await {
+        Ok(names) => names,
+        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
+    };
+    let tickets = match TicketNames::load(&state.db, &order.positions).await {
+        Ok(tickets) => tickets,
+        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
+    };
+    crate::web::render_with_policy(
+        StatusCode::OK,
+        "order.html",
+        order_context(&e, &order, &names, &tickets),
+        ORDER_PAGE_POLICY,
+    )
 }
 
-fn render_order(e: &event::Model, order: &Order, names: &[String]) -> String {
+/// The order page's policy: [`CONTENT_SECURITY_POLICY`] with the page's own inline styles
+/// (its tickets' QR codes are inline SVG; nothing is loaded from anywhere).
+pub const ORDER_PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
+     form-action 'none'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The QR code of a ticket secret as inline SVG (without the XML declaration), sized for
+/// scanning from a phone's screen; `None` if the secret does not fit a QR code.
+pub fn qr_svg(secret: &str) -> Option<String> {
+    let code = qrcode::QrCode::with_error_correction_level(secret, qrcode::EcLevel::M).ok()?;
+    let svg = code
+        .render::<qrcode::render::svg::Color>()
+        .min_dimensions(280, 280)
+        .quiet_zone(true)
+        .build();
+    svg.find("<svg").map(|start| svg[start..].to_owned())
+}
+
+fn order_context(
+    e: &event::Model,
+    order: &Order,
+    names: &[String],
+    tickets: &TicketNames,
+) -> minijinja::Value {
     let o = &order.row;
-    let lang = o.locale.as_str();
-    let event_name = escape(&I18nString::from_stored(&e.name).localize(lang));
-    let rows: String = order
+    let status = orders::status(o, chrono::Utc::now());
+    // Tickets admit once the order is paid (pretix shows no tickets of pending orders).
+    let shown: Vec<minijinja::Value> = order
+        .positions
+        .iter()
+        .filter(|p| status == "p" && tickets.admits(p))
+        .map(|p| {
+            let seat = order.seats.iter().find(|s| Some(s.id) == p.seat_id);
+            let t = orders::ticket::text(e, o, p, tickets, seat);
+            minijinja::context! {
+                qr_svg => qr_svg(&p.secret).unwrap_or_default(),
+                secret => p.secret,
+                event => t.event,
+                item => t.item,
+                variation => t.variation,
+                attendee => t.attendee,
+                begin => t.begin,
+                admission => t.admission,
+                location => t.location,
+                seat => t.seat,
+            }
+        })
+        .collect();
+    let positions: Vec<minijinja::Value> = order
         .positions
         .iter()
         .zip(names)
         .map(|(p, name)| {
-            let attendee = orders::display_name(&p.attendee_name_parts).unwrap_or_default();
-            format!(
-                "<tr><td>{}</td><td>{}</td><td>{} {}</td><td><code>{}</code></td></tr>",
-                escape(name),
-                escape(&attendee),
-                Money(p.price_cents),
-                escape(&e.currency),
-                escape(&p.secret)
-            )
+            minijinja::context! {
+                product => name,
+                attendee => orders::display_name(&p.attendee_name_parts).unwrap_or_default(),
+                price => Money(p.price_cents).to_string(),
+            }
         })
         .collect();
-    let payments: String = order
+    let payments: Vec<minijinja::Value> = order
         .payments
         .iter()
         .map(|p| {
-            let link = p.details["payment_url"]
-                .as_str()
-                .filter(|_| p.state == "created")
-                .map(|u| format!(" <a href=\"{}\">Pay now</a>", escape(u)))
-                .unwrap_or_default();
-            format!(
-                "<li>{} {} via {}: {}{link}</li>",
-                Money(p.amount_cents),
-                escape(&e.currency),
-                escape(&p.provider),
-                escape(&p.state)
-            )
+            minijinja::context! {
+                amount => Money(p.amount_cents).to_string(),
+                provider => p.provider,
+                state => p.state,
+                link => p.details["payment_url"].as_str().filter(|_| p.state == "created"),
+            }
         })
         .collect();
-    format!(
-        "<!doctype html><html lang=\"{lang}\"><head><meta charset=\"utf-8\">\
-         <title>Order {code} – {event_name}</title></head><body>\
-         <h1>{event_name}</h1><p>Order <strong>{code}</strong>: \
-         <span class=\"status\">{status}</span></p>\
-         <table><thead><tr><th>Product</th><th>Attendee</th><th>Price</th><th>Ticket</th></tr>\
-         </thead><tbody>{rows}</tbody></table>\
-         <p>Total: {total} {currency}</p><ul class=\"payments\">{payments}</ul></body></html>",
-        lang = escape(lang),
-        code = escape(&o.code),
-        status = status_text(orders::status(o, chrono::Utc::now())),
-        total = Money(o.total_cents),
-        currency = escape(&e.currency),
-    )
+    minijinja::context! {
+        event => I18nString::from_stored(&e.name).localize(&o.locale),
+        code => o.code,
+        status => status_text(status),
+        waiting => status == "n",
+        tickets => shown,
+        positions => positions,
+        payments => payments,
+        total => Money(o.total_cents).to_string(),
+        currency => e.currency,
+    }
 }
 
 /// The page of one payment of an order: what to pay and how.

@@ -18,6 +18,9 @@ mod m0013_talk;
 mod m0014_talk_file_references;
 mod m0015_talk_schedule;
 mod m0016_talk_reviews;
+mod m0017_devices;
+mod m0018_checkin;
+mod m0019_ticket_secrets;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -45,6 +48,9 @@ impl MigratorTrait for Migrator {
             Box::new(m0014_talk_file_references::Migration),
             Box::new(m0015_talk_schedule::Migration),
             Box::new(m0016_talk_reviews::Migration),
+            Box::new(m0017_devices::Migration),
+            Box::new(m0018_checkin::Migration),
+            Box::new(m0019_ticket_secrets::Migration),
         ]
     }
 }

@@ -8,6 +8,7 @@ use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi};
 
 use super::Tag;
+use super::items::Conditional;
 use crate::db::entities::category;
 use crate::domain::categories::{self, CategoryFields, CategoryFilter};
 use crate::domain::permissions::Permission;
@@ -137,6 +138,8 @@ impl CategoriesApi {
     /// List categories
     ///
     /// By position, then ID; `is_addon` filters. Needs any access to the event.
+    /// With `If-Modified-Since` no later than the catalogue's last change (`Last-Modified`),
+    /// 304 without a body.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/categories",
         method = "get"
@@ -152,16 +155,21 @@ impl CategoriesApi {
         page: Query<Option<String>>,
         page_size: Query<Option<u64>>,
         is_addon: Query<Option<bool>>,
-    ) -> ListResult<Json<Page<CategoryOut>>> {
+    ) -> ListResult<Conditional<Json<Page<CategoryOut>>>> {
         let ev = auth.0.event(&state.db, &organizer, &event, None).await?;
-        let filter = CategoryFilter {
-            is_addon: is_addon.0,
-        };
-        let query = categories::query(ev.event.id, &filter);
-        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
-            .fetch(&state.db, query)
-            .await?;
-        Ok(Json(page.map(Into::into)))
+        Ok(
+            Conditional::answer::<ApiError>(req, &state, ev.event.id, async || {
+                let filter = CategoryFilter {
+                    is_addon: is_addon.0,
+                };
+                let query = categories::query(ev.event.id, &filter);
+                let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+                    .fetch(&state.db, query)
+                    .await?;
+                Ok(Json(page.map(Into::into)))
+            })
+            .await?,
+        )
     }
 
     /// Show a category

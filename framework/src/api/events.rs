@@ -120,8 +120,11 @@ fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> E
         ),
         timezone: e.timezone.clone(),
         item_meta_properties: string_map(&e.item_meta_properties),
-        valid_keys: detail
-            .then(|| BTreeMap::from([(signing::SCHEME.to_owned(), vec![e.public_key.clone()])])),
+        valid_keys: detail.then(|| {
+            // Made with the event, or at its first signed ticket.
+            let keys = [e.public_key.clone()].into_iter().filter(|k| !k.is_empty());
+            BTreeMap::from([(signing::SCHEME.to_owned(), keys.collect())])
+        }),
         sales_channels: string_list(&e.sales_channels),
         talk_enabled: e.talk_enabled,
     }
@@ -547,7 +550,12 @@ impl EventsApi {
             )
             .await?;
         let properties = meta::properties(&state.db, access.organizer.id).await?;
-        Ok(Json(event_out(&access.event, &properties, true)))
+        let mut shown = access.event.clone();
+        if shown.public_key.is_empty() {
+            // Made at the first signed ticket, perhaps after this process kept the event.
+            shown.public_key = crate::domain::secrets::public_key(&state.db, shown.id).await?;
+        }
+        Ok(Json(event_out(&shown, &properties, true)))
     }
 
     /// Create an event

@@ -17,6 +17,7 @@ use super::item_parts::{
 };
 use crate::db::entities::{event, item};
 use crate::domain::cache;
+use crate::domain::catalogue_changes;
 use crate::domain::files;
 use crate::domain::items::{
     self, DeleteError, Item, ItemFields, ItemFilter, NewItem, PictureChange, WriteError,
@@ -30,6 +31,112 @@ use crate::http::{
     NoContent, Page, PageRequest, patched,
 };
 use crate::state::AppState;
+
+/// A list answer of a conditional GET: the list with `Last-Modified` (when the catalogue's
+/// change time is known), or 304 when the `If-Modified-Since` copy is still current.
+pub enum Conditional<T> {
+    /// The list, and when the catalogue last changed.
+    Fresh(T, Option<DateTime<Utc>>),
+    /// Nothing changed since the client's copy.
+    NotModified(DateTime<Utc>),
+}
+
+/// An HTTP date (`Last-Modified`).
+fn http_date(at: DateTime<Utc>) -> String {
+    at.format("%a, %d %b %Y %H:%M:%S GMT").to_string()
+}
+
+impl<T> Conditional<T> {
+    /// Answers 304 if the request's `If-Modified-Since` copy is current, else `make`s the
+    /// list. The event's catalogue change time is read first, so a change committed while
+    /// the list is made moves it past what this answer says.
+    pub async fn answer<E>(
+        req: &Request,
+        state: &AppState,
+        event_id: i64,
+        make: impl AsyncFnOnce() -> Result<T, E>,
+    ) -> Result<Self, E>
+    where
+        E: From<ApiError>,
+    {
+        let cache = state.cache.generation().await.map(|g| (&*state.cache, g));
+        let modified = catalogue_changes::modified(&state.db, cache, event_id)
+            .await
+            .map_err(|e| E::from(ApiError::from(e)))?;
+        let since = req
+            .header(poem::http::header::IF_MODIFIED_SINCE)
+            .and_then(|v| DateTime::parse_from_rfc2822(v).ok())
+            .map(|d| d.with_timezone(&Utc));
+        match (modified, since) {
+            (Some(m), Some(s)) if catalogue_changes::unchanged_since(Some(m), s) => {
+                Ok(Self::NotModified(m))
+            }
+            _ => Ok(Self::Fresh(
+                make().await?,
+                modified.and_then(catalogue_changes::last_modified),
+            )),
+        }
+    }
+}
+
+impl<T: poem::IntoResponse> poem::IntoResponse for Conditional<T> {
+    fn into_response(self) -> poem::Response {
+        match self {
+            Self::Fresh(body, modified) => {
+                let mut resp = body.into_response();
+                if let Some(value) =
+                    modified.and_then(|m| poem::http::HeaderValue::from_str(&http_date(m)).ok())
+                {
+                    resp.headers_mut()
+                        .insert(poem::http::header::LAST_MODIFIED, value);
+                }
+                resp
+            }
+            Self::NotModified(modified) => {
+                let mut resp = poem::Response::builder()
+                    .status(poem::http::StatusCode::NOT_MODIFIED)
+                    .finish();
+                if let Some(value) = catalogue_changes::last_modified(modified)
+                    .and_then(|m| poem::http::HeaderValue::from_str(&http_date(m)).ok())
+                {
+                    resp.headers_mut()
+                        .insert(poem::http::header::LAST_MODIFIED, value);
+                }
+                resp
+            }
+        }
+    }
+}
+
+impl<T: poem_openapi::ApiResponse> poem_openapi::ApiResponse for Conditional<T> {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        use poem_openapi::registry::{MetaHeader, MetaResponse};
+        use poem_openapi::types::Type;
+        let last_modified = || MetaHeader {
+            name: "Last-Modified".into(),
+            description: Some("When the event's catalogue last changed.".into()),
+            required: false,
+            deprecated: false,
+            schema: String::schema_ref(),
+        };
+        let mut meta = T::meta();
+        for r in &mut meta.responses {
+            r.headers.push(last_modified());
+        }
+        meta.responses.push(MetaResponse {
+            description: "Not modified since `If-Modified-Since`.",
+            status: Some(304),
+            status_range: None,
+            content: Vec::new(),
+            headers: vec![last_modified()],
+        });
+        meta
+    }
+
+    fn register(registry: &mut poem_openapi::registry::Registry) {
+        T::register(registry);
+    }
+}
 
 /// An item (product) of an event.
 #[derive(Object)]
@@ -539,6 +646,8 @@ impl ItemsApi {
     ///
     /// By position (or `ordering=id`), then ID; `active`, `category`, `admission`,
     /// `tax_rate` and `free_price` filter. Needs any access to the event.
+    /// With `If-Modified-Since` no later than the catalogue's last change (`Last-Modified`),
+    /// 304 without a body.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/items",
         method = "get"
@@ -559,43 +668,48 @@ impl ItemsApi {
         tax_rate: Query<Option<String>>,
         free_price: Query<Option<bool>>,
         ordering: Query<Option<String>>,
-    ) -> ListResult<JsonBytes<Page<ItemOut>>> {
+    ) -> ListResult<Conditional<JsonBytes<Page<ItemOut>>>> {
         let ev = auth.0.event(&state.db, &organizer, &event, None).await?;
-        // The list is the same for every caller who may see the event: kept per URL, as
-        // long as it has nothing but the list's own parameters.
-        let scope = format!("items:{}", ev.event.id);
-        let key = cache::answer_key(&scope, &original_uri(req), &LIST_PARAMS);
-        let generation = match key {
-            Some(_) => state.cache.generation().await,
-            None => None,
-        };
-        if let (Some(g), Some(key)) = (generation, &key)
-            && let Some(kept) = state.cache.answer(g, key)
-        {
-            return Ok(JsonBytes::from_bytes(kept));
-        }
-        let filter = ItemFilter {
-            active: active.0,
-            category: category.0,
-            admission: admission.0,
-            tax_rate_bps: tax_rate_filter(tax_rate.0)?,
-            free_price: free_price.0,
-            by_id: by_id(ordering.0.as_deref())?,
-        };
-        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
-            .fetch(&state.db, items::query(ev.event.id, &filter))
-            .await?;
-        let (rows, page) = page.take_results();
-        let full = items::complete(&state.db, rows).await?;
-        let answer = JsonBytes::new(&page(
-            full.into_iter()
-                .map(|it| item_out(it, &ev.event, &state.public_url))
-                .collect(),
-        ));
-        if let (Some(g), Some(key)) = (generation, key) {
-            state.cache.keep_answer(g, key, answer.0.clone());
-        }
-        Ok(answer)
+        Ok(
+            Conditional::answer::<ApiError>(req, &state, ev.event.id, async || {
+                // The list is the same for every caller who may see the event: kept per URL, as
+                // long as it has nothing but the list's own parameters.
+                let scope = format!("items:{}", ev.event.id);
+                let key = cache::answer_key(&scope, &original_uri(req), &LIST_PARAMS);
+                let generation = match key {
+                    Some(_) => state.cache.generation().await,
+                    None => None,
+                };
+                if let (Some(g), Some(key)) = (generation, &key)
+                    && let Some(kept) = state.cache.answer(g, key)
+                {
+                    return Ok(JsonBytes::from_bytes(kept));
+                }
+                let filter = ItemFilter {
+                    active: active.0,
+                    category: category.0,
+                    admission: admission.0,
+                    tax_rate_bps: tax_rate_filter(tax_rate.0)?,
+                    free_price: free_price.0,
+                    by_id: by_id(ordering.0.as_deref())?,
+                };
+                let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+                    .fetch(&state.db, items::query(ev.event.id, &filter))
+                    .await?;
+                let (rows, page) = page.take_results();
+                let full = items::complete(&state.db, rows).await?;
+                let answer = JsonBytes::new(&page(
+                    full.into_iter()
+                        .map(|it| item_out(it, &ev.event, &state.public_url))
+                        .collect(),
+                ));
+                if let (Some(g), Some(key)) = (generation, key) {
+                    state.cache.keep_answer(g, key, answer.0.clone());
+                }
+                Ok(answer)
+            })
+            .await?,
+        )
     }
 
     /// Show an item

@@ -1,8 +1,12 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
+pub mod badges;
 pub mod carts;
 pub mod categories;
+pub mod checkin;
+pub mod device_protocol;
+pub mod devices;
 pub mod events;
 pub mod files;
 pub mod giftcards;
@@ -16,6 +20,7 @@ pub mod questions;
 pub mod quotas;
 pub mod resellers;
 pub mod seating;
+pub mod secrets;
 pub mod settings;
 pub mod subevents;
 pub mod talk;
@@ -71,6 +76,14 @@ pub enum Tag {
     OAuth,
     /// Reseller accounts and the organizers they create.
     Resellers,
+    /// Scanning devices and gates of an organizer.
+    Devices,
+    /// What scanning devices call: initialization, token roll and revocation, version.
+    #[oai(rename = "Device protocol")]
+    DeviceProtocol,
+    /// Check-in lists, scanning tickets and the scans made.
+    #[oai(rename = "Check-in")]
+    Checkin,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -102,6 +115,10 @@ pub fn ticketing_api() -> impl OpenApi {
             oauth::AuthorizeApi,
             oauth::ProfileApi,
             resellers::ResellersApi,
+            secrets::SecretsApi,
+            badges::BadgesApi,
         ),
+        (devices::DevicesApi, device_protocol::DeviceProtocolApi),
+        checkin::CheckinApi,
     )
 }

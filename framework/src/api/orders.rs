@@ -8,11 +8,15 @@ use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
+use poem_openapi::types::ToJSON;
 use poem_openapi::{Object, OpenApi};
 use serde_json::{Map, Value};
 
 use super::Tag;
-use crate::db::entities::{order_fee, order_payment, order_position, seat};
+use super::secrets::FeedAnswer;
+use super::talk::shape::Shaped;
+use crate::db::entities::{event, order_fee, order_payment, order_position, seat};
+use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{
     self, AnswerInput, FeeInput, LifecycleError, NewOrder, Order, OrderFilter, PlaceContext,
     PlaceError, PositionInput, Seller, Storefront,
@@ -105,6 +109,33 @@ pub struct PositionOut {
     pub answers: Vec<Answer>,
     /// Whether it was canceled.
     pub canceled: bool,
+    /// Successful check-ins of the ticket, oldest first.
+    pub checkins: Vec<PositionCheckinOut>,
+    /// The ticket's text variables (`event_name`, `itemvar`, `attendee_name`, `secret`,
+    /// `event_begin`, ...) and `images` (none: tickets have no image variables); only in the
+    /// order list with `pdf_data=true`.
+    #[oai(skip_serializing_if_is_none)]
+    pub pdf_data: Option<BTreeMap<String, Value>>,
+}
+
+/// A successful check-in of a position.
+#[derive(Object)]
+#[oai(rename = "OrderPositionCheckin")]
+pub struct PositionCheckinOut {
+    /// Internal ID.
+    pub id: i64,
+    /// The check-in list.
+    pub list: i64,
+    /// When it happened.
+    pub datetime: DateTime<Utc>,
+    /// `entry` or `exit`.
+    #[oai(rename = "type")]
+    pub kind: String,
+    /// The gate.
+    #[oai(nullable)]
+    pub gate: Option<i64>,
+    /// Whether it was made automatically.
+    pub auto_checked_in: bool,
 }
 
 /// A fee of an order.
@@ -281,6 +312,17 @@ pub struct OrderView<'a> {
     organizer: &'a str,
     event: &'a str,
     seats: HashMap<i64, seat::Model>,
+    tickets: Option<(&'a event::Model, TicketNames)>,
+}
+
+/// A ticket's text variables as pretix's `pdf_data` shows them, with its (here no) images.
+pub(crate) fn pdf_data_out(vars: BTreeMap<String, String>) -> BTreeMap<String, Value> {
+    let mut out: BTreeMap<String, Value> = vars
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    out.insert("images".into(), Value::Object(Map::new()));
+    out
 }
 
 impl<'a> OrderView<'a> {
@@ -295,7 +337,14 @@ impl<'a> OrderView<'a> {
                 .flat_map(|o| &o.seats)
                 .map(|s| (s.id, s.clone()))
                 .collect(),
+            tickets: None,
         }
+    }
+
+    /// Shows each position's text variables (`pdf_data`), with the names loaded for them.
+    pub fn with_pdf_data(mut self, ev: &'a event::Model, names: TicketNames) -> Self {
+        self.tickets = Some((ev, names));
+        self
     }
 
     /// The order as shown.
@@ -319,11 +368,7 @@ impl<'a> OrderView<'a> {
             total: Money(r.total_cents),
             comment: r.comment.clone(),
             invoice_address: r.invoice_address.as_ref().map(invoice_address),
-            positions: o
-                .positions
-                .iter()
-                .map(|p| self.position(&r.code, p, r.status == "c"))
-                .collect(),
+            positions: o.positions.iter().map(|p| self.position(&o, p)).collect(),
             fees: o.fees.iter().map(|f| fee(f, r.status == "c")).collect(),
             payments: o.payments.iter().map(payment).collect(),
             refunds: Vec::new(),
@@ -335,10 +380,27 @@ impl<'a> OrderView<'a> {
         }
     }
 
-    fn position(&self, code: &str, p: &order_position::Model, canceled: bool) -> PositionOut {
+    fn position(&self, o: &Order, p: &order_position::Model) -> PositionOut {
+        let seat = p.seat_id.and_then(|id| self.seats.get(&id));
         PositionOut {
+            pdf_data: self.tickets.as_ref().map(|(ev, names)| {
+                pdf_data_out(orders::ticket::pdf_data(ev, &o.row, p, names, seat))
+            }),
+            checkins: o
+                .checkins
+                .iter()
+                .filter(|c| c.position_id == p.id)
+                .map(|c| PositionCheckinOut {
+                    id: c.id,
+                    list: c.list_id,
+                    datetime: c.datetime,
+                    kind: c.kind.clone(),
+                    gate: c.gate_id,
+                    auto_checked_in: c.auto_checked_in,
+                })
+                .collect(),
             id: p.id,
-            order: code.to_owned(),
+            order: o.row.code.clone(),
             positionid: p.positionid,
             item: p.item_id,
             variation: p.variation_id,
@@ -353,20 +415,17 @@ impl<'a> OrderView<'a> {
             secret: p.secret.clone(),
             addon_to: None,
             subevent: p.subevent_id,
-            seat: p
-                .seat_id
-                .and_then(|id| self.seats.get(&id))
-                .map(|s| SeatRef {
-                    id: s.id,
-                    name: s.name.clone(),
-                    seat_guid: s.seat_guid.clone(),
-                }),
+            seat: seat.map(|s| SeatRef {
+                id: s.id,
+                name: s.name.clone(),
+                seat_guid: s.seat_guid.clone(),
+            }),
             answers: serde_json::from_value::<Vec<Value>>(p.answers.clone())
                 .unwrap_or_default()
                 .iter()
                 .map(answer)
                 .collect(),
-            canceled,
+            canceled: o.row.status == "c",
         }
     }
 }
@@ -723,9 +782,14 @@ fn shown(state: &AppState, ev: &EventAccess, o: Order) -> OrderOut {
 impl OrdersApi {
     /// List orders
     ///
-    /// Filters `status` (`n`, `p`, `e`, `c`), `email`, `code`, `modified_since`;
+    /// Filters `status` (`n`, `p`, `e`, `c`), `email`, `code`, `testmode`, `modified_since`
+    /// (changed at or after), `created_since` (placed at or after), `subevent_after` /
+    /// `subevent_before` (with a ticket for a date ending after / beginning before);
     /// `ordering` by `datetime` (default), `code`, `status` or `last_modified`, `-` for
-    /// descending. Needs `can_view_orders`.
+    /// descending. `exclude` (repeatable, dotted for position fields: `positions.checkins`)
+    /// leaves fields out; `pdf_data=true` adds each ticket's text variables. The
+    /// `X-Page-Generated` header is the server's time when the request began: scanners pass
+    /// it as the next sync's `modified_since`. Needs `can_view_orders`.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/orders",
         method = "get"
@@ -744,8 +808,15 @@ impl OrdersApi {
         email: Query<Option<String>>,
         code: Query<Option<String>>,
         modified_since: Query<Option<DateTime<Utc>>>,
+        created_since: Query<Option<DateTime<Utc>>>,
+        subevent_after: Query<Option<DateTime<Utc>>>,
+        subevent_before: Query<Option<DateTime<Utc>>>,
+        testmode: Query<Option<bool>>,
+        #[oai(validator(max_items = 50))] exclude: Query<Vec<String>>,
+        pdf_data: Query<Option<bool>>,
         ordering: Query<Option<String>>,
-    ) -> ListResult<Json<Page<OrderOut>>> {
+    ) -> ListResult<FeedAnswer<Shaped<Page<OrderOut>>>> {
+        let began = Utc::now();
         let ev = auth
             .0
             .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
@@ -757,21 +828,42 @@ impl OrdersApi {
                 ApiError::field("ordering", format!("Ordering by '{o}' is not possible.")).into(),
             );
         }
+        if exclude.0.iter().any(|e| e.chars().count() > 100) {
+            return Err(ApiError::field(
+                "exclude",
+                "Ensure each value has no more than 100 characters.",
+            )
+            .into());
+        }
         let filter = OrderFilter {
             status: status.0,
             email: email.0,
             code: code.0,
             modified_since: modified_since.0,
+            created_since: created_since.0,
+            subevent_after: subevent_after.0,
+            subevent_before: subevent_before.0,
+            testmode: testmode.0,
             ordering: ordering.0,
         };
         let q = orders::query(ev.event.id, &filter, Utc::now());
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
             .window(orders::count(&state.db, q.clone()).await?)?;
         let rows = orders::page(&state.db, q, window.offset, window.limit).await?;
-        let view = OrderView::new(&state, &ev, &rows);
-        Ok(Json(
-            window.page(rows.into_iter().map(|o| view.show(o)).collect()),
-        ))
+        let mut view = OrderView::new(&state, &ev, &rows);
+        if pdf_data.0 == Some(true) {
+            let names =
+                TicketNames::load(&state.db, rows.iter().flat_map(|o| &o.positions)).await?;
+            view = view.with_pdf_data(&ev.event, names);
+        }
+        let page = window.page(rows.into_iter().map(|o| view.show(o)).collect::<Vec<_>>());
+        let mut body = page.to_json().unwrap_or_default();
+        if let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) {
+            for order in results {
+                exclude_fields(order, &exclude.0);
+            }
+        }
+        Ok(FeedAnswer::new(Shaped::new(body), began))
     }
 
     /// Show an order
@@ -888,6 +980,38 @@ impl OrdersApi {
             )
             .await?;
         let o = orders::mark_paid(seller(&state, &ev), &ev.event, &code)
+            .await
+            .map_err(lifecycle_error)?;
+        Ok(Json(shown(&state, &ev, o)))
+    }
+
+    /// Give an order's tickets new secrets
+    ///
+    /// The old secrets stop admitting anyone; with signed secrets (`pretix_sig1`) they are
+    /// listed in `revokedsecrets/`, since offline scanners would still accept their
+    /// signatures. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/regenerate_secrets",
+        method = "post"
+    )]
+    async fn regenerate_secrets(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = auth
+            .0
+            .event(
+                &state.db,
+                &organizer,
+                &event,
+                Some(Permission::ChangeOrders),
+            )
+            .await?;
+        let o = orders::regenerate_secrets(seller(&state, &ev), &ev.event, &code)
             .await
             .map_err(lifecycle_error)?;
         Ok(Json(shown(&state, &ev, o)))
@@ -1065,5 +1189,26 @@ impl OrdersApi {
             .find(|p| p.local_id == *local_id)
             .ok_or_else(ApiError::forbidden)?;
         Ok(Json(payment(p)))
+    }
+}
+
+/// Removes the fields `exclude` names from an order: `fees`, or dotted for the fields of
+/// each position, `positions.checkins`. Unknown names are ignored, as pretix does.
+fn exclude_fields(order: &mut Value, exclude: &[String]) {
+    for path in exclude {
+        match path.split_once('.') {
+            None => {
+                if let Some(o) = order.as_object_mut() {
+                    o.remove(path);
+                }
+            }
+            Some((list, field)) => {
+                if let Some(items) = order.get_mut(list).and_then(Value::as_array_mut) {
+                    for item in items {
+                        exclude_fields(item, &[field.to_owned()]);
+                    }
+                }
+            }
+        }
     }
 }

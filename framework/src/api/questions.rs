@@ -12,6 +12,7 @@ use poem_openapi::{Enum, Object, OpenApi};
 use sea_orm::DbErr;
 
 use super::Tag;
+use super::items::Conditional;
 use super::items::by_id;
 use crate::db::entities::{question, question_option};
 use crate::db::is_unique_violation;
@@ -563,6 +564,8 @@ impl QuestionsApi {
     ///
     /// By position (or `ordering=id`), then ID; `identifier`, `ask_during_checkin`,
     /// `required` and `type` filter. Needs any access to the event.
+    /// With `If-Modified-Since` no later than the catalogue's last change (`Last-Modified`),
+    /// 304 without a body.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/questions",
         method = "get"
@@ -582,21 +585,26 @@ impl QuestionsApi {
         ask_during_checkin: Query<Option<bool>>,
         required: Query<Option<bool>>,
         #[oai(name = "type")] kind: Query<Option<String>>,
-    ) -> ListResult<Json<Page<QuestionOut>>> {
+    ) -> ListResult<Conditional<Json<Page<QuestionOut>>>> {
         let ev = auth.0.event(&state.db, &organizer, &event, None).await?;
-        let filter = QuestionFilter {
-            identifier: identifier.0,
-            ask_during_checkin: ask_during_checkin.0,
-            required: required.0,
-            kind: type_filter(kind.0)?,
-            by_id: by_id(ordering.0.as_deref())?,
-        };
-        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
-            .fetch(&state.db, questions::query(ev.event.id, &filter))
-            .await?;
-        let (rows, page) = page.take_results();
-        let full = questions::complete(&state.db, rows).await?;
-        Ok(Json(page(full.into_iter().map(Into::into).collect())))
+        Ok(
+            Conditional::answer::<ApiError>(req, &state, ev.event.id, async || {
+                let filter = QuestionFilter {
+                    identifier: identifier.0,
+                    ask_during_checkin: ask_during_checkin.0,
+                    required: required.0,
+                    kind: type_filter(kind.0)?,
+                    by_id: by_id(ordering.0.as_deref())?,
+                };
+                let page = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+                    .fetch(&state.db, questions::query(ev.event.id, &filter))
+                    .await?;
+                let (rows, page) = page.take_results();
+                let full = questions::complete(&state.db, rows).await?;
+                Ok(Json(page(full.into_iter().map(Into::into).collect())))
+            })
+            .await?,
+        )
     }
 
     /// Show a question

@@ -222,6 +222,21 @@ pub async fn in_transaction<T, E: From<DbErr>>(
     Ok(out)
 }
 
+/// Locks a row by ID until the transaction ends, on PostgreSQL (`SELECT ... FOR UPDATE`);
+/// SQLite serialises writing transactions ([`begin_write`]), so there it does nothing.
+/// `table` is a name from the code, never from input.
+pub async fn lock_row(txn: &impl ConnectionTrait, table: &str, id: i64) -> Result<(), DbErr> {
+    if txn.get_database_backend() == DbBackend::Postgres {
+        execute(
+            txn,
+            &format!("SELECT id FROM {table} WHERE id = $1 FOR UPDATE"),
+            [id.into()],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// True when a database error is a unique-constraint violation.
 pub fn is_unique_violation(err: &DbErr) -> bool {
     matches!(

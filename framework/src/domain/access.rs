@@ -1,5 +1,5 @@
 //! Who is calling, and what they may see and do. Every kind of caller (team API tokens,
-//! OAuth users; devices and talk-side tokens later) resolves to a [`Caller`] holding
+//! OAuth users, devices, talk-side tokens) resolves to a [`Caller`] holding
 //! [`Grant`]s, and every organizer- and event-scoped check goes through the grants, whatever
 //! the caller's kind. `http::auth` only reads the `Authorization` header and asks
 //! [`resolve`].
@@ -13,7 +13,7 @@ use crate::domain::cache::Cache;
 use crate::domain::oauth::Scope;
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::talk::tokens::{self as user_tokens, Endpoints};
-use crate::domain::{oauth, teams, tokens, users};
+use crate::domain::{devices, oauth, teams, tokens, users};
 use crate::values::ApiError;
 
 /// The credentials a request presents (`http::auth` reads them from its header).
@@ -115,6 +115,30 @@ pub enum CallerKind {
         /// The version it is fixed to; `None` until first used.
         version: Option<String>,
     },
+    /// An initialized scanning device (`Authorization: Device <token>`).
+    Device {
+        /// The device's row.
+        id: i64,
+        /// Its number within the organizer (`device_id` in the API).
+        device_id: i64,
+        /// The organizer it belongs to.
+        organizer_id: i64,
+        /// The gate it stands at, if any.
+        gate_id: Option<i64>,
+        /// Its security profile, as stored (a profile name or an alias).
+        security_profile: String,
+    },
+}
+
+/// The device a request comes from, for what records it (check-ins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceRef {
+    /// The device's row (`devices.id`).
+    pub id: i64,
+    /// Its number within the organizer (`device_id` in the API).
+    pub device_id: i64,
+    /// The gate it stands at, if any (`gates.id`).
+    pub gate_id: Option<i64>,
 }
 
 /// An authenticated caller.
@@ -168,6 +192,34 @@ impl Caller {
                 access_token_id, ..
             } => format!("oauth:{access_token_id}"),
             CallerKind::UserToken { user_id, .. } => format!("user:{user_id}"),
+            CallerKind::Device { id, .. } => format!("device:{id}"),
+        }
+    }
+
+    /// The device of a device caller (its row, number and gate); `None` for other callers.
+    pub fn device(&self) -> Option<DeviceRef> {
+        match &self.kind {
+            CallerKind::Device {
+                id,
+                device_id,
+                gate_id,
+                ..
+            } => Some(DeviceRef {
+                id: *id,
+                device_id: *device_id,
+                gate_id: *gate_id,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The security profile of a device caller, as stored; `None` for other callers.
+    pub fn device_profile(&self) -> Option<&str> {
+        match &self.kind {
+            CallerKind::Device {
+                security_profile, ..
+            } => Some(security_profile),
+            _ => None,
         }
     }
 
@@ -322,7 +374,7 @@ pub async fn resolve(
         }
         Credentials::Bearer(token) => resolve_bearer(db, token, method).await?,
         Credentials::UserToken(token) => resolve_user_token(db, token).await?,
-        Credentials::Device(_) => None,
+        Credentials::Device(token) => resolve_device(db, token, method).await?,
     };
     Ok(caller.map(|mut c| {
         c.kept = generation.map(|g| (cache.clone(), g));
@@ -431,6 +483,52 @@ async fn resolve_bearer(
             scope: found.scope,
         },
         grants,
+        kept: None,
+    }))
+}
+
+/// Resolves a device API token to its caller; `None` for an unknown token, 401 with pretix's
+/// texts for a revoked device and for the initialization token of a device not yet
+/// initialized. The grant holds the spec's fixed device permissions on the device's events:
+/// view and change orders, check in, manage gift cards; reading events, their settings and
+/// sub-events (which the API guards with `can_change_event_settings`) only with safe
+/// methods, so a device never changes them; never vouchers, items or organizer settings.
+async fn resolve_device(
+    db: &impl ConnectionTrait,
+    token: &str,
+    method: &str,
+) -> Result<Option<Caller>, ApiError> {
+    let Some(found) = devices::authenticate(db, token).await? else {
+        return Ok(None);
+    };
+    let mut permissions = PermissionSet::from_iter([
+        Permission::ViewOrders,
+        Permission::ChangeOrders,
+        Permission::CheckinOrders,
+        Permission::ManageGiftCards,
+    ]);
+    if matches!(method, "GET" | "HEAD" | "OPTIONS") {
+        permissions = permissions.with(Permission::ChangeEventSettings);
+    }
+    let events = if found.all_events {
+        EventScope::All
+    } else {
+        EventScope::Only(found.event_ids)
+    };
+    Ok(Some(Caller {
+        kind: CallerKind::Device {
+            id: found.id,
+            device_id: found.device_id,
+            organizer_id: found.organizer.id,
+            gate_id: found.gate_id,
+            security_profile: found.security_profile,
+        },
+        grants: vec![Grant {
+            organizer: found.organizer,
+            permissions,
+            events,
+            review: ReviewLimits::default(),
+        }],
         kept: None,
     }))
 }

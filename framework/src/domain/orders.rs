@@ -11,8 +11,11 @@
 mod lifecycle;
 mod mails;
 mod place;
+pub mod ticket;
 
-pub use lifecycle::{LifecycleError, Seller, cancel, confirm_payment, extend, mark_paid};
+pub use lifecycle::{
+    LifecycleError, Seller, cancel, confirm_payment, extend, mark_paid, regenerate_secrets,
+};
 pub use mails::Storefront;
 pub use place::{
     AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
@@ -45,6 +48,57 @@ pub struct Order {
     pub payments: Vec<order_payment::Model>,
     /// The seats its positions hold.
     pub seats: Vec<seat::Model>,
+    /// Successful check-ins of its positions, oldest first.
+    pub checkins: Vec<PositionCheckin>,
+}
+
+/// A successful check-in of a position, as orders show it.
+#[derive(Debug, Clone, FromQueryResult)]
+pub struct PositionCheckin {
+    /// Internal ID.
+    pub id: i64,
+    /// The position.
+    pub position_id: i64,
+    /// The check-in list.
+    pub list_id: i64,
+    /// When it happened (as the scanner says).
+    pub datetime: DateTime<Utc>,
+    /// `entry` or `exit`.
+    pub kind: String,
+    /// The gate it happened at.
+    pub gate_id: Option<i64>,
+    /// Whether it was made automatically.
+    pub auto_checked_in: bool,
+}
+
+/// Successful check-ins of these positions, oldest first.
+pub async fn checkins_of(
+    db: &impl ConnectionTrait,
+    position_ids: &[i64],
+) -> Result<Vec<PositionCheckin>, DbErr> {
+    if position_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut values: Vec<sea_orm::Value> = vec![true.into()];
+    let marks: Vec<String> = position_ids
+        .iter()
+        .map(|id| {
+            values.push((*id).into());
+            format!("${}", values.len())
+        })
+        .collect();
+    PositionCheckin::find_by_statement(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        format!(
+            "SELECT id, position_id, list_id, datetime, type AS kind, gate_id, auto_checked_in \
+             FROM checkins WHERE successful = $1 AND position_id IN ({}) \
+             ORDER BY datetime, id",
+            marks.join(", ")
+        ),
+        values,
+    ))
+    .all(db)
+    .await
 }
 
 /// An order's status as the API shows it: `n` pending, `p` paid, `e` expired (pending past
@@ -120,6 +174,15 @@ pub struct OrderFilter {
     pub code: Option<String>,
     /// Changed at or after this instant.
     pub modified_since: Option<DateTime<Utc>>,
+    /// Placed at or after this instant.
+    pub created_since: Option<DateTime<Utc>>,
+    /// With a position for a date of the series that ends (or, without an end, begins)
+    /// after this instant.
+    pub subevent_after: Option<DateTime<Utc>>,
+    /// With a position for a date of the series that begins before this instant.
+    pub subevent_before: Option<DateTime<Utc>>,
+    /// Placed in test mode, or not.
+    pub testmode: Option<bool>,
     /// `datetime`, `code`, `status`, `last_modified`, each optionally with `-`.
     pub ordering: Option<String>,
 }
@@ -149,6 +212,30 @@ pub fn query(event_id: i64, f: &OrderFilter, now: DateTime<Utc>) -> Select<order
     }
     if let Some(since) = f.modified_since {
         q = q.filter(C::LastModified.gte(since));
+    }
+    if let Some(since) = f.created_since {
+        q = q.filter(C::Datetime.gte(since));
+    }
+    if let Some(testmode) = f.testmode {
+        q = q.filter(C::Testmode.eq(testmode));
+    }
+    let dated = |condition: &str, at: DateTime<Utc>| {
+        sea_orm::sea_query::Expr::cust_with_values(
+            format!(
+                "orders.id IN (SELECT op.order_id FROM order_positions op \
+                 JOIN subevents s ON s.id = op.subevent_id WHERE {condition})"
+            ),
+            [at],
+        )
+    };
+    if let Some(after) = f.subevent_after {
+        q = q.filter(dated(
+            "(s.date_to > $1 OR (s.date_to IS NULL AND s.date_from > $1))",
+            after,
+        ));
+    }
+    if let Some(before) = f.subevent_before {
+        q = q.filter(dated("s.date_from < $1", before));
     }
     let ordering = f.ordering.as_deref().unwrap_or("datetime");
     let (desc, field) = match ordering.strip_prefix('-') {
@@ -186,7 +273,7 @@ pub async fn count(db: &impl ConnectionTrait, q: Select<order::Entity>) -> Resul
     q.count(db).await
 }
 
-/// One page of orders, complete: four queries, whatever their number.
+/// One page of orders, complete: five queries, whatever their number.
 pub async fn page(
     db: &impl ConnectionTrait,
     q: Select<order::Entity>,
@@ -284,11 +371,20 @@ pub async fn complete(
             .map(|s| (s.id, s))
             .collect()
     };
+    let position_ids: Vec<i64> = positions.values().flatten().map(|p| p.id).collect();
+    let mut checkins = HashMap::<i64, Vec<PositionCheckin>>::new();
+    for c in checkins_of(db, &position_ids).await? {
+        checkins.entry(c.position_id).or_default().push(c);
+    }
     Ok(rows
         .into_iter()
         .map(|row| {
             let positions = positions.remove(&row.id).unwrap_or_default();
             Order {
+                checkins: positions
+                    .iter()
+                    .flat_map(|p| checkins.remove(&p.id).unwrap_or_default())
+                    .collect(),
                 seats: positions
                     .iter()
                     .filter_map(|p| seats.get(&p.seat_id?).cloned())

@@ -1,7 +1,8 @@
 //! What every request goes through: bounded URI and headers, authentication (once, before
-//! anything else that depends on who calls), rate limits per credential and per client
-//! address, `X-Idempotency-Key` on writes of authenticated callers to known operations,
-//! request logs, the `lang` scope, and the shaping of every error into the spec's JSON forms.
+//! anything else that depends on who calls), a device's security profile, rate limits per
+//! credential and per client address, `X-Idempotency-Key` on writes of authenticated callers
+//! to known operations, request logs, the `lang` scope, and the shaping of every error into
+//! the spec's JSON forms.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -81,6 +82,29 @@ impl Gate {
         }
     }
 
+    /// 403 when the caller is a device whose security profile does not allow the request's
+    /// operation (its method and route template). Paths of no route are left to answer 404.
+    fn denied_by_profile(&self, req: &Request, caller: Option<&Caller>) -> Option<ApiError> {
+        let profile = caller?.device_profile()?;
+        let route = self.routes.find(req.uri().path())?;
+        // HEAD reads what GET reads.
+        let method = match req.method().as_str() {
+            "HEAD" => "GET",
+            other => other,
+        };
+        // Fails closed: without the service's state no profile can be read.
+        let permitted = req.data::<AppState>().is_some_and(|state| {
+            crate::domain::devices::profiles::permits(
+                profile,
+                &state.plugins,
+                method,
+                &route.template,
+            )
+        });
+        (!permitted)
+            .then(|| ApiError::forbidden_because("Request denied by device security profile."))
+    }
+
     /// Whether the request names an operation of the API with its method.
     fn is_operation(&self, method: &Method, path: &str) -> bool {
         self.routes
@@ -133,6 +157,9 @@ pub async fn shared_behaviour<E: Endpoint>(
             Ok(caller) => caller,
             Err(error) => return error.as_response(),
         };
+        if let Some(error) = gate.denied_by_profile(&req, caller.as_ref()) {
+            return error.as_response();
+        }
         if let Err(wait) = gate.throttle(&req, caller.as_ref()) {
             return ApiError::too_many_requests(wait).as_response();
         }

@@ -5,9 +5,10 @@
 use serde_json::Value;
 
 /// Path prefixes the spec writes without a trailing slash.
-const NO_TRAILING_SLASH: [&str; 5] = [
+const NO_TRAILING_SLASH: [&str; 6] = [
     "/api/v1/oauth/",
     "/api/v1/device/",
+    "/api/v1/version",
     "/api/v1/me",
     "/api/v1/upload",
     "/api/v1/openapi",

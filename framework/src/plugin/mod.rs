@@ -75,6 +75,12 @@ pub trait Plugin: Send + Sync + 'static {
     fn api(&self) -> Option<PluginApi> {
         None
     }
+    /// Device security profiles the plugin brings, beside the core's `full`,
+    /// `service_checkin` and `service_checkin_online_kiosk`; devices may then be given their
+    /// names (see [`crate::domain::devices::profiles`]).
+    fn device_profiles(&self) -> Vec<crate::domain::devices::profiles::DeviceProfile> {
+        Vec::new()
+    }
     /// The plugin's own checks before an event (as it would be stored) enables it; the
     /// message is answered as a 400 on `plugins`.
     fn check_enable(&self, _event: &event::Model) -> Result<(), String> {
@@ -169,6 +175,14 @@ impl PluginRegistry {
             registry.declare(def);
         }
         registry
+    }
+
+    /// The device security profiles every plugin brings.
+    pub fn device_profiles(&self) -> Vec<crate::domain::devices::profiles::DeviceProfile> {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.device_profiles())
+            .collect()
     }
 
     /// The payment providers an event offers: the core's `manual`, then those of the

@@ -49,6 +49,7 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("templates/account_secret.html"),
     ),
     ("orga_me.html", include_str!("templates/orga_me.html")),
+    ("order.html", include_str!("templates/order.html")),
 ];
 
 static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {

@@ -2,8 +2,11 @@
 
 pub mod cart_position;
 pub mod category;
+pub mod device;
+pub mod device_event;
 pub mod event;
 pub mod file;
+pub mod gate;
 pub mod giftcard;
 pub mod giftcard_acceptance;
 pub mod giftcard_transaction;

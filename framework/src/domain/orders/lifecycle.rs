@@ -16,6 +16,7 @@ use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
 use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
+use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::settings::SettingsRegistry;
 use crate::domain::{settings, vouchers};
 use crate::plugin::payment::{PaymentProvider, PaymentRecord};
@@ -389,6 +390,10 @@ pub async fn cancel(
         row.state = Set("canceled".into());
         row.update(&l.txn).await?;
     }
+    // Scanners that hold no order data learn of canceled tickets from the revocation list.
+    for p in &positions {
+        secrets::revoke(&l.txn, ev.id, p.id, &p.secret, now).await?;
+    }
     let mut row = l.order.clone().into_active_model();
     row.status = Set("c".into());
     row.cancellation_date = Set(Some(now));
@@ -467,6 +472,35 @@ pub async fn extend(
     }
     let mut row = l.order.clone().into_active_model();
     row.expires = Set(Some(expires));
+    row.last_modified = Set(Some(now));
+    l.order = row.update(&l.txn).await?;
+    l.finish(None).await
+}
+
+/// Gives every ticket of an order a new secret (the old ones stop admitting anyone). With
+/// signed secrets the old ones go to the revocation list, since scanners would otherwise
+/// still accept their valid signatures offline.
+pub async fn regenerate_secrets(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(seller, ev, code).await?;
+    let now = Utc::now();
+    let cache = seller.cache.generation().await.map(|g| (seller.cache, g));
+    let values = settings::of_event(&l.txn, seller.settings, cache, ev).await?;
+    let generator = Generator::of_settings(|k| values.get(k));
+    let key = secrets::signing_key(&l.txn, generator, ev).await?;
+    for p in l.positions.clone() {
+        let fresh = secrets::generate(generator, &key, TicketFacts::of(&p));
+        if generator.uses_revocation_list() {
+            secrets::revoke(&l.txn, ev.id, p.id, &p.secret, now).await?;
+        }
+        let mut row = p.into_active_model();
+        row.secret = Set(fresh);
+        row.update(&l.txn).await?;
+    }
+    let mut row = l.order.clone().into_active_model();
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
     l.finish(None).await

@@ -22,6 +22,7 @@ use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell;
+use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
 use crate::domain::vouchers;
 use crate::plugin::payment::{PaymentContext, PaymentProvider};
@@ -603,6 +604,8 @@ async fn write(
         last_modified: Set(Some(now)),
     };
     let row = insert_with_code(txn, template).await?;
+    let generator = Generator::of_settings(|k| ctx.settings.get(k));
+    let key = secrets::signing_key(txn, generator, ev).await?;
     let position_rows: Vec<order_position::ActiveModel> = lines
         .iter()
         .enumerate()
@@ -623,7 +626,15 @@ async fn write(
                 tax_rule_id: Set(tax.rule_id),
                 tax_rate_bps: Set(tax.rate_bps),
                 tax_value_cents: Set(tax.value_cents),
-                secret: Set(random_from(b"abcdefghijklmnopqrstuvwxyz0123456789", 32)),
+                secret: Set(secrets::generate(
+                    generator,
+                    &key,
+                    TicketFacts {
+                        item: l.product.item_id,
+                        variation: l.product.variation_id,
+                        subevent: l.product.subevent_id,
+                    },
+                )),
                 seat_id: Set(l.seat.as_ref().map(|s| s.id)),
                 answers: Set(l.answers.clone()),
             }
@@ -658,6 +669,7 @@ async fn write(
     }
     sell_seats(txn, lines).await?;
     Ok(Order {
+        checkins: Vec::new(),
         row,
         positions,
         fees,

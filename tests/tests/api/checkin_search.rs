@@ -1,0 +1,119 @@
+//! Finding tickets at the door: `checkinrpc/search/` and `checkinlists/{id}/positions/`, and
+//! the event's check-ins with their filters.
+
+use serde_json::json;
+
+use crate::checkin_redeem::door;
+use crate::selling_support::EVENT;
+
+#[tokio::test]
+async fn search_finds_tickets_by_secret_order_code_and_email() {
+    let d = door(json!({})).await;
+    let o =
+        d.s.ordered(1, json!({"status": "p", "email": "grace@example.org"}))
+            .await;
+    let code = o["code"].as_str().expect("code");
+    let secret = o["positions"][0]["secret"].as_str().expect("secret");
+    d.paid().await;
+    let base = format!("/api/v1/organizers/acme/checkinrpc/search/?list={}", d.list);
+    for q in [&secret[..6], code, "grace@"] {
+        let r = d.s.app.get(&format!("{base}&search={q}"), &d.s.token).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["count"], 1, "search {q}: {}", r.body);
+        assert_eq!(r.body["results"][0]["secret"], secret);
+    }
+    let all = d.s.app.get(&base, &d.s.token).await;
+    assert_eq!(all.body["count"], 2);
+}
+
+#[tokio::test]
+async fn has_checkin_and_status_filters_narrow_the_positions() {
+    let d = door(json!({})).await;
+    let a = d.paid().await;
+    d.paid().await;
+    d.ticket(json!({})).await;
+    assert_eq!(d.scan(&a, json!({})).await.status, 201);
+    let base = format!("{EVENT}/checkinlists/{}/positions/", d.list);
+    let r =
+        d.s.app
+            .get(&format!("{base}?has_checkin=true"), &d.s.token)
+            .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["count"], 1);
+    assert_eq!(r.body["results"][0]["secret"], a.as_str());
+    assert_eq!(r.body["results"][0]["checkins"][0]["list"], d.list);
+    let r =
+        d.s.app
+            .get(&format!("{base}?has_checkin=false"), &d.s.token)
+            .await;
+    assert_eq!(r.body["count"], 1);
+    let r =
+        d.s.app
+            .get(&format!("{base}?ignore_status=true"), &d.s.token)
+            .await;
+    assert_eq!(r.body["count"], 3);
+    let r =
+        d.s.app
+            .get(
+                &format!("{base}?ignore_status=true&order__status=n"),
+                &d.s.token,
+            )
+            .await;
+    assert_eq!(r.body["count"], 1);
+}
+
+#[tokio::test]
+async fn without_view_orders_only_a_search_of_three_characters_finds_anything() {
+    let d = door(json!({})).await;
+    let secret = d.paid().await;
+    let scanner = d.s.app.token("acme", &["can_checkin_orders"]).await;
+    let base = format!("/api/v1/organizers/acme/checkinrpc/search/?list={}", d.list);
+    assert_eq!(d.s.app.get(&base, &scanner).await.body["count"], 0);
+    let short =
+        d.s.app
+            .get(&format!("{base}&search={}", &secret[..2]), &scanner)
+            .await;
+    assert_eq!(short.body["count"], 0);
+    let long =
+        d.s.app
+            .get(&format!("{base}&search={}", &secret[..5]), &scanner)
+            .await;
+    assert_eq!(long.body["count"], 1);
+}
+
+#[tokio::test]
+async fn search_on_lists_the_caller_cannot_read_is_forbidden_naming_them() {
+    let d = door(json!({})).await;
+    let r =
+        d.s.app
+            .get(
+                &format!(
+                    "/api/v1/organizers/acme/checkinrpc/search/?list={}&list=999999",
+                    d.list
+                ),
+                &d.s.token,
+            )
+            .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(
+        r.body["detail"],
+        "You requested lists that do not exist or that you do not have access to: 999999"
+    );
+}
+
+#[tokio::test]
+async fn checkins_filter_by_type_list_and_time() {
+    let d = door(json!({})).await;
+    let a = d.paid().await;
+    assert_eq!(d.scan(&a, json!({})).await.status, 201);
+    assert_eq!(d.scan(&a, json!({"type": "exit"})).await.status, 201);
+    let exits = d.checkins("?type=exit").await;
+    assert_eq!(exits["count"], 1);
+    assert_eq!(exits["results"][0]["type"], "exit");
+    let on_list = d.checkins(&format!("?list={}", d.list)).await;
+    assert_eq!(on_list["count"], 2);
+    let later = d.checkins("?datetime_since=2999-01-01T00:00:00Z").await;
+    assert_eq!(later["count"], 0);
+    let newest = d.checkins("?ordering=-id").await;
+    assert_eq!(newest["results"][0]["type"], "exit");
+}
