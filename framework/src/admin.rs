@@ -624,6 +624,7 @@ async fn seed_demo_sales(
         ..PositionInput::default()
     };
     let order = NewOrder {
+        require_approval: false,
         paid: true,
         email: Some("ada@example.org".into()),
         sales_channel: "web".into(),

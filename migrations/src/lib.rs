@@ -21,6 +21,7 @@ mod m0016_talk_reviews;
 mod m0017_devices;
 mod m0018_checkin;
 mod m0019_ticket_secrets;
+mod m0020_order_approval;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -51,6 +52,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0017_devices::Migration),
             Box::new(m0018_checkin::Migration),
             Box::new(m0019_ticket_secrets::Migration),
+            Box::new(m0020_order_approval::Migration),
         ]
     }
 }

@@ -372,7 +372,7 @@ impl<'a> OrderView<'a> {
             fees: o.fees.iter().map(|f| fee(f, r.status == "c")).collect(),
             payments: o.payments.iter().map(payment).collect(),
             refunds: Vec::new(),
-            require_approval: false,
+            require_approval: r.require_approval,
             sales_channel: r.sales_channel.clone(),
             last_modified: r.last_modified,
             cancellation_date: r.cancellation_date,
@@ -589,6 +589,10 @@ pub struct OrderCreate {
     /// Send the order confirmation e-mail.
     #[oai(default)]
     pub send_mail: bool,
+    /// The order waits for the organizer's approval (`approve/` or `deny/`); it cannot be
+    /// created paid.
+    #[oai(default)]
+    pub require_approval: bool,
     /// Cart IDs whose reserved quota and seats are credited to the order; the carts are
     /// deleted if and only if the order is created. At most 500, as positions.
     #[oai(default, validator(max_length = 255, max_items = 500))]
@@ -621,6 +625,7 @@ impl OrderCreate {
     fn into_new(self) -> NewOrder {
         NewOrder {
             paid: self.status == "p",
+            require_approval: self.require_approval,
             email: self.email,
             phone: self.phone,
             locale: self.locale,
@@ -706,6 +711,29 @@ pub struct CancelBody {
     pub send_email: bool,
 }
 
+/// Options of an approval.
+#[derive(Object)]
+pub struct ApproveBody {
+    /// Tell the customer by e-mail (default true).
+    #[oai(default = "yes")]
+    pub send_email: bool,
+}
+
+/// Options of a denial.
+#[derive(Object)]
+pub struct DenyBody {
+    /// Tell the customer by e-mail, with the comment (default true).
+    #[oai(default = "yes")]
+    pub send_email: bool,
+    /// Why, for the customer.
+    #[oai(default, validator(max_length = 10000))]
+    pub comment: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
 /// Order operations.
 pub struct OrdersApi;
 
@@ -727,6 +755,11 @@ fn check_order(
         errors.push(
             "status",
             format!("\"{}\" is not a valid choice.", body.status),
+        );
+    } else if body.status == "p" && body.require_approval {
+        errors.push(
+            "require_approval",
+            "An order that needs approval cannot be created paid.",
         );
     }
     if body
@@ -752,6 +785,18 @@ fn check_order(
         errors.push("positions", "An order cannot be empty.");
     }
     errors.into_result()
+}
+
+/// The event of an order change, for a caller with `can_change_orders`.
+async fn change_orders(
+    state: &AppState,
+    auth: &Auth,
+    organizer: &str,
+    event: &str,
+) -> Result<EventAccess, ApiError> {
+    auth.0
+        .event(&state.db, organizer, event, Some(Permission::ChangeOrders))
+        .await
 }
 
 fn lifecycle_error(e: LifecycleError) -> ApiError {
@@ -1046,6 +1091,109 @@ impl OrdersApi {
             .await
             .map_err(lifecycle_error)?;
         state.mailer.wake();
+        Ok(Json(shown(&state, &ev, o)))
+    }
+
+    /// Approve an order
+    ///
+    /// For a pending order that waits for approval: its payment term starts now; a free
+    /// order is paid at once. Anything else is 400. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/approve",
+        method = "post"
+    )]
+    async fn approve(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        body: JsonBody<ApproveBody>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = change_orders(&state, &auth, &organizer, &event).await?;
+        let o = orders::approve(seller(&state, &ev), &ev.event, &code, body.0.send_email)
+            .await
+            .map_err(lifecycle_error)?;
+        state.mailer.wake();
+        Ok(Json(shown(&state, &ev, o)))
+    }
+
+    /// Deny an order
+    ///
+    /// For a pending order that waits for approval: it is canceled, and the customer is
+    /// told with the comment. Anything else is 400. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/deny",
+        method = "post"
+    )]
+    async fn deny(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        body: JsonBody<DenyBody>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = change_orders(&state, &auth, &organizer, &event).await?;
+        let b = body.0;
+        let o = orders::deny(
+            seller(&state, &ev),
+            &ev.event,
+            &code,
+            b.send_email,
+            &b.comment,
+        )
+        .await
+        .map_err(lifecycle_error)?;
+        state.mailer.wake();
+        Ok(Json(shown(&state, &ev, o)))
+    }
+
+    /// Mark a paid order pending
+    ///
+    /// Only a paid order (else 400); it holds its quota as pending again. Needs
+    /// `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/mark_pending",
+        method = "post"
+    )]
+    async fn mark_pending(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = change_orders(&state, &auth, &organizer, &event).await?;
+        let o = orders::mark_pending(seller(&state, &ev), &ev.event, &code)
+            .await
+            .map_err(lifecycle_error)?;
+        Ok(Json(shown(&state, &ev, o)))
+    }
+
+    /// Mark a pending order expired
+    ///
+    /// Only a pending order that has not expired (else 400); its quota is free at once.
+    /// Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/mark_expired",
+        method = "post"
+    )]
+    async fn mark_expired(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = change_orders(&state, &auth, &organizer, &event).await?;
+        let o = orders::mark_expired(seller(&state, &ev), &ev.event, &code)
+            .await
+            .map_err(lifecycle_error)?;
         Ok(Json(shown(&state, &ev, o)))
     }
 

@@ -14,7 +14,8 @@ mod place;
 pub mod ticket;
 
 pub use lifecycle::{
-    LifecycleError, Seller, cancel, confirm_payment, extend, mark_paid, regenerate_secrets,
+    LifecycleError, Seller, approve, cancel, confirm_payment, deny, extend, mark_expired,
+    mark_paid, mark_pending, regenerate_secrets,
 };
 pub use mails::Storefront;
 pub use place::{
@@ -114,13 +115,14 @@ pub fn status(o: &order::Model, now: DateTime<Utc>) -> &'static str {
 
 /// Whether a pending order's term has passed, so that it no longer holds quota.
 pub fn expired(o: &order::Model, now: DateTime<Utc>) -> bool {
-    o.status == "n" && o.expires_automatically && o.expires.is_some_and(|e| e <= now)
+    o.status == "n" && pending_until(o).is_some_and(|e| e <= now)
 }
 
 /// Until when a pending order holds its quota: its term, or forever when it does not expire
-/// automatically.
+/// automatically or waits for approval.
 pub fn pending_until(o: &order::Model) -> Option<DateTime<Utc>> {
-    o.expires.filter(|_| o.expires_automatically)
+    o.expires
+        .filter(|_| o.expires_automatically && !o.require_approval)
 }
 
 /// The product of a position.

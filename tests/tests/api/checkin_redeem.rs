@@ -166,12 +166,7 @@ async fn ignore_unpaid_does_not_admit_on_a_list_without_pending_orders() {
 #[tokio::test]
 async fn an_order_awaiting_approval_is_unapproved() {
     let d = door(json!({})).await;
-    d.sql(
-        "UPDATE items SET require_approval = $1 WHERE id = $2",
-        vec![true.into(), d.s.ticket.into()],
-    )
-    .await;
-    let secret = d.ticket(json!({})).await;
+    let secret = d.ticket(json!({"require_approval": true})).await;
     let r = d.scan(&secret, json!({})).await;
     assert_eq!(reason(&r), "unapproved", "{}", r.body);
     assert_eq!(

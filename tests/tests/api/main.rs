@@ -33,6 +33,7 @@ mod oauth;
 mod oauth_authorize;
 mod openapi;
 mod operations;
+mod order_approval;
 mod order_mails;
 mod order_sync;
 mod order_vouchers;

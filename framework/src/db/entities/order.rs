@@ -47,6 +47,8 @@ pub struct Model {
     pub api_meta: Json,
     /// Last change.
     pub last_modified: Option<DateTimeUtc>,
+    /// Waits for the organizer's approval (pending, no payment term until approved).
+    pub require_approval: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

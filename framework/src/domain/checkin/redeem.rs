@@ -95,7 +95,7 @@ pub struct PositionRow {
     pub answers: Value,
     /// The product asks for attention.
     pub checkin_attention: bool,
-    /// The product needs approval.
+    /// The order waits for approval.
     pub require_approval: bool,
     /// The secret is blocked.
     pub blocked: bool,
@@ -106,7 +106,7 @@ pub(crate) const POSITION_COLUMNS: &str = "p.id, p.order_id, o.event_id, o.code 
      o.status AS order_status, o.email AS order_email, p.positionid, p.item_id, p.variation_id, \
      p.subevent_id, p.price_cents, p.attendee_name_parts, p.attendee_email, p.secret, \
      p.addon_to_id, p.valid_from, p.valid_until, p.answers, i.checkin_attention, \
-     i.require_approval, EXISTS (SELECT 1 FROM blocked_secrets b WHERE b.event_id = o.event_id \
+     o.require_approval, EXISTS (SELECT 1 FROM blocked_secrets b WHERE b.event_id = o.event_id \
      AND b.secret = p.secret AND b.blocked) AS blocked";
 
 /// `FROM` of [`POSITION_COLUMNS`].

@@ -173,6 +173,22 @@ impl Locked<'_> {
         }
     }
 
+    /// Moves the positions' hold from one kind and expiry to another (nothing when they are
+    /// the same), for an order whose hold has not lapsed.
+    async fn move_hold(
+        &self,
+        from: (HoldKind, Option<DateTime<Utc>>),
+        to: (HoldKind, Option<DateTime<Utc>>),
+    ) -> Result<(), DbErr> {
+        if from == to {
+            return Ok(());
+        }
+        self.lock_quotas(&[]).await?;
+        let (c, p) = (&self.catalogue, &self.positions);
+        hold_positions(&self.txn, c, p, from.0, from.1, -1).await?;
+        hold_positions(&self.txn, c, p, to.0, to.1, 1).await
+    }
+
     /// Tells the plugins what happened, if anything they hear of, and commits.
     async fn finish(self, what: Option<OrderEvent>) -> Result<Order, LifecycleError> {
         let order = self.order.clone();
@@ -264,6 +280,7 @@ async fn pay(
     match l.order.status.as_str() {
         "p" => return refused("The order has already been paid."),
         "c" => return refused("The order has been canceled."),
+        _ if l.order.require_approval => return refused("The order has not been approved yet."),
         _ => {}
     }
     if expired(&l.order, now) {
@@ -345,6 +362,16 @@ pub async fn cancel(
     if l.order.status == "c" {
         return refused("The order has already been canceled.");
     }
+    give_back_and_cancel(&mut l).await?;
+    if notify && let Some(m) = mails::canceled(ev, &l.order, &seller.shop()) {
+        mail::queue(&l.txn, m).await?;
+    }
+    l.finish(Some(OrderEvent::Canceled)).await
+}
+
+/// Gives back an order's quota, seats and voucher redemptions, cancels its open payments
+/// (their providers may refuse), revokes its secrets and marks it canceled.
+async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), LifecycleError> {
     let now = Utc::now();
     let voucher_ids: Vec<i64> = l.positions.iter().filter_map(|p| p.voucher_id).collect();
     let used = lock_vouchers(&l.txn, &voucher_ids).await?;
@@ -379,7 +406,7 @@ pub async fn cancel(
         .await?;
     for p in open_payments {
         if let Some((provider, (ctx, record))) =
-            seller.provider_of(&l.txn, ev, &l.order, &p).await?
+            l.seller.provider_of(&l.txn, l.event, &l.order, &p).await?
         {
             provider
                 .cancel_payment(&ctx, &record)
@@ -392,17 +419,14 @@ pub async fn cancel(
     }
     // Scanners that hold no order data learn of canceled tickets from the revocation list.
     for p in &positions {
-        secrets::revoke(&l.txn, ev.id, p.id, &p.secret, now).await?;
+        secrets::revoke(&l.txn, l.event.id, p.id, &p.secret, now).await?;
     }
     let mut row = l.order.clone().into_active_model();
     row.status = Set("c".into());
     row.cancellation_date = Set(Some(now));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
-    if notify && let Some(m) = mails::canceled(ev, &l.order, &seller.shop()) {
-        mail::queue(&l.txn, m).await?;
-    }
-    l.finish(Some(OrderEvent::Canceled)).await
+    Ok(())
 }
 
 async fn lock_vouchers(
@@ -424,6 +448,131 @@ async fn lock_vouchers(
         .await?
         .map_or(0, |v| v.event_id);
     vouchers::lock_by_codes(txn, event_id, &codes).await
+}
+
+/// Approves an order that waits for approval: its payment term starts now (the event's
+/// `payment_term_days`) and a free order is paid at once. With `notify`, the customer is told
+/// (through the outbox).
+pub async fn approve(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    notify: bool,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(seller, ev, code).await?;
+    if !awaits_approval(&l.order) {
+        return refused("This order is not pending approval.");
+    }
+    let now = Utc::now();
+    let values = settings::of_event(&l.txn, seller.settings, None, ev).await?;
+    let days = values
+        .get("payment_term_days")
+        .and_then(serde_json::Value::as_i64)
+        .unwrap_or(14);
+    let Some(expires) = super::place::payment_term_end(&ev.timezone, days, now) else {
+        return refused("The payment term of this event is too long.");
+    };
+    let mut row = l.order.clone().into_active_model();
+    row.require_approval = Set(false);
+    row.expires = Set(Some(expires));
+    row.last_modified = Set(Some(now));
+    let approved = row.update(&l.txn).await?;
+    l.move_hold(
+        (HoldKind::Pending, pending_until(&l.order)),
+        (HoldKind::Pending, pending_until(&approved)),
+    )
+    .await?;
+    l.order = approved;
+    let free = l.order.total_cents == 0;
+    if free {
+        pay(&mut l, None).await?;
+    }
+    if notify && let Some(m) = mails::approved(ev, &l.order, &seller.shop()) {
+        mail::queue(&l.txn, m).await?;
+    }
+    l.finish(free.then_some(OrderEvent::Paid)).await
+}
+
+/// Denies an order that waits for approval: it is canceled as [`cancel`] does, and with
+/// `notify` the customer is told, with `comment` as the reason.
+pub async fn deny(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    notify: bool,
+    comment: &str,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(seller, ev, code).await?;
+    if !awaits_approval(&l.order) {
+        return refused("This order is not pending approval.");
+    }
+    give_back_and_cancel(&mut l).await?;
+    if notify && let Some(m) = mails::denied(ev, &l.order, &seller.shop(), comment) {
+        mail::queue(&l.txn, m).await?;
+    }
+    l.finish(Some(OrderEvent::Canceled)).await
+}
+
+/// Whether an order waits for the organizer's approval.
+fn awaits_approval(o: &order::Model) -> bool {
+    o.require_approval && o.status == "n"
+}
+
+/// Marks a paid order unpaid again (pending under its old term), as pretix's
+/// `mark_pending`; its payments stay as they are.
+pub async fn mark_pending(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(seller, ev, code).await?;
+    if l.order.status != "p" {
+        return refused("The order is not paid.");
+    }
+    let mut row = l.order.clone().into_active_model();
+    row.status = Set("n".into());
+    row.last_modified = Set(Some(Utc::now()));
+    let pending = row.update(&l.txn).await?;
+    l.move_hold(
+        (HoldKind::Paid, None),
+        (HoldKind::Pending, pending_until(&pending)),
+    )
+    .await?;
+    l.order = pending;
+    l.finish(None).await
+}
+
+/// Expires a pending order now: it stops holding its quota (`extend` or `mark_paid` can
+/// bring it back while its products are available).
+pub async fn mark_expired(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+) -> Result<Order, LifecycleError> {
+    let mut l = open(seller, ev, code).await?;
+    let now = Utc::now();
+    if l.order.status != "n" || expired(&l.order, now) {
+        return refused("The order is not pending.");
+    }
+    l.lock_quotas(&[]).await?;
+    let positions = l.positions.clone();
+    let until = pending_until(&l.order);
+    hold_positions(
+        &l.txn,
+        &l.catalogue,
+        &positions,
+        HoldKind::Pending,
+        until,
+        -1,
+    )
+    .await?;
+    let mut row = l.order.clone().into_active_model();
+    row.expires = Set(Some(now));
+    row.expires_automatically = Set(true);
+    row.require_approval = Set(false);
+    row.last_modified = Set(Some(now));
+    l.order = row.update(&l.txn).await?;
+    l.finish(None).await
 }
 
 /// Moves the payment term of a pending or expired order to `expires`. An expired order
@@ -448,25 +597,10 @@ pub async fn extend(
     if expired(&l.order, now) {
         l.hold_again(HoldKind::Pending, pending_until(&changed), force)
             .await?;
-    } else if pending_until(&l.order) != pending_until(&changed) {
-        l.lock_quotas(&[]).await?;
-        let positions = l.positions.clone();
-        hold_positions(
-            &l.txn,
-            &l.catalogue,
-            &positions,
-            HoldKind::Pending,
-            pending_until(&l.order),
-            -1,
-        )
-        .await?;
-        hold_positions(
-            &l.txn,
-            &l.catalogue,
-            &positions,
-            HoldKind::Pending,
-            pending_until(&changed),
-            1,
+    } else {
+        l.move_hold(
+            (HoldKind::Pending, pending_until(&l.order)),
+            (HoldKind::Pending, pending_until(&changed)),
         )
         .await?;
     }

@@ -1,5 +1,5 @@
 //! The mails about an order, in the customer's language (German or English): the
-//! confirmation when it is placed, and word of its cancellation.
+//! confirmation when it is placed, word of its approval or denial, and of its cancellation.
 
 use chrono::{DateTime, Utc};
 
@@ -33,6 +33,11 @@ struct Texts {
     paid: &'static str,
     canceled_subject: &'static str,
     canceled_body: &'static str,
+    awaiting: &'static str,
+    approved_subject: &'static str,
+    approved_body: &'static str,
+    denied_subject: &'static str,
+    denied_body: &'static str,
 }
 
 const EN: Texts = Texts {
@@ -60,6 +65,31 @@ The {event} team
 
 your order {code} for {event} has been canceled.
 
+Details are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
+    awaiting: "The organizer has to approve your order first; we will write to you again then.",
+    approved_subject: "Your order for {event} has been approved: {code}",
+    approved_body: "Hello,
+
+your order {code} for {event} has been approved.
+
+{payment}
+
+Your order and your tickets are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
+    denied_subject: "Your order for {event} has been denied: {code}",
+    denied_body: "Hello,
+
+we are sorry: your order {code} for {event} has been denied.
+{comment}
 Details are on this page:
 {url}
 
@@ -99,6 +129,31 @@ Einzelheiten finden Sie auf dieser Seite:
 Viele Grüße
 Ihr Team von {event}
 ",
+    awaiting: "Der Veranstalter muss Ihre Bestellung erst freigeben; wir schreiben Ihnen dann erneut.",
+    approved_subject: "Ihre Bestellung für {event} wurde freigegeben: {code}",
+    approved_body: "Hallo,
+
+Ihre Bestellung {code} für {event} wurde freigegeben.
+
+{payment}
+
+Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
+    denied_subject: "Ihre Bestellung für {event} wurde abgelehnt: {code}",
+    denied_body: "Hallo,
+
+leider wurde Ihre Bestellung {code} für {event} abgelehnt.
+{comment}
+Einzelheiten finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
 };
 
 fn texts(locale: &str) -> &'static Texts {
@@ -113,6 +168,20 @@ fn amount(cents: i64, currency: &str) -> String {
 fn day(ev: &event::Model, at: DateTime<Utc>) -> String {
     let tz: chrono_tz::Tz = ev.timezone.parse().unwrap_or(chrono_tz::UTC);
     at.with_timezone(&tz).format("%Y-%m-%d").to_string()
+}
+
+/// What the customer has to do about paying: nothing (paid), wait (approval), or pay by
+/// the end of the term.
+fn payment_line(ev: &event::Model, o: &order::Model, t: &Texts) -> String {
+    if o.status == "p" {
+        t.paid.to_owned()
+    } else if o.require_approval {
+        t.awaiting.to_owned()
+    } else {
+        let total = amount(o.total_cents, &ev.currency);
+        let expires = o.expires.map(|e| day(ev, e)).unwrap_or_default();
+        render(t.pending, &[("total", &total), ("expires", &expires)])
+    }
 }
 
 /// The recipient, when the order has an e-mail address.
@@ -141,12 +210,7 @@ pub fn placed(
             format!("- {name}: {}", amount(p.price_cents, &ev.currency))
         })
         .collect();
-    let expires = o.expires.map(|e| day(ev, e)).unwrap_or_default();
-    let payment = if o.status == "p" {
-        t.paid.to_owned()
-    } else {
-        render(t.pending, &[("total", &total), ("expires", &expires)])
-    };
+    let payment = payment_line(ev, o, t);
     let url = shop.order_url(ev, o);
     let values = [
         ("event", event.as_str()),
@@ -179,6 +243,58 @@ pub fn canceled(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> O
         to,
         render(t.canceled_subject, &values),
         render(t.canceled_body, &values),
+    );
+    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+}
+
+/// Word that an order was approved, with what to pay by when (or that it is paid, when it
+/// was free). `None` when the order has no e-mail address.
+pub fn approved(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
+    let to = recipient(o)?;
+    let t = texts(&o.locale);
+    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
+    let url = shop.order_url(ev, o);
+    let payment = payment_line(ev, o, t);
+    let values = [
+        ("event", event.as_str()),
+        ("code", o.code.as_str()),
+        ("payment", payment.as_str()),
+        ("url", url.as_str()),
+    ];
+    let mail = Mail::text(
+        to,
+        render(t.approved_subject, &values),
+        render(t.approved_body, &values),
+    );
+    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+}
+
+/// Word that an order was denied, with the organizer's comment. `None` when the order has
+/// no e-mail address.
+pub fn denied(
+    ev: &event::Model,
+    o: &order::Model,
+    shop: &Storefront<'_>,
+    comment: &str,
+) -> Option<Mail> {
+    let to = recipient(o)?;
+    let t = texts(&o.locale);
+    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
+    let url = shop.order_url(ev, o);
+    let comment = match comment.trim() {
+        "" => String::new(),
+        c => format!("\n{c}\n"),
+    };
+    let values = [
+        ("event", event.as_str()),
+        ("code", o.code.as_str()),
+        ("comment", comment.as_str()),
+        ("url", url.as_str()),
+    ];
+    let mail = Mail::text(
+        to,
+        render(t.denied_subject, &values),
+        render(t.denied_body, &values),
     );
     Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
 }

@@ -82,6 +82,8 @@ pub struct FeeInput {
 pub struct NewOrder {
     /// `p` for paid, else pending.
     pub paid: bool,
+    /// Pending until the organizer approves it (never together with `paid`).
+    pub require_approval: bool,
     /// Customer e-mail.
     pub email: Option<String>,
     /// Customer phone.
@@ -602,6 +604,7 @@ async fn write(
         invoice_address: Set(new.invoice_address.clone()),
         api_meta: Set(new.api_meta.clone()),
         last_modified: Set(Some(now)),
+        require_approval: Set(new.require_approval && !new.paid),
     };
     let row = insert_with_code(txn, template).await?;
     let generator = Generator::of_settings(|k| ctx.settings.get(k));
