@@ -57,6 +57,8 @@ if database_url.startswith("sqlite:"):
         [(item_id, s, c) for c, s in zip(codes, ticket_secrets)],
     )
     db.commit()
+    db.execute("ANALYZE")
+    db.close()
 else:
     lines = ["BEGIN;"]
     for start in range(0, tickets, 1000):
@@ -70,6 +72,7 @@ else:
             f"JOIN orders o ON o.event_id = {event_id} AND o.code = v.c;"
         )
     lines.append("COMMIT;")
+    lines.append("ANALYZE;")
     subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", database_url], check=True,
                    input="\n".join(lines).encode(), stdout=subprocess.DEVNULL)
 

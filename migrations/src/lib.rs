@@ -22,6 +22,7 @@ mod m0017_devices;
 mod m0018_checkin;
 mod m0019_ticket_secrets;
 mod m0020_order_approval;
+mod m0021_refunds;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -53,6 +54,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0018_checkin::Migration),
             Box::new(m0019_ticket_secrets::Migration),
             Box::new(m0020_order_approval::Migration),
+            Box::new(m0021_refunds::Migration),
         ]
     }
 }

@@ -18,6 +18,7 @@ pub mod organizers;
 pub mod properties;
 pub mod questions;
 pub mod quotas;
+pub mod refunds;
 pub mod resellers;
 pub mod seating;
 pub mod secrets;
@@ -106,6 +107,7 @@ pub fn ticketing_api() -> impl OpenApi {
             questions::QuestionsApi,
             files::FilesApi,
             orders::OrdersApi,
+            refunds::RefundsApi,
             carts::CartsApi,
         ),
         (

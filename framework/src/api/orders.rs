@@ -273,7 +273,7 @@ pub struct OrderOut {
     /// Payments.
     pub payments: Vec<PaymentOut>,
     /// Refunds.
-    pub refunds: Vec<Value>,
+    pub refunds: Vec<super::refunds::RefundOut>,
     /// Whether it awaits approval.
     pub require_approval: bool,
     /// Sales channel.
@@ -371,7 +371,7 @@ impl<'a> OrderView<'a> {
             positions: o.positions.iter().map(|p| self.position(&o, p)).collect(),
             fees: o.fees.iter().map(|f| fee(f, r.status == "c")).collect(),
             payments: o.payments.iter().map(payment).collect(),
-            refunds: Vec::new(),
+            refunds: o.refunds.iter().map(super::refunds::refund).collect(),
             require_approval: r.require_approval,
             sales_channel: r.sales_channel.clone(),
             last_modified: r.last_modified,
@@ -788,7 +788,7 @@ fn check_order(
 }
 
 /// The event of an order change, for a caller with `can_change_orders`.
-async fn change_orders(
+pub(crate) async fn change_orders(
     state: &AppState,
     auth: &Auth,
     organizer: &str,
@@ -799,10 +799,13 @@ async fn change_orders(
         .await
 }
 
-fn lifecycle_error(e: LifecycleError) -> ApiError {
+pub(crate) fn lifecycle_error(e: LifecycleError) -> ApiError {
     match e {
         LifecycleError::NotFound => ApiError::forbidden(),
         LifecycleError::Refused(m) => ApiError::bad_request(m),
+        LifecycleError::Invalid(body) => {
+            ApiError::with_body(poem::http::StatusCode::BAD_REQUEST, body)
+        }
         LifecycleError::Db(e) => e.into(),
     }
 }
@@ -815,7 +818,7 @@ fn storefront<'a>(state: &'a AppState, ev: &'a EventAccess) -> Storefront<'a> {
     }
 }
 
-fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a> {
+pub(crate) fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a> {
     state.seller(&ev.organizer.slug)
 }
 

@@ -381,13 +381,26 @@ pub async fn transact(
         return settle(db, vis, id, booked).await;
     }
     crate::db::in_transaction(db, async |txn| {
-        let booked = match txn.get_database_backend() {
-            DbBackend::Postgres => transact_postgres(txn, vis, id, value_cents, text, now).await?,
-            _ => transact_sqlite(txn, vis, id, value_cents, text, now).await?,
-        };
-        settle(txn, vis, id, booked).await
+        transact_in(txn, vis, id, value_cents, text, now).await
     })
     .await
+}
+
+/// [`transact`] inside a transaction the caller holds (a refund to a card books it with the
+/// order's change).
+pub async fn transact_in(
+    txn: &impl ConnectionTrait,
+    vis: Visibility,
+    id: i64,
+    value_cents: i64,
+    text: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Card, TransactError> {
+    let booked = match txn.get_database_backend() {
+        DbBackend::Postgres => transact_postgres(txn, vis, id, value_cents, text, now).await?,
+        _ => transact_sqlite(txn, vis, id, value_cents, text, now).await?,
+    };
+    settle(txn, vis, id, booked).await
 }
 
 /// The booked card, or why nothing was booked.

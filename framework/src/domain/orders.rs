@@ -11,6 +11,7 @@
 mod lifecycle;
 mod mails;
 mod place;
+pub mod refunds;
 pub mod ticket;
 
 pub use lifecycle::{
@@ -51,6 +52,8 @@ pub struct Order {
     pub seats: Vec<seat::Model>,
     /// Successful check-ins of its positions, oldest first.
     pub checkins: Vec<PositionCheckin>,
+    /// Its refunds, by number.
+    pub refunds: Vec<refunds::Refund>,
 }
 
 /// A successful check-in of a position, as orders show it.
@@ -378,6 +381,10 @@ pub async fn complete(
     for c in checkins_of(db, &position_ids).await? {
         checkins.entry(c.position_id).or_default().push(c);
     }
+    let order_ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let mut given_back = group(refunds::of_orders(db, &order_ids).await?, |r| {
+        r.row.order_id
+    });
     Ok(rows
         .into_iter()
         .map(|row| {
@@ -394,6 +401,7 @@ pub async fn complete(
                 positions,
                 fees: fees.remove(&row.id).unwrap_or_default(),
                 payments: payments.remove(&row.id).unwrap_or_default(),
+                refunds: given_back.remove(&row.id).unwrap_or_default(),
                 row,
             }
         })

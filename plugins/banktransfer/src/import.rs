@@ -127,6 +127,7 @@ impl ImportApi {
                     {
                         Ok(_) => Ok(p.code.clone()),
                         Err(LifecycleError::Refused(why)) => Err(why),
+                        Err(LifecycleError::Invalid(body)) => Err(body.to_string()),
                         Err(LifecycleError::NotFound) => Err("The order is gone.".to_owned()),
                         Err(LifecycleError::Db(e)) => return Err(ApiError::from(e).into()),
                     }

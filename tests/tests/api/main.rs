@@ -46,6 +46,7 @@ mod plugins;
 mod properties;
 mod questions;
 mod quotas;
+mod refunds;
 mod resellers;
 mod seating;
 mod security;

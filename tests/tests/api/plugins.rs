@@ -638,3 +638,36 @@ async fn a_dynamic_plugin_works_end_to_end_and_broken_libraries_are_refused() {
         .body;
     assert!(doc["paths"]["/api/v1/organizers/{organizer}/events/{event}/plugins/paylink/links/"]["post"]["summary"].is_string());
 }
+
+#[tokio::test]
+async fn a_provider_that_cannot_refund_refuses_and_nothing_is_recorded() {
+    let s = setup(json!(["banktransfer"])).await;
+    let settings = json!({"banktransfer_iban": IBAN, "banktransfer_account_holder": "Acme GmbH"});
+    assert_eq!(
+        s.patch(&format!("{EVENT}/settings/"), settings)
+            .await
+            .status,
+        200
+    );
+    let o = s.order("banktransfer").await;
+    assert_eq!(o.status, 201, "{}", o.body);
+    let c = code(&o);
+    let paid = s
+        .post(&format!("{EVENT}/orders/{c}/mark_paid/"), json!({}))
+        .await;
+    assert_eq!(paid.status, 200, "{}", paid.body);
+    let r = s
+        .post(&format!("{EVENT}/orders/{c}/payments/1/refund/"), json!({}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.body["detail"],
+        "This payment method cannot refund payments."
+    );
+    let refunds = s
+        .app
+        .get(&format!("{EVENT}/orders/{c}/refunds/"), &s.token)
+        .await;
+    assert_eq!(refunds.body["count"], 0);
+    assert_eq!(s.status(&c).await, "p");
+}

@@ -26,6 +26,7 @@ pub mod order;
 pub mod order_fee;
 pub mod order_payment;
 pub mod order_position;
+pub mod order_refund;
 pub mod organizer;
 pub mod outbox_mail;
 pub mod question;

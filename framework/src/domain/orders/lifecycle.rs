@@ -30,6 +30,8 @@ pub enum LifecycleError {
     NotFound,
     /// Not possible in the order's state: a message for the client (400).
     Refused(String),
+    /// Invalid input: field errors for the client (400).
+    Invalid(serde_json::Value),
     /// The database failed.
     Db(DbErr),
 }
@@ -40,7 +42,7 @@ impl From<DbErr> for LifecycleError {
     }
 }
 
-fn refused<T>(message: &str) -> Result<T, LifecycleError> {
+pub(super) fn refused<T>(message: &str) -> Result<T, LifecycleError> {
     Err(LifecycleError::Refused(message.to_owned()))
 }
 
@@ -63,7 +65,7 @@ pub struct Seller<'a> {
 }
 
 impl Seller<'_> {
-    fn shop(&self) -> Storefront<'_> {
+    pub(super) fn shop(&self) -> Storefront<'_> {
         Storefront {
             public_url: self.public_url,
             organizer: self.organizer,
@@ -72,7 +74,7 @@ impl Seller<'_> {
 
     /// The provider of a stored payment, and what it is told of it; `None` when the event
     /// no longer offers the provider (its plugin was switched off), which then has no say.
-    async fn provider_of(
+    pub(super) async fn provider_of(
         &self,
         txn: &DatabaseTransaction,
         ev: &event::Model,
@@ -98,16 +100,17 @@ impl Seller<'_> {
 type Told = (crate::plugin::payment::PaymentContext, PaymentRecord);
 
 /// An order locked in a transaction, with its positions and the catalogue they are of.
-struct Locked<'a> {
-    seller: Seller<'a>,
-    event: &'a event::Model,
-    txn: DatabaseTransaction,
-    order: order::Model,
-    positions: Vec<order_position::Model>,
-    catalogue: Catalogue,
+pub(super) struct Locked<'a> {
+    pub(super) seller: Seller<'a>,
+    pub(super) event: &'a event::Model,
+    pub(super) txn: DatabaseTransaction,
+    pub(super) order: order::Model,
+    pub(super) positions: Vec<order_position::Model>,
+    pub(super) catalogue: Catalogue,
 }
 
-async fn open<'a>(
+/// Locks the order (404 when the event has none of this code) and reads its positions.
+pub(super) async fn open<'a>(
     seller: Seller<'a>,
     ev: &'a event::Model,
     code: &str,
@@ -190,7 +193,7 @@ impl Locked<'_> {
     }
 
     /// Tells the plugins what happened, if anything they hear of, and commits.
-    async fn finish(self, what: Option<OrderEvent>) -> Result<Order, LifecycleError> {
+    pub(super) async fn finish(self, what: Option<OrderEvent>) -> Result<Order, LifecycleError> {
         let order = self.order.clone();
         let shown = complete(&self.txn, vec![order])
             .await?
@@ -371,7 +374,7 @@ pub async fn cancel(
 
 /// Gives back an order's quota, seats and voucher redemptions, cancels its open payments
 /// (their providers may refuse), revokes its secrets and marks it canceled.
-async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), LifecycleError> {
+pub(super) async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), LifecycleError> {
     let now = Utc::now();
     let voucher_ids: Vec<i64> = l.positions.iter().filter_map(|p| p.voucher_id).collect();
     let used = lock_vouchers(&l.txn, &voucher_ids).await?;

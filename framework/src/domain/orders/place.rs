@@ -673,6 +673,7 @@ async fn write(
     sell_seats(txn, lines).await?;
     Ok(Order {
         checkins: Vec::new(),
+        refunds: Vec::new(),
         row,
         positions,
         fees,

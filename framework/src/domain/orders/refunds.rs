@@ -1,0 +1,392 @@
+//! Refunds, as pretix: money given back through a payment's provider
+//! ([`refund_payment`]), or a refund recorded as made elsewhere ([`create`]), then moved
+//! through its states ([`transition`]). Each is written under the order's lock, with the
+//! payment's state, the order's cancellation and a gift card's credit in the same
+//! transaction; a payment never gives back more than was paid on it.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
+    IntoActiveModel, QueryFilter, QueryOrder, Set,
+};
+use serde_json::{Value, json};
+
+use super::lifecycle::{Locked, Seller, give_back_and_cancel, open, refused};
+use super::{LifecycleError, Order};
+use crate::db::entities::{event, order_payment, order_refund};
+use crate::domain::giftcards::{self, TransactError, Visibility};
+use crate::plugin::OrderEvent;
+
+/// States a refund can be in.
+pub const STATES: [&str; 6] = [
+    "created", "transit", "done", "canceled", "failed", "external",
+];
+
+/// Who started a refund.
+pub const SOURCES: [&str; 3] = ["admin", "buyer", "external"];
+
+/// States whose amount counts as given back (or on its way).
+const GIVING_BACK: [&str; 3] = ["created", "transit", "done"];
+
+/// A refund with the number of the payment it gives back.
+#[derive(Debug, Clone)]
+pub struct Refund {
+    /// The row.
+    pub row: order_refund::Model,
+    /// The payment's number within the order.
+    pub payment: Option<i32>,
+}
+
+/// A refund to record.
+#[derive(Debug, Clone)]
+pub struct NewRefund {
+    /// Its state: `created`, `transit`, `done` or `external`.
+    pub state: String,
+    /// Who started it.
+    pub source: String,
+    /// Amount in cents.
+    pub amount_cents: i64,
+    /// The payment it gives back, by number.
+    pub payment: Option<i32>,
+    /// The provider it went through; `giftcard` credits `info.gift_card`.
+    pub provider: String,
+    /// When it was done.
+    pub execution_date: Option<DateTime<Utc>>,
+    /// Internal comment.
+    pub comment: String,
+    /// Provider details.
+    pub info: Value,
+    /// Cancel the order too.
+    pub mark_canceled: bool,
+}
+
+/// What a refund's state may change to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// `created` or `transit` to `done`.
+    Done,
+    /// An `external` refund acknowledged (`done`), optionally canceling the order.
+    Process {
+        /// Cancel the order too.
+        mark_canceled: bool,
+    },
+    /// `created`, `transit` or `external` to `canceled`.
+    Cancel,
+}
+
+/// Why a refund was refused: a field error or a message.
+fn field<T>(name: &str, message: &str) -> Result<T, LifecycleError> {
+    Err(LifecycleError::Invalid(json!({ name: [message] })))
+}
+
+/// The refunds of orders, by order ID and number.
+pub async fn of_orders(db: &impl ConnectionTrait, order_ids: &[i64]) -> Result<Vec<Refund>, DbErr> {
+    if order_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let rows = order_refund::Entity::find()
+        .filter(order_refund::Column::OrderId.is_in(order_ids.iter().copied()))
+        .order_by_asc(order_refund::Column::OrderId)
+        .order_by_asc(order_refund::Column::LocalId)
+        .all(db)
+        .await?;
+    with_payment_numbers(db, rows).await
+}
+
+async fn with_payment_numbers(
+    db: &impl ConnectionTrait,
+    rows: Vec<order_refund::Model>,
+) -> Result<Vec<Refund>, DbErr> {
+    let ids: Vec<i64> = rows.iter().filter_map(|r| r.payment_id).collect();
+    let payments = if ids.is_empty() {
+        Vec::new()
+    } else {
+        order_payment::Entity::find()
+            .filter(order_payment::Column::Id.is_in(ids))
+            .all(db)
+            .await?
+    };
+    Ok(rows
+        .into_iter()
+        .map(|row| Refund {
+            payment: row
+                .payment_id
+                .and_then(|id| payments.iter().find(|p| p.id == id))
+                .map(|p| p.local_id),
+            row,
+        })
+        .collect())
+}
+
+/// How much of a payment can still be given back.
+async fn refundable(
+    txn: &impl ConnectionTrait,
+    payment: &order_payment::Model,
+) -> Result<i64, DbErr> {
+    let given: i64 = order_refund::Entity::find()
+        .filter(order_refund::Column::PaymentId.eq(payment.id))
+        .filter(order_refund::Column::State.is_in(GIVING_BACK))
+        .all(txn)
+        .await?
+        .iter()
+        .map(|r| r.amount_cents)
+        .sum();
+    Ok(payment.amount_cents - given)
+}
+
+async fn payment_of(l: &Locked<'_>, local_id: i32) -> Result<Option<order_payment::Model>, DbErr> {
+    order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(l.order.id))
+        .filter(order_payment::Column::LocalId.eq(local_id))
+        .one(&l.txn)
+        .await
+}
+
+/// Gives back `amount_cents` (all that is left when `None`) of a confirmed payment through
+/// its provider; the refund is `done` when the provider accepts. With `mark_canceled` the
+/// order is canceled in the same transaction.
+pub async fn refund_payment(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    payment_local_id: i32,
+    amount_cents: Option<i64>,
+    mark_canceled: bool,
+) -> Result<(Order, Refund), LifecycleError> {
+    let l = open(seller, ev, code).await?;
+    let payment = payment_of(&l, payment_local_id)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    if payment.state != "confirmed" {
+        return refused("Only confirmed payments can be refunded.");
+    }
+    let left = refundable(&l.txn, &payment).await?;
+    let amount = amount_cents.unwrap_or(left);
+    if amount <= 0 || amount > left {
+        return field(
+            "amount",
+            &format!(
+                "Invalid refund amount, only {} are available to refund.",
+                crate::values::Money(left.max(0)).to_decimal_string()
+            ),
+        );
+    }
+    let Some((provider, (ctx, record))) =
+        seller.provider_of(&l.txn, ev, &l.order, &payment).await?
+    else {
+        return refused("The payment method of this payment is not available any more.");
+    };
+    let details = provider
+        .refund(&ctx, &record, amount)
+        .await
+        .map_err(LifecycleError::Refused)?;
+    let now = Utc::now();
+    let refund = insert(
+        &l,
+        order_refund::ActiveModel {
+            state: Set("done".into()),
+            source: Set("admin".into()),
+            amount_cents: Set(amount),
+            payment_id: Set(Some(payment.id)),
+            provider: Set(payment.provider.clone()),
+            execution_date: Set(Some(now)),
+            details: Set(details),
+            ..Default::default()
+        },
+    )
+    .await?;
+    settle_payment(&l, &payment).await?;
+    finish(l, refund, mark_canceled).await
+}
+
+/// Records a refund made elsewhere (or on its way). A `giftcard` refund that is `done`
+/// credits the card named in `info.gift_card` through its ledger.
+pub async fn create(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    new: NewRefund,
+) -> Result<(Order, Refund), LifecycleError> {
+    let l = open(seller, ev, code).await?;
+    if !["created", "transit", "done", "external"].contains(&new.state.as_str()) {
+        return field(
+            "state",
+            "Refunds can only be created in the states created, transit, done and external.",
+        );
+    }
+    if new.amount_cents <= 0 {
+        return field("amount", "The amount must be positive.");
+    }
+    let payment = match new.payment {
+        Some(n) => match payment_of(&l, n).await? {
+            Some(p) => Some(p),
+            None => return field("payment", "No payment of this number in the order."),
+        },
+        None => None,
+    };
+    if let Some(p) = &payment
+        && new.state != "external"
+        && new.amount_cents > refundable(&l.txn, p).await?
+    {
+        return field(
+            "amount",
+            "The amount is more than was paid on this payment.",
+        );
+    }
+    let now = Utc::now();
+    let done = new.state == "done";
+    if new.provider == "giftcard" && done {
+        credit_card(&l, &new.info, new.amount_cents, now).await?;
+    }
+    let refund = insert(
+        &l,
+        order_refund::ActiveModel {
+            state: Set(new.state),
+            source: Set(new.source),
+            amount_cents: Set(new.amount_cents),
+            payment_id: Set(payment.as_ref().map(|p| p.id)),
+            provider: Set(new.provider),
+            execution_date: Set(new.execution_date.or(done.then_some(now))),
+            comment: Set(new.comment),
+            details: Set(new.info),
+            ..Default::default()
+        },
+    )
+    .await?;
+    if let Some(p) = &payment {
+        settle_payment(&l, p).await?;
+    }
+    finish(l, refund, new.mark_canceled).await
+}
+
+/// Moves a refund on: see [`Step`]; anything else is 400, as pretix words it.
+pub async fn transition(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    local_id: i32,
+    step: Step,
+) -> Result<(Order, Refund), LifecycleError> {
+    let l = open(seller, ev, code).await?;
+    let current = order_refund::Entity::find()
+        .filter(order_refund::Column::OrderId.eq(l.order.id))
+        .filter(order_refund::Column::LocalId.eq(local_id))
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    let state = current.state.as_str();
+    let (to, cancel_order) = match step {
+        Step::Done if matches!(state, "created" | "transit") => ("done", false),
+        Step::Done => {
+            return refused(
+                "You cannot mark a refund as done that is not in created or transit state.",
+            );
+        }
+        Step::Process { mark_canceled } if state == "external" => ("done", mark_canceled),
+        Step::Process { .. } => return refused("You can only process external refunds."),
+        Step::Cancel if matches!(state, "created" | "transit" | "external") => ("canceled", false),
+        Step::Cancel => {
+            return refused("You can only cancel refunds in created, transit or external state.");
+        }
+    };
+    let now = Utc::now();
+    if to == "done" && current.provider == "giftcard" {
+        credit_card(&l, &current.details, current.amount_cents, now).await?;
+    }
+    let payment_id = current.payment_id;
+    let mut row = current.into_active_model();
+    row.state = Set(to.into());
+    if to == "done" {
+        row.execution_date = Set(Some(now));
+    }
+    let saved = row.update(&l.txn).await?;
+    if let Some(id) = payment_id
+        && let Some(p) = order_payment::Entity::find_by_id(id).one(&l.txn).await?
+    {
+        settle_payment(&l, &p).await?;
+    }
+    finish(l, saved, cancel_order).await
+}
+
+/// Stores a refund under the order's next number.
+async fn insert(
+    l: &Locked<'_>,
+    mut row: order_refund::ActiveModel,
+) -> Result<order_refund::Model, DbErr> {
+    let next = order_refund::Entity::find()
+        .filter(order_refund::Column::OrderId.eq(l.order.id))
+        .order_by_desc(order_refund::Column::LocalId)
+        .one(&l.txn)
+        .await?
+        .map_or(1, |r| r.local_id + 1);
+    row.id = NotSet;
+    row.order_id = Set(l.order.id);
+    row.local_id = Set(next);
+    row.created = Set(Utc::now());
+    if row.comment.is_not_set() {
+        row.comment = Set(String::new());
+    }
+    row.insert(&l.txn).await
+}
+
+/// A payment given back in full is `refunded`; one with something left is `confirmed`.
+async fn settle_payment(l: &Locked<'_>, p: &order_payment::Model) -> Result<(), DbErr> {
+    if !matches!(p.state.as_str(), "confirmed" | "refunded") {
+        return Ok(());
+    }
+    let state = if refundable(&l.txn, p).await? <= 0 {
+        "refunded"
+    } else {
+        "confirmed"
+    };
+    if p.state != state {
+        let mut row = p.clone().into_active_model();
+        row.state = Set(state.into());
+        row.update(&l.txn).await?;
+    }
+    Ok(())
+}
+
+/// Books a refund on the gift card `info.gift_card` (of the organizer or one it accepts).
+async fn credit_card(
+    l: &Locked<'_>,
+    info: &Value,
+    amount_cents: i64,
+    now: DateTime<Utc>,
+) -> Result<(), LifecycleError> {
+    let Some(card) = info.get("gift_card").and_then(Value::as_i64) else {
+        return field(
+            "info",
+            "A refund to a gift card names it: {\"gift_card\": <id>}.",
+        );
+    };
+    let vis = Visibility {
+        organizer_id: l.event.organizer_id,
+        include_accepted: true,
+    };
+    let text = Some(format!("Refund of order {}", l.order.code));
+    match giftcards::transact_in(&l.txn, vis, card, amount_cents, text, now).await {
+        Ok(_) => Ok(()),
+        Err(TransactError::NotFound) => field("info", "Unknown gift card."),
+        Err(TransactError::InsufficientCredit) => refused("The gift card cannot take this amount."),
+        Err(TransactError::Db(e)) => Err(e.into()),
+    }
+}
+
+/// Cancels the order when asked, commits, and answers the order with the refund.
+async fn finish(
+    mut l: Locked<'_>,
+    refund: order_refund::Model,
+    cancel_order: bool,
+) -> Result<(Order, Refund), LifecycleError> {
+    let canceled = cancel_order && l.order.status != "c";
+    if canceled {
+        give_back_and_cancel(&mut l).await?;
+    }
+    let refund = with_payment_numbers(&l.txn, vec![refund])
+        .await?
+        .pop()
+        .ok_or(LifecycleError::NotFound)?;
+    let order = l.finish(canceled.then_some(OrderEvent::Canceled)).await?;
+    Ok((order, refund))
+}
