@@ -116,43 +116,50 @@ pub struct NewCheckin {
 /// Stores a check-in; gives its ID. A successful one moves its order's `last_modified`, so
 /// that scanners syncing with `modified_since` see it.
 pub async fn insert(db: &impl ConnectionTrait, c: &NewCheckin) -> Result<i64, DbErr> {
-    if let (true, Some(position)) = (c.successful, c.position_id) {
-        crate::db::execute(
-            db,
-            "UPDATE orders SET last_modified = $1 \
-             WHERE id = (SELECT order_id FROM order_positions WHERE id = $2)",
-            [Utc::now().into(), position.into()],
-        )
-        .await?;
-    }
-    crate::db::insert_returning_id(
-        db,
-        "INSERT INTO checkins (list_id, position_id, successful, type, datetime, created, nonce, \
-         forced, error_reason, error_explanation, raw_barcode, raw_item, raw_variation, \
-         raw_subevent, gate_id, device_id, auto_checked_in) \
+    let touch = c.successful && c.position_id.is_some();
+    const COLUMNS: &str = "INSERT INTO checkins (list_id, position_id, successful, type, datetime, \
+         created, nonce, forced, error_reason, error_explanation, raw_barcode, raw_item, \
+         raw_variation, raw_subevent, gate_id, device_id, auto_checked_in) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) \
-         RETURNING id",
-        [
-            c.list_id.into(),
-            c.position_id.into(),
-            c.successful.into(),
-            c.direction.as_str().into(),
-            c.datetime.into(),
-            Utc::now().into(),
-            c.nonce.clone().into(),
-            c.forced.into(),
-            c.error_reason.clone().into(),
-            c.error_explanation.clone().into(),
-            c.raw_barcode.clone().into(),
-            c.raw_item.into(),
-            c.raw_variation.into(),
-            c.raw_subevent.into(),
-            c.gate_id.into(),
-            c.device_id.into(),
-            c.auto_checked_in.into(),
-        ],
+         RETURNING id";
+    const TOUCH: &str = "UPDATE orders SET last_modified = $6 \
+         WHERE id = (SELECT order_id FROM order_positions WHERE id = $2)";
+    let now = Utc::now();
+    let values = [
+        c.list_id.into(),
+        c.position_id.into(),
+        c.successful.into(),
+        c.direction.as_str().into(),
+        c.datetime.into(),
+        now.into(),
+        c.nonce.clone().into(),
+        c.forced.into(),
+        c.error_reason.clone().into(),
+        c.error_explanation.clone().into(),
+        c.raw_barcode.clone().into(),
+        c.raw_item.into(),
+        c.raw_variation.into(),
+        c.raw_subevent.into(),
+        c.gate_id.into(),
+        c.device_id.into(),
+        c.auto_checked_in.into(),
+    ];
+    if !touch {
+        return crate::db::insert_returning_id(db, COLUMNS, values).await;
+    }
+    if db.get_database_backend() == sea_orm::DbBackend::Postgres {
+        // One statement: the order moves with its scan.
+        let sql = format!("WITH touched AS ({TOUCH}) {COLUMNS}");
+        return crate::db::insert_returning_id(db, &sql, values).await;
+    }
+    crate::db::execute(
+        db,
+        "UPDATE orders SET last_modified = $1 \
+         WHERE id = (SELECT order_id FROM order_positions WHERE id = $2)",
+        [now.into(), c.position_id.into()],
     )
-    .await
+    .await?;
+    crate::db::insert_returning_id(db, COLUMNS, values).await
 }
 
 /// Rows of a query with `$n` placeholders.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, FromQueryResult};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult};
 use serde_json::{Value, json};
 
 use super::lists::CheckinList;
@@ -99,6 +99,8 @@ pub struct PositionRow {
     pub require_approval: bool,
     /// The secret is blocked.
     pub blocked: bool,
+    /// The product has questions asked at the door.
+    pub door_questions: bool,
 }
 
 /// Columns of [`PositionRow`]; needs `p`, `o`, `i`.
@@ -107,7 +109,9 @@ pub(crate) const POSITION_COLUMNS: &str = "p.id, p.order_id, o.event_id, o.code 
      p.subevent_id, p.price_cents, p.attendee_name_parts, p.attendee_email, p.secret, \
      p.addon_to_id, p.valid_from, p.valid_until, p.answers, i.checkin_attention, \
      o.require_approval, EXISTS (SELECT 1 FROM blocked_secrets b WHERE b.event_id = o.event_id \
-     AND b.secret = p.secret AND b.blocked) AS blocked";
+     AND b.secret = p.secret AND b.blocked) AS blocked, EXISTS (SELECT 1 FROM question_items qi \
+     JOIN questions q ON q.id = qi.question_id WHERE qi.item_id = p.item_id \
+     AND q.ask_during_checkin) AS door_questions";
 
 /// `FROM` of [`POSITION_COLUMNS`].
 pub(crate) const POSITION_FROM: &str = "order_positions p JOIN orders o ON o.id = p.order_id \
@@ -584,11 +588,21 @@ async fn perform(
     let dt = scan.datetime.unwrap_or_else(Utc::now);
     let entry = scan.direction == Direction::Entry;
     let txn = db::begin_write(pool).await?;
-    db::lock_row(&txn, "orders", order_id).await?;
-    db::lock_row(&txn, "order_positions", position_id).await?;
-    // Read again under the lock: the order may have changed meanwhile.
-    let mut p = positions_where(&txn, "p.id = $1", vec![position_id.into()])
-        .await?
+    // Read again under the order's lock (every change of a ticket or its scans takes it
+    // first): the order may have changed meanwhile.
+    let lock = match txn.get_database_backend() {
+        DbBackend::Postgres => " FOR UPDATE OF o",
+        _ => "",
+    };
+    let found: Vec<PositionRow> = rows(
+        &txn,
+        &format!(
+            "SELECT {POSITION_COLUMNS} FROM {POSITION_FROM} WHERE p.id = $1 AND o.id = $2{lock}"
+        ),
+        vec![position_id.into(), order_id.into()],
+    )
+    .await?;
+    let mut p = found
         .into_iter()
         .next()
         .ok_or_else(|| DbErr::RecordNotFound("position".into()))?;
@@ -644,7 +658,7 @@ async fn perform(
                 refusal = Some(("rules", Some(format!("Entry not permitted: {why}."))));
             }
         }
-        if refusal.is_none() && scan.questions_supported && !scan.force {
+        if refusal.is_none() && scan.questions_supported && !scan.force && p.door_questions {
             let answered: Vec<i64> = p
                 .answers
                 .as_array()
