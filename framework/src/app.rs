@@ -18,7 +18,7 @@ use crate::domain::mail::Mailer;
 use crate::http::middleware::{Gate, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
 use crate::http::serve::ConnectionLimits;
-use crate::plugin::api::WithPlugins;
+use crate::plugin::api::{Mounts, WithPlugins};
 use crate::plugin::{Plugin, PluginRegistry};
 use crate::state::AppState;
 
@@ -131,11 +131,25 @@ fn service() -> OpenApiService<impl poem_openapi::OpenApi, ()> {
     )
 }
 
+/// The core's OpenAPI document, before the plugins' paths join it.
+fn core_document() -> Value {
+    serde_json::from_str(&service().spec()).unwrap_or(Value::Null)
+}
+
+/// The plugins' endpoints, mounted beside the core's.
+fn mounts(plugins: &PluginRegistry) -> Mounts {
+    Mounts::new(plugins, &core_document())
+}
+
 /// The OpenAPI document of the API with these plugins' endpoints, as served; with the host
 /// binary's compiled-in plugins, as written to `openapi/openapi.json`.
 pub fn openapi_document(plugins: &PluginRegistry) -> Value {
-    let mut doc: Value = serde_json::from_str(&service().spec()).unwrap_or(Value::Null);
-    crate::plugin::api::merge_specs(&mut doc, plugins);
+    document(&mounts(plugins))
+}
+
+fn document(mounts: &Mounts) -> Value {
+    let mut doc = core_document();
+    crate::plugin::api::merge_specs(&mut doc, mounts);
     add_trailing_slashes(&mut doc);
     crate::http::document::complete(&mut doc);
     doc
@@ -143,7 +157,11 @@ pub fn openapi_document(plugins: &PluginRegistry) -> Value {
 
 /// [`openapi_document`] as pretty-printed JSON with a final newline.
 pub fn openapi_json(plugins: &PluginRegistry) -> String {
-    let mut text = serde_json::to_string_pretty(&openapi_document(plugins)).unwrap_or_default();
+    pretty(&openapi_document(plugins))
+}
+
+fn pretty(doc: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(doc).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -159,8 +177,9 @@ impl Server {
     /// and metrics of [`crate::ops`].
     pub fn endpoint(&self) -> BoxEndpoint<'static> {
         let service = service();
-        let document = openapi_json(&self.state.plugins);
-        let spec = openapi_document(&self.state.plugins);
+        let mounts = Arc::new(mounts(&self.state.plugins));
+        let spec = document(&mounts);
+        let document = pretty(&spec);
         let ops = Arc::new(crate::ops::Operations::new(&self.state, &spec));
         let gate = Arc::new(Gate::new(RouteTable::from_spec(&spec), &self.state.config));
         let ui = service
@@ -230,7 +249,7 @@ impl Server {
             )
             .nest("/", service);
         let state = self.state.clone();
-        WithPlugins::new(api, &self.state.plugins)
+        WithPlugins::new(api, mounts)
             .with(NormalizePath::new(TrailingSlash::Trim))
             .around(move |ep, req| shared_behaviour(ep, gate.clone(), req))
             .around(crate::api::checkin::greedy_secret)

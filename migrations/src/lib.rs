@@ -23,6 +23,7 @@ mod m0018_checkin;
 mod m0019_ticket_secrets;
 mod m0020_order_approval;
 mod m0021_refunds;
+mod m0022_bank_import;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -55,6 +56,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0019_ticket_secrets::Migration),
             Box::new(m0020_order_approval::Migration),
             Box::new(m0021_refunds::Migration),
+            Box::new(m0022_bank_import::Migration),
         ]
     }
 }

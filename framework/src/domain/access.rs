@@ -337,6 +337,14 @@ impl Caller {
         EventScope::Only(ids)
     }
 
+    /// Whether the caller holds `p` for every event of the organizer, present and future:
+    /// what organizer-wide work on events' data needs (a bank statement for all events).
+    pub fn holds_for_all_events(&self, organizer_id: i64, p: Permission) -> bool {
+        self.grants.iter().any(|g| {
+            g.organizer.id == organizer_id && g.events == EventScope::All && g.permissions.has(p)
+        })
+    }
+
     /// The caller's permissions for one event of an organizer.
     pub fn event_permissions(&self, organizer_id: i64, event_id: i64) -> PermissionSet {
         self.grants

@@ -15,8 +15,8 @@ pub mod refunds;
 pub mod ticket;
 
 pub use lifecycle::{
-    LifecycleError, Seller, approve, cancel, confirm_payment, deny, extend, mark_expired,
-    mark_paid, mark_pending, regenerate_secrets,
+    ALREADY_PAID, LifecycleError, Seller, approve, cancel, confirm_payment, deny, extend,
+    mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets,
 };
 pub use mails::Storefront;
 pub use place::{

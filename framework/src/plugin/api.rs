@@ -1,12 +1,16 @@
 //! Plugins' HTTP endpoints. Each plugin answers under its own prefixes,
 //! `/api/v1/organizers/{organizer}/events/{event}/plugins/{name}/` and
-//! `/api/v1/organizers/{organizer}/plugins/{name}/`. Before a plugin sees a request, the
-//! core authenticates the caller (401), checks that the caller may see the organizer and
-//! event (403) and that the plugin is active there (404), and hands the checked access on
-//! as request data ([`EventAccess`] or [`OrganizerAccess`]). Errors, rate limits, request
-//! logs and idempotency keys are the core's as for any other path.
+//! `/api/v1/organizers/{organizer}/plugins/{name}/`, and may add resources at the organizer
+//! and event roots (`/api/v1/organizers/{organizer}/<resource>/`,
+//! `.../events/{event}/<resource>/`) as pretix's plugins do, though never one the core
+//! serves: such a resource is refused at start, with one line in the log. Before a plugin
+//! sees a request, the core authenticates the caller (401), checks that the caller may see
+//! the organizer and event (403) and that the plugin is active there (404), and hands the
+//! checked access on as request data ([`EventAccess`] or [`OrganizerAccess`], and the
+//! [`Caller`](crate::domain::access::Caller)). Errors, rate limits, request logs and
+//! idempotency keys are the core's as for any other path.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use poem::endpoint::BoxEndpoint;
 use poem::{Endpoint, EndpointExt, IntoEndpoint, IntoResponse, Request, Response};
@@ -26,8 +30,8 @@ pub struct PluginApi {
 
 impl PluginApi {
     /// Endpoints written with poem-openapi like the core's: declare full paths under the
-    /// plugin's prefixes, take `auth: Auth` for the security scheme, and read the checked
-    /// access with `Data<&EventAccess>` (or `Data<&OrganizerAccess>`).
+    /// plugin's prefixes or at the roots, take `auth: Auth` for the security scheme, and
+    /// read the checked access with `Data<&EventAccess>` (or `Data<&OrganizerAccess>`).
     pub fn new(api: impl OpenApi + 'static) -> Self {
         let service = OpenApiService::new(api, "plugin", "1");
         let spec = serde_json::from_str(&service.spec()).unwrap_or(Value::Null);
@@ -49,18 +53,27 @@ impl PluginApi {
     }
 }
 
-/// The prefix of a plugin's endpoints: the organizer, the event (for event-scoped ones)
-/// and the plugin's name, read from a request path.
+/// Where a path leads below an organizer: a plugin's own prefix, or a resource at the
+/// organizer's or an event's root.
+#[derive(Debug, PartialEq, Eq)]
+enum Place<'a> {
+    /// `plugins/{name}/...`
+    Own(&'a str),
+    /// `{resource}/...`
+    Root(&'a str),
+}
+
+/// The organizer, the event (for event-scoped paths) and the place of a path.
 #[derive(Debug, PartialEq, Eq)]
 struct Target<'a> {
     organizer: &'a str,
     event: Option<&'a str>,
-    plugin: &'a str,
+    place: Place<'a>,
 }
 
 fn target(path: &str) -> Option<Target<'_>> {
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    match segments.as_slice() {
+    let (organizer, event, rest) = match segments.as_slice() {
         [
             "api",
             "v1",
@@ -68,38 +81,146 @@ fn target(path: &str) -> Option<Target<'_>> {
             organizer,
             "events",
             event,
-            "plugins",
-            plugin,
-            ..,
-        ] => Some(Target {
-            organizer,
-            event: Some(event),
-            plugin,
-        }),
-        ["api", "v1", "organizers", organizer, "plugins", plugin, ..] => Some(Target {
-            organizer,
-            event: None,
-            plugin,
-        }),
-        _ => None,
+            rest @ ..,
+        ] => (*organizer, Some(*event), rest),
+        ["api", "v1", "organizers", organizer, rest @ ..] if rest.first() != Some(&"events") => {
+            (*organizer, None, rest)
+        }
+        _ => return None,
+    };
+    let place = match rest {
+        ["plugins", plugin, ..] => Place::Own(plugin),
+        [resource, ..] => Place::Root(resource),
+        [] => return None,
+    };
+    Some(Target {
+        organizer,
+        event,
+        place,
+    })
+}
+
+/// Which plugin answers which path: the plugins' own prefixes, and the resources each adds
+/// at the organizer and event roots. Built once at start from the core's document, which
+/// no plugin may shadow.
+pub struct Mounts {
+    endpoints: HashMap<String, BoxEndpoint<'static>>,
+    /// Organizer-level resources, by name, and the plugin serving each.
+    organizer_roots: HashMap<String, String>,
+    /// Event-level resources, likewise.
+    event_roots: HashMap<String, String>,
+    /// Each plugin's description, with only the paths it may serve.
+    specs: Vec<(String, Value)>,
+}
+
+impl Mounts {
+    /// Mounts every plugin's endpoints beside the core's, whose paths are those of `core`
+    /// (an OpenAPI document). A plugin's path outside its prefixes and the roots, and a
+    /// resource the core or an earlier plugin already serves, are left out, each with an
+    /// error in the log.
+    pub fn new(registry: &PluginRegistry, core: &Value) -> Self {
+        let mut taken: HashSet<(bool, String)> = HashSet::new();
+        for path in core
+            .get("paths")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|p| p.keys())
+        {
+            if let Some(Target {
+                event,
+                place: Place::Root(resource),
+                ..
+            }) = target(path)
+            {
+                taken.insert((event.is_some(), resource.to_owned()));
+            }
+        }
+        let mut mounts = Self {
+            endpoints: HashMap::new(),
+            organizer_roots: HashMap::new(),
+            event_roots: HashMap::new(),
+            specs: Vec::new(),
+        };
+        for plugin in registry.all() {
+            let Some(api) = plugin.api() else { continue };
+            let name = plugin.name().to_owned();
+            let mut spec = api.spec;
+            let mut refused: HashSet<(bool, String)> = HashSet::new();
+            if let Some(paths) = spec.get_mut("paths").and_then(Value::as_object_mut) {
+                paths.retain(|path, _| {
+                    let Some(t) = target(path) else {
+                        tracing::error!(
+                            plugin = name,
+                            path,
+                            "plugin path outside its prefix and the API roots left out"
+                        );
+                        return false;
+                    };
+                    let resource = match t.place {
+                        Place::Own(p) if p == name => return true,
+                        Place::Own(_) => {
+                            tracing::error!(
+                                plugin = name,
+                                path,
+                                "plugin path under another plugin's prefix left out"
+                            );
+                            return false;
+                        }
+                        Place::Root(resource) => resource,
+                    };
+                    let key = (t.event.is_some(), resource.to_owned());
+                    let roots = match t.event {
+                        Some(_) => &mut mounts.event_roots,
+                        None => &mut mounts.organizer_roots,
+                    };
+                    if roots.get(resource) == Some(&name) {
+                        return true;
+                    }
+                    if taken.contains(&key) || roots.contains_key(resource) {
+                        if refused.insert(key) {
+                            tracing::error!(
+                                plugin = name,
+                                resource,
+                                "plugin resource refused: the path is already served"
+                            );
+                        }
+                        return false;
+                    }
+                    roots.insert(resource.to_owned(), name.clone());
+                    true
+                });
+            }
+            mounts.endpoints.insert(name.clone(), api.endpoint);
+            mounts.specs.push((name, spec));
+        }
+        mounts
+    }
+
+    /// The plugin answering a request path, with where it leads.
+    fn route<'a>(&'a self, path: &'a str) -> Option<(Target<'a>, &'a str)> {
+        let t = target(path)?;
+        let plugin = match t.place {
+            Place::Own(plugin) => plugin,
+            Place::Root(resource) => match t.event {
+                Some(_) => self.event_roots.get(resource)?,
+                None => self.organizer_roots.get(resource)?,
+            },
+        };
+        Some((t, plugin))
     }
 }
 
 /// The core's endpoint with the plugins' endpoints beside it.
 pub struct WithPlugins<E> {
     core: E,
-    plugins: HashMap<String, BoxEndpoint<'static>>,
+    mounts: std::sync::Arc<Mounts>,
 }
 
 impl<E> WithPlugins<E> {
-    /// Routes each plugin's prefixes to its endpoints, everything else to `core`.
-    pub fn new(core: E, registry: &PluginRegistry) -> Self {
-        let plugins = registry
-            .all()
-            .iter()
-            .filter_map(|p| Some((p.name().to_owned(), p.api()?.endpoint)))
-            .collect();
-        Self { core, plugins }
+    /// Routes each plugin's prefixes and resources to its endpoints, everything else to
+    /// `core`.
+    pub fn new(core: E, mounts: std::sync::Arc<Mounts>) -> Self {
+        Self { core, mounts }
     }
 }
 
@@ -108,19 +229,22 @@ impl<E: Endpoint> Endpoint for WithPlugins<E> {
 
     async fn call(&self, mut req: Request) -> poem::Result<Response> {
         let path = req.uri().path().to_owned();
-        let routed = target(&path).and_then(|t| self.plugins.get(t.plugin).map(|e| (t, e)));
-        let Some((t, endpoint)) = routed else {
+        let routed = self.mounts.route(&path).and_then(|(t, plugin)| {
+            let endpoint = self.mounts.endpoints.get(plugin)?;
+            Some((t, plugin, endpoint))
+        });
+        let Some((t, plugin, endpoint)) = routed else {
             return Ok(self.core.call(req).await?.into_response());
         };
         // Boxed, so that the core's requests do not carry this branch's state.
-        Box::pin(admit(&mut req, &t)).await?;
+        Box::pin(admit(&mut req, &t, plugin)).await?;
         endpoint.call(req).await
     }
 }
 
 /// Checks the caller and the plugin for a request to a plugin's endpoint, and leaves the
 /// checked access in the request's data.
-async fn admit(req: &mut Request, t: &Target<'_>) -> Result<(), ApiError> {
+async fn admit(req: &mut Request, t: &Target<'_>, plugin: &str) -> Result<(), ApiError> {
     let caller = authenticate(req).await?;
     let state = req
         .data::<AppState>()
@@ -129,14 +253,14 @@ async fn admit(req: &mut Request, t: &Target<'_>) -> Result<(), ApiError> {
     match t.event {
         Some(event) => {
             let access = caller.event(&state.db, t.organizer, event, None).await?;
-            if !state.plugins.active_for(t.plugin, Some(&access.event)) {
+            if !state.plugins.active_for(plugin, Some(&access.event)) {
                 return Err(not_enabled());
             }
             req.extensions_mut().insert::<EventAccess>(access);
         }
         None => {
             let access = caller.organizer(t.organizer, None)?;
-            if !state.plugins.active_for(t.plugin, None) {
+            if !state.plugins.active_for(plugin, None) {
                 return Err(not_enabled());
             }
             req.extensions_mut().insert::<OrganizerAccess>(access);
@@ -150,35 +274,23 @@ fn not_enabled() -> ApiError {
     ApiError::not_found("This plugin is not enabled here.")
 }
 
-/// Merges the plugins' OpenAPI descriptions into the core's document. Paths outside a
-/// plugin's own prefixes are left out, with an error in the log.
-pub fn merge_specs(doc: &mut Value, registry: &PluginRegistry) {
-    for plugin in registry.all() {
-        let Some(api) = plugin.api() else { continue };
-        let name = plugin.name();
-        let own = |path: &str| target(path).is_some_and(|t| t.plugin == name);
-        if let Some(paths) = api.spec.get("paths").and_then(Value::as_object) {
+/// Merges the plugins' OpenAPI descriptions (the paths each may serve) into the core's
+/// document; the core's components win over a plugin's of the same name.
+pub fn merge_specs(doc: &mut Value, mounts: &Mounts) {
+    for (_, spec) in &mounts.specs {
+        if let Some(paths) = spec.get("paths").and_then(Value::as_object) {
             for (path, item) in paths {
-                if own(path) {
-                    insert_missing(doc, &["paths"], path, item);
-                } else {
-                    tracing::error!(
-                        plugin = name,
-                        path,
-                        "plugin path outside its prefix left out"
-                    );
-                }
+                insert_missing(doc, &["paths"], path, item);
             }
         }
-        if let Some(components) = api.spec.get("components").and_then(Value::as_object) {
+        if let Some(components) = spec.get("components").and_then(Value::as_object) {
             for (kind, entries) in components {
                 for (key, value) in entries.as_object().into_iter().flatten() {
                     insert_missing(doc, &["components", kind], key, value);
                 }
             }
         }
-        for tag in api
-            .spec
+        for tag in spec
             .get("tags")
             .and_then(Value::as_array)
             .into_iter()
@@ -214,16 +326,16 @@ fn insert_missing(doc: &mut Value, at: &[&str], key: &str, value: &Value) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Target, target};
+    use super::{Place, Target, target};
 
     #[test]
-    fn plugin_prefixes_are_read_from_paths() {
+    fn plugin_prefixes_and_root_resources_are_read_from_paths() {
         assert_eq!(
             target("/api/v1/organizers/o/events/e/plugins/bank/import/"),
             Some(Target {
                 organizer: "o",
                 event: Some("e"),
-                plugin: "bank"
+                place: Place::Own("bank"),
             })
         );
         assert_eq!(
@@ -231,14 +343,28 @@ mod tests {
             Some(Target {
                 organizer: "o",
                 event: None,
-                plugin: "bank"
+                place: Place::Own("bank"),
             })
         );
-        assert_eq!(target("/api/v1/organizers/o/events/e/orders/"), None);
+        assert_eq!(
+            target("/api/v1/organizers/o/bankimportjobs/3/"),
+            Some(Target {
+                organizer: "o",
+                event: None,
+                place: Place::Root("bankimportjobs"),
+            })
+        );
+        assert_eq!(
+            target("/api/v1/organizers/o/events/e/orders/").map(|t| t.place),
+            Some(Place::Root("orders"))
+        );
+        assert_eq!(target("/api/v1/organizers/o/events/e/"), None);
+        assert_eq!(target("/api/v1/organizers/o/events/"), None);
+        assert_eq!(target("/api/v1/organizers/o/"), None);
         assert_eq!(
             target("/api/v1/organizers/{organizer}/events/{event}/plugins/bank/import")
-                .map(|t| t.plugin),
-            Some("bank")
+                .map(|t| t.place),
+            Some(Place::Own("bank"))
         );
     }
 }

@@ -8,6 +8,8 @@ use poem_openapi::{Object, OpenApi, Tags};
 use sea_orm::{FromQueryResult, Statement};
 use serde_json::Value;
 use tessera::AppState;
+
+use crate::matching::normalized;
 use tessera::domain::orders::{self, LifecycleError};
 use tessera::domain::permissions::Permission;
 use tessera::http::auth::EventAccess;
@@ -69,15 +71,6 @@ struct Open {
     local_id: i32,
     amount_cents: i64,
     reference: String,
-}
-
-/// Letters and digits only, upper case: references survive the spaces and dashes that
-/// payers and banks add or drop.
-fn normalized(s: &str) -> String {
-    s.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_uppercase())
-        .collect()
 }
 
 /// The bank transfer endpoints.

@@ -1,13 +1,18 @@
 //! `banktransfer`: customers pay by bank transfer to the account in the plugin's settings,
 //! quoting a reference that each payment gets; the organizer imports the bank's
-//! transactions, and those that match an open payment mark their orders paid.
+//! transactions, and those that match an open payment mark their orders paid: per event
+//! (`plugins/banktransfer/import/`), or as pretix's `bankimportjobs` at the organizer's
+//! root ([`jobs`]), where pretix-banktool uploads statements.
 //!
 //! The worked example of a compiled-in plugin: settings with their own validation
 //! ([`iban`]), a payment provider, and an endpoint written with poem-openapi like the
 //! core's, using the core's authentication, permissions, body validation and lifecycle.
 
+mod entities;
 pub mod iban;
 mod import;
+mod jobs;
+mod matching;
 
 use std::sync::Arc;
 
@@ -15,8 +20,8 @@ use serde_json::{Value, json};
 use tessera::Plugin;
 use tessera::domain::settings::{Level, SettingDef, SettingType};
 use tessera::http::Money;
-use tessera::plugin::PluginApi;
 use tessera::plugin::payment::{CreatedPayment, PaymentContext, PaymentProvider};
+use tessera::plugin::{PluginApi, PluginLevel};
 
 /// The plugin's name, and its provider's identifier.
 pub const NAME: &str = "banktransfer";
@@ -36,6 +41,12 @@ impl Plugin for BankTransfer {
 
     fn description(&self) -> &str {
         "Payment by bank transfer, with an import of bank transactions"
+    }
+
+    /// Per event for the payment provider; the organizer's bank imports
+    /// (`bankimportjobs/`) always, as pretix's.
+    fn level(&self) -> PluginLevel {
+        PluginLevel::Both
     }
 
     /// The account and reference of the payments. Per event only, as pretix keeps payment
@@ -97,7 +108,7 @@ impl Plugin for BankTransfer {
     }
 
     fn api(&self) -> Option<PluginApi> {
-        Some(PluginApi::new(import::ImportApi))
+        Some(PluginApi::new((import::ImportApi, jobs::JobsApi)))
     }
 }
 

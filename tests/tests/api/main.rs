@@ -3,6 +3,7 @@
 mod account_pages;
 mod accounts;
 mod auth;
+mod bank_import;
 mod browser_support;
 mod carts;
 mod catalogue_clone;

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tessera::db::entities::event;
 use tessera::domain::orders::Order;
 use tessera::http::Auth;
-use tessera::http::auth::OrganizerAccess;
+use tessera::http::auth::{EventAccess, OrganizerAccess};
 use tessera::plugin::{Hook, Plugin, PluginApi, PluginLevel};
 use tessera_plugin_banktransfer::BankTransfer;
 use tessera_tests::{TestApp, plugin_library};
@@ -96,6 +96,43 @@ impl LedgerApi {
         #[oai(name = "organizer")] _organizer: poem_openapi::param::Path<String>,
     ) -> Json<Value> {
         Json(json!({"organizer": access.organizer.slug, "entries": self.0.heard()}))
+    }
+
+    /// List the organizer's ledgers (a resource at the organizer's root)
+    #[oai(path = "/api/v1/organizers/:organizer/ledgers", method = "get")]
+    async fn ledgers(
+        &self,
+        _auth: Auth,
+        access: Data<&OrganizerAccess>,
+        #[oai(name = "organizer")] _organizer: poem_openapi::param::Path<String>,
+    ) -> Json<Value> {
+        Json(json!({"ledgers": [access.organizer.slug.clone()]}))
+    }
+
+    /// Show the event's ledger (a resource at the event's root); needs `can_view_orders`
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/ledger",
+        method = "get"
+    )]
+    async fn event_ledger(
+        &self,
+        _auth: Auth,
+        access: Data<&EventAccess>,
+        #[oai(name = "organizer")] _organizer: poem_openapi::param::Path<String>,
+        #[oai(name = "event")] _event: poem_openapi::param::Path<String>,
+    ) -> tessera::http::error::ReadResult<Json<Value>> {
+        access.require(tessera::domain::permissions::Permission::ViewOrders)?;
+        Ok(Json(json!({"event": access.event.slug})))
+    }
+
+    /// A core resource the plugin tries to take over
+    #[oai(path = "/api/v1/organizers/:organizer/giftcards", method = "get")]
+    async fn shadow(
+        &self,
+        _auth: Auth,
+        #[oai(name = "organizer")] _organizer: poem_openapi::param::Path<String>,
+    ) -> Json<Value> {
+        Json(json!({"shadowed": true}))
     }
 }
 
@@ -670,4 +707,52 @@ async fn a_provider_that_cannot_refund_refuses_and_nothing_is_recorded() {
         .await;
     assert_eq!(refunds.body["count"], 0);
     assert_eq!(s.status(&c).await, "p");
+}
+
+#[tokio::test]
+async fn a_plugin_adds_resources_at_the_organizer_and_event_roots_with_the_core_checks() {
+    let s = setup(json!(["ledger"])).await;
+    let ledgers = format!("{ORG}/ledgers/");
+    let r = s.app.get(&ledgers, &s.token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["ledgers"], json!(["acme"]));
+    let anonymous = s
+        .app
+        .call(poem::http::Method::GET, &ledgers, None, None)
+        .await;
+    assert_eq!(anonymous.status, 401);
+    s.app.organizer("other").await;
+    let stranger = s.app.admin_token("other").await;
+    assert_eq!(s.app.get(&ledgers, &stranger).await.status, 403);
+
+    let ledger = format!("{EVENT}/ledger/");
+    let r = s.app.get(&ledger, &s.token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["event"], "conf");
+    let settings_only = s.app.token("acme", &["can_change_event_settings"]).await;
+    assert_eq!(s.app.get(&ledger, &settings_only).await.status, 403);
+    assert_eq!(s.app.get(&ledger, &stranger).await.status, 403);
+    s.patch(&format!("{EVENT}/"), json!({"plugins": []})).await;
+    let off = s.app.get(&ledger, &s.token).await;
+    assert_eq!(off.status, 404, "not enabled on the event: {}", off.body);
+}
+
+#[tokio::test]
+async fn a_plugin_cannot_shadow_a_core_resource() {
+    let s = setup(json!(["ledger"])).await;
+    let r = s.app.get(&format!("{ORG}/giftcards/"), &s.token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body["results"].is_array(), "the core answers: {}", r.body);
+    assert!(r.body.get("shadowed").is_none());
+
+    let doc = s.app.get("/api/v1/openapi.json", &s.token).await.body;
+    let giftcards = &doc["paths"]["/api/v1/organizers/{organizer}/giftcards/"]["get"];
+    assert_ne!(
+        giftcards["summary"], "A core resource the plugin tries to take over",
+        "the core's operation stays in the document"
+    );
+    assert!(doc["paths"]["/api/v1/organizers/{organizer}/ledgers/"]["get"].is_object());
+    assert!(
+        doc["paths"]["/api/v1/organizers/{organizer}/events/{event}/ledger/"]["get"].is_object()
+    );
 }

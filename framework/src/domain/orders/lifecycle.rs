@@ -42,6 +42,9 @@ impl From<DbErr> for LifecycleError {
     }
 }
 
+/// Why paying a paid order is refused.
+pub const ALREADY_PAID: &str = "The order has already been paid.";
+
 pub(super) fn refused<T>(message: &str) -> Result<T, LifecycleError> {
     Err(LifecycleError::Refused(message.to_owned()))
 }
@@ -275,13 +278,81 @@ pub async fn confirm_payment(
     }
 }
 
+/// Money received outside the shop, such as a transfer found on a bank statement: pays the
+/// order through the provider's open payment of this amount, or a new one, keeping `info`
+/// in the payment's details; the provider's other open payments of the order are canceled.
+pub async fn receive_payment(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    provider: &str,
+    amount_cents: i64,
+    info: serde_json::Value,
+) -> Result<Order, LifecycleError> {
+    use order_payment::Column;
+    let mut l = open(seller, ev, code).await?;
+    let found = order_payment::Entity::find()
+        .filter(Column::OrderId.eq(l.order.id))
+        .filter(Column::Provider.eq(provider))
+        .filter(Column::AmountCents.eq(amount_cents))
+        .filter(Column::State.is_in(["created", "pending"]))
+        .order_by_desc(Column::LocalId)
+        .one(&l.txn)
+        .await?;
+    let now = Utc::now();
+    let mut row = match found {
+        Some(p) => p.into_active_model(),
+        None => order_payment::ActiveModel {
+            id: NotSet,
+            order_id: Set(l.order.id),
+            local_id: Set(next_local_id(&l.txn, l.order.id).await?),
+            state: Set("created".into()),
+            amount_cents: Set(amount_cents),
+            provider: Set(provider.to_owned()),
+            created: Set(now),
+            payment_date: Set(None),
+            details: Set(json!({})),
+        }
+        .insert(&l.txn)
+        .await?
+        .into_active_model(),
+    };
+    let mut details = row.details.take().unwrap_or_else(|| json!({}));
+    if let Some(d) = details.as_object_mut() {
+        d.insert("info".into(), info);
+    }
+    row.details = Set(details);
+    let payment = row.update(&l.txn).await?;
+    let kept = payment.id;
+    pay(&mut l, Some(payment)).await?;
+    order_payment::Entity::update_many()
+        .col_expr(Column::State, sea_orm::sea_query::Expr::value("canceled"))
+        .filter(Column::OrderId.eq(l.order.id))
+        .filter(Column::Provider.eq(provider))
+        .filter(Column::State.is_in(["created", "pending"]))
+        .filter(Column::Id.ne(kept))
+        .exec(&l.txn)
+        .await?;
+    l.finish(Some(OrderEvent::Paid)).await
+}
+
+/// The local ID of an order's next payment.
+async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
+    Ok(order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(order_id))
+        .order_by_desc(order_payment::Column::LocalId)
+        .one(txn)
+        .await?
+        .map_or(1, |p| p.local_id + 1))
+}
+
 async fn pay(
     l: &mut Locked<'_>,
     payment: Option<order_payment::Model>,
 ) -> Result<(), LifecycleError> {
     let now = Utc::now();
     match l.order.status.as_str() {
-        "p" => return refused("The order has already been paid."),
+        "p" => return refused(ALREADY_PAID),
         "c" => return refused("The order has been canceled."),
         _ if l.order.require_approval => return refused("The order has not been approved yet."),
         _ => {}
@@ -330,12 +401,7 @@ async fn add_manual_payment(
     o: &order::Model,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
-    let next = order_payment::Entity::find()
-        .filter(order_payment::Column::OrderId.eq(o.id))
-        .order_by_desc(order_payment::Column::LocalId)
-        .one(txn)
-        .await?
-        .map_or(1, |p| p.local_id + 1);
+    let next = next_local_id(txn, o.id).await?;
     order_payment::ActiveModel {
         id: NotSet,
         order_id: Set(o.id),
