@@ -303,6 +303,10 @@ impl Server {
             self.state.db.clone(),
             Duration::from_secs(60),
         ));
+        tokio::spawn(crate::domain::webhooks::deliver_every_second(
+            self.state.db.clone(),
+            self.state.config.webhooks_allow_private_targets,
+        ));
         tokio::spawn(crate::domain::talk::tokens::delete_expired_every(
             self.state.db.clone(),
             Duration::from_secs(60 * 60),

@@ -106,6 +106,9 @@ pub struct Config {
     /// when set, the metrics address asks for it too. Without this nor `metrics_bind`,
     /// `/metrics` is not served.
     pub metrics_token: Option<String>,
+    /// Let webhooks call targets on loopback and private networks (development and tests;
+    /// off by default, so that a webhook cannot reach the operator's internal services).
+    pub webhooks_allow_private_targets: bool,
 }
 
 impl Default for Config {
@@ -134,6 +137,7 @@ impl Default for Config {
             plugin_dir: None,
             metrics_bind: None,
             metrics_token: None,
+            webhooks_allow_private_targets: false,
         }
     }
 }
@@ -291,6 +295,18 @@ impl Config {
         }
         if let Some(v) = env("TESSERA_METRICS_TOKEN") {
             config.metrics_token = Some(v);
+        }
+        if let Some(v) = env("TESSERA_WEBHOOKS_ALLOW_PRIVATE_TARGETS") {
+            config.webhooks_allow_private_targets = match v.as_str() {
+                "true" | "1" => true,
+                "false" | "0" | "" => false,
+                _ => {
+                    return Err(ConfigError::Env {
+                        name: "TESSERA_WEBHOOKS_ALLOW_PRIVATE_TARGETS",
+                        message: "expected true or false".into(),
+                    });
+                }
+            };
         }
         if let Some(v) = overrides.bind {
             config.bind = v;

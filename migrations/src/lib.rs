@@ -24,6 +24,7 @@ mod m0019_ticket_secrets;
 mod m0020_order_approval;
 mod m0021_refunds;
 mod m0022_bank_import;
+mod m0023_webhooks;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -57,6 +58,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0020_order_approval::Migration),
             Box::new(m0021_refunds::Migration),
             Box::new(m0022_bank_import::Migration),
+            Box::new(m0023_webhooks::Migration),
         ]
     }
 }

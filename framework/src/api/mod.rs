@@ -29,6 +29,7 @@ pub mod taxrules;
 pub mod teams;
 pub mod vouchers;
 pub mod waiting_list;
+pub mod webhooks;
 
 use poem_openapi::{OpenApi, Tags};
 
@@ -85,6 +86,8 @@ pub enum Tag {
     /// Check-in lists, scanning tickets and the scans made.
     #[oai(rename = "Check-in")]
     Checkin,
+    /// Notifications of changes sent to an organizer's receivers, and their calls.
+    Webhooks,
 }
 
 /// Every operation of the ticketing API (`/api/v1/`).
@@ -122,5 +125,6 @@ pub fn ticketing_api() -> impl OpenApi {
         ),
         (devices::DevicesApi, device_protocol::DeviceProtocolApi),
         checkin::CheckinApi,
+        webhooks::WebhooksApi,
     )
 }

@@ -38,6 +38,7 @@ pub mod tokens;
 pub mod users;
 pub mod vouchers;
 pub mod waiting_list;
+pub mod webhooks;
 
 /// Most entries a list in a request body may have (IDs of items, variations or events,
 /// nested objects): longer lists are refused before any query, since a statement takes a

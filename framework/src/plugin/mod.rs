@@ -81,6 +81,12 @@ pub trait Plugin: Send + Sync + 'static {
     fn device_profiles(&self) -> Vec<crate::domain::devices::profiles::DeviceProfile> {
         Vec::new()
     }
+    /// Webhook action types the plugin notifies of, beside pretix's (see
+    /// [`crate::domain::webhooks::ACTION_TYPES`]); it writes each notification with
+    /// [`crate::domain::webhooks::notify`] in the transaction of its change.
+    fn webhook_action_types(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// The plugin's own checks before an event (as it would be stored) enables it; the
     /// message is answered as a 400 on `plugins`.
     fn check_enable(&self, _event: &event::Model) -> Result<(), String> {
@@ -182,6 +188,14 @@ impl PluginRegistry {
         self.plugins
             .iter()
             .flat_map(|p| p.device_profiles())
+            .collect()
+    }
+
+    /// The webhook action types every plugin brings.
+    pub fn webhook_action_types(&self) -> Vec<String> {
+        self.plugins
+            .iter()
+            .flat_map(|p| p.webhook_action_types())
             .collect()
     }
 

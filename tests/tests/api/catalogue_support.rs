@@ -18,7 +18,11 @@ pub const EVENT: &str = "/api/v1/organizers/acme/events/conf";
 
 /// A fresh server with organizer `acme`, its event `conf`, and an all-powerful token.
 pub async fn catalogue_app() -> (TestApp, i64, String) {
-    let app = TestApp::spawn().await;
+    catalogue_app_on(TestApp::spawn().await).await
+}
+
+/// [`catalogue_app`] on a server of the caller's configuration.
+pub async fn catalogue_app_on(app: TestApp) -> (TestApp, i64, String) {
     let org = app.organizer("acme").await;
     let event = add_event(&app, org, "conf", false).await;
     let token = app.admin_token("acme").await;

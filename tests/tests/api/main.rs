@@ -75,3 +75,4 @@ mod ticket_secrets;
 mod uploads;
 mod vouchers;
 mod waiting_list;
+mod webhooks;

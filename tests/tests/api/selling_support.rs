@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use tessera_tests::{Reply, TestApp};
 
-pub use crate::catalogue_support::{EVENT, catalogue_app, created, id, item};
+pub use crate::catalogue_support::{EVENT, created, id, item};
 
 /// A fresh server with event `conf` of `acme`, an all-powerful token, an item "Ticket" at
 /// 23.00 and a quota of `size` on it.
@@ -23,7 +23,12 @@ pub struct Shop {
 
 /// A shop whose ticket's quota has `size` (`None`: unlimited).
 pub async fn shop(size: Option<i64>) -> Shop {
-    let (app, event, token) = catalogue_app().await;
+    shop_on(TestApp::spawn().await, size).await
+}
+
+/// [`shop`] on a server of the caller's configuration.
+pub async fn shop_on(app: TestApp, size: Option<i64>) -> Shop {
+    let (app, event, token) = crate::catalogue_support::catalogue_app_on(app).await;
     let ticket = id(&item(
         &app,
         &token,

@@ -52,3 +52,5 @@ pub mod team_token;
 pub mod user;
 pub mod voucher;
 pub mod waiting_list_entry;
+pub mod webhook;
+pub mod webhook_call;

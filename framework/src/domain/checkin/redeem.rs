@@ -15,6 +15,7 @@ use super::{CheckinRow, Direction, NewCheckin, insert, of_positions, placeholder
 use crate::db;
 use crate::domain::access::DeviceRef;
 use crate::domain::availability::{self, HoldKind};
+use crate::domain::webhooks;
 
 /// A scan as the scanner sends it.
 #[derive(Debug, Clone)]
@@ -763,6 +764,19 @@ async fn perform(
             },
         )
         .await?;
+        let notice = webhooks::Notice::order(
+            ev,
+            &p.order_code,
+            "pretix.event.checkin",
+            json!({
+                "orderposition_id": p.id,
+                "orderposition_positionid": p.positionid,
+                "checkin_list": list.row.id,
+                "first_checkin": history.iter().all(|c| c.r#type != "entry"),
+                "type": scan.direction.as_str(),
+            }),
+        );
+        webhooks::notify(&txn, &notice).await?;
         if releases {
             let after = exited(&txn, p.id).await?;
             if after != before {

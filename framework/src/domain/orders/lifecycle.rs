@@ -18,7 +18,7 @@ use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::settings::SettingsRegistry;
-use crate::domain::{settings, vouchers};
+use crate::domain::{settings, vouchers, webhooks};
 use crate::plugin::payment::{PaymentProvider, PaymentRecord};
 use crate::plugin::{Hook, OrderEvent, PluginRegistry};
 use sea_orm::DatabaseConnection;
@@ -110,6 +110,9 @@ pub(super) struct Locked<'a> {
     pub(super) order: order::Model,
     pub(super) positions: Vec<order_position::Model>,
     pub(super) catalogue: Catalogue,
+    /// Whether the webhooks were told of the change already ([`Locked::notify`]); if not,
+    /// [`Locked::finish`] tells them what its order event means.
+    told: bool,
 }
 
 /// Locks the order (404 when the event has none of this code) and reads its positions.
@@ -136,6 +139,7 @@ pub(super) async fn open<'a>(
         order,
         positions,
         catalogue,
+        told: false,
     })
 }
 
@@ -195,8 +199,31 @@ impl Locked<'_> {
         hold_positions(&self.txn, c, p, to.0, to.1, 1).await
     }
 
-    /// Tells the plugins what happened, if anything they hear of, and commits.
-    pub(super) async fn finish(self, what: Option<OrderEvent>) -> Result<Order, LifecycleError> {
+    /// Tells the organizer's webhooks of a change of the order (`extra` beside its code), in
+    /// the order's transaction.
+    pub(super) async fn notify(
+        &mut self,
+        action: &'static str,
+        extra: serde_json::Value,
+    ) -> Result<(), DbErr> {
+        self.told = true;
+        let notice = webhooks::Notice::order(self.event, &self.order.code, action, extra);
+        webhooks::notify(&self.txn, &notice).await
+    }
+
+    /// Tells the plugins what happened, if anything they hear of, and the webhooks unless
+    /// they were told already; commits.
+    pub(super) async fn finish(
+        mut self,
+        what: Option<OrderEvent>,
+    ) -> Result<Order, LifecycleError> {
+        if let Some(what) = what
+            && !self.told
+        {
+            for action in webhooks::order_actions(what, self.order.require_approval) {
+                self.notify(action, json!({})).await?;
+            }
+        }
         let order = self.order.clone();
         let shown = complete(&self.txn, vec![order])
             .await?
@@ -552,9 +579,13 @@ pub async fn approve(
     )
     .await?;
     l.order = approved;
+    l.notify("pretix.event.order.approved", json!({})).await?;
     let free = l.order.total_cents == 0;
     if free {
         pay(&mut l, None).await?;
+        for action in webhooks::order_actions(OrderEvent::Paid, false) {
+            l.notify(action, json!({})).await?;
+        }
     }
     if notify && let Some(m) = mails::approved(ev, &l.order, &seller.shop()) {
         mail::queue(&l.txn, m).await?;
@@ -576,6 +607,7 @@ pub async fn deny(
         return refused("This order is not pending approval.");
     }
     give_back_and_cancel(&mut l).await?;
+    l.notify("pretix.event.order.denied", json!({})).await?;
     if notify && let Some(m) = mails::denied(ev, &l.order, &seller.shop(), comment) {
         mail::queue(&l.txn, m).await?;
     }
@@ -608,6 +640,7 @@ pub async fn mark_pending(
     )
     .await?;
     l.order = pending;
+    l.notify("pretix.event.order.unpaid", json!({})).await?;
     l.finish(None).await
 }
 
@@ -641,6 +674,7 @@ pub async fn mark_expired(
     row.require_approval = Set(false);
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
+    l.notify("pretix.event.order.expired", json!({})).await?;
     l.finish(None).await
 }
 

@@ -24,7 +24,7 @@ use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell;
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
-use crate::domain::vouchers;
+use crate::domain::{vouchers, webhooks};
 use crate::plugin::payment::{PaymentContext, PaymentProvider};
 use crate::plugin::{Hook, OrderEvent, PluginRegistry};
 
@@ -315,13 +315,16 @@ pub async fn place(
         txn: &txn,
         event: ev,
     };
-    ctx.plugins
-        .order_changed(hook, OrderEvent::Placed, &placed)
-        .await?;
+    let mut happened = vec![OrderEvent::Placed];
     if new.paid {
-        ctx.plugins
-            .order_changed(hook, OrderEvent::Paid, &placed)
-            .await?;
+        happened.push(OrderEvent::Paid);
+    }
+    for what in happened {
+        ctx.plugins.order_changed(hook, what, &placed).await?;
+        for action in webhooks::order_actions(what, placed.row.require_approval) {
+            let notice = webhooks::Notice::order(ev, &placed.row.code, action, json!({}));
+            webhooks::notify(&txn, &notice).await?;
+        }
     }
     if new.send_mail
         && let Some(m) = mails::placed(ev, &catalogue, &placed, &ctx.shop)

@@ -383,6 +383,17 @@ async fn finish(
     if canceled {
         give_back_and_cancel(&mut l).await?;
     }
+    let action = match refund.state.as_str() {
+        "done" => "pretix.event.order.refund.done",
+        "canceled" => "pretix.event.order.refund.canceled",
+        _ => "pretix.event.order.refund.created",
+    };
+    l.notify(action, serde_json::json!({"refund": refund.local_id}))
+        .await?;
+    if canceled {
+        l.notify("pretix.event.order.canceled", serde_json::json!({}))
+            .await?;
+    }
     let refund = with_payment_numbers(&l.txn, vec![refund])
         .await?
         .pop()

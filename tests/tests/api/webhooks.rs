@@ -1,0 +1,371 @@
+//! Webhooks: the resource as pretix's, calls written with the changes they tell of and
+//! delivered to a receiver in the test that checks their signature, retries after failures,
+//! 410 Gone, the calls list and sending a failed call again, and targets on private
+//! networks refused unless the operator allows them.
+
+use std::sync::{Arc, Mutex};
+
+use hmac::{Hmac, Mac};
+use poem::http::StatusCode;
+use poem::listener::TcpListener;
+use poem::{EndpointExt, Route, handler, post};
+use serde_json::{Value, json};
+use sha2::Sha256;
+use tessera::domain::webhooks::deliver_due;
+use tessera_tests::TestApp;
+
+use crate::selling_support::{EVENT, Shop, shop_on};
+
+const HOOKS: &str = "/api/v1/organizers/acme/webhooks/";
+
+/// A call as received: its `X-Webhook-Signature` and its body.
+type Call = (String, Vec<u8>);
+
+/// What the receiver got, and what it answers.
+#[derive(Clone, Default)]
+struct Received {
+    calls: Arc<Mutex<Vec<Call>>>,
+    /// Statuses to answer, in turn; 200 when used up.
+    answers: Arc<Mutex<Vec<u16>>>,
+}
+
+#[handler]
+fn receive(req: &poem::Request, body: Vec<u8>, got: poem::web::Data<&Received>) -> StatusCode {
+    let signature = req
+        .header("X-Webhook-Signature")
+        .unwrap_or_default()
+        .to_owned();
+    got.calls.lock().expect("calls").push((signature, body));
+    let mut answers = got.answers.lock().expect("answers");
+    let code = if answers.is_empty() {
+        200
+    } else {
+        answers.remove(0)
+    };
+    StatusCode::from_u16(code).unwrap_or(StatusCode::OK)
+}
+
+/// A receiver on a loopback port; its URL.
+async fn receiver(got: &Received) -> String {
+    let port = tessera_tests::process::free_port();
+    let app = Route::new().at("/hook", post(receive)).data(got.clone());
+    tokio::spawn(poem::Server::new(TcpListener::bind(format!("127.0.0.1:{port}"))).run(app));
+    // Wait until it listens.
+    for _ in 0..50 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    format!("http://127.0.0.1:{port}/hook")
+}
+
+/// How a receiver checks a call: the HMAC of `<t>.<body>` with the secret, and a recent `t`.
+fn verify(secret: &str, header: &str, body: &[u8]) -> bool {
+    let mut t = None;
+    let mut v1 = None;
+    for part in header.split(',') {
+        match part.split_once('=') {
+            Some(("t", value)) => t = value.parse::<i64>().ok(),
+            Some(("v1", value)) => v1 = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    let (Some(t), Some(v1)) = (t, v1) else {
+        return false;
+    };
+    let fresh = (chrono::Utc::now().timestamp() - t).abs() < 300;
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("key");
+    mac.update(format!("{t}.").as_bytes());
+    mac.update(body);
+    let expected: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    fresh && expected == v1
+}
+
+async fn allowing_private_targets() -> Shop {
+    shop_with(|c| c.webhooks_allow_private_targets = true).await
+}
+
+async fn shop_with(f: impl FnOnce(&mut tessera::config::Config)) -> Shop {
+    shop_on(TestApp::spawn_with(f).await, None).await
+}
+
+async fn deliver(s: &Shop) -> usize {
+    deliver_due(&s.app.db, true).await.expect("delivery")
+}
+
+async fn hook(s: &Shop, url: &str, actions: &[&str]) -> Value {
+    let r = s
+        .app
+        .post(
+            HOOKS,
+            &s.token,
+            json!({"target_url": url, "action_types": actions, "comment": "shop"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body
+}
+
+/// Makes every call due now, as if its retry time had come.
+async fn make_due(s: &Shop) {
+    use sea_orm::ConnectionTrait;
+    s.app
+        .db
+        .execute_unprepared("UPDATE webhook_calls SET next_attempt = created")
+        .await
+        .expect("due");
+}
+
+#[tokio::test]
+async fn an_order_placed_is_told_to_the_webhook_in_a_signed_call() {
+    let s = allowing_private_targets().await;
+    let got = Received::default();
+    let url = receiver(&got).await;
+    let created = hook(
+        &s,
+        &url,
+        &["pretix.event.order.placed", "pretix.event.order.paid"],
+    )
+    .await;
+    let secret = created["secret"]
+        .as_str()
+        .expect("secret shown once")
+        .to_owned();
+    assert_eq!(created["enabled"], true);
+    assert_eq!(created["all_events"], true);
+    let shown = s
+        .app
+        .get(&format!("{HOOKS}{}/", created["id"]), &s.token)
+        .await;
+    assert!(shown.body.get("secret").is_none(), "{}", shown.body);
+
+    let order = s.ordered(1, json!({})).await;
+    let code = order["code"].as_str().expect("code").to_owned();
+    assert_eq!(deliver(&s).await, 1);
+
+    let calls = got.calls.lock().expect("calls").clone();
+    assert_eq!(calls.len(), 1);
+    let (signature, body) = &calls[0];
+    assert!(verify(&secret, signature, body), "{signature}");
+    assert!(!verify("another secret", signature, body));
+    let payload: Value = serde_json::from_slice(body).expect("json");
+    assert_eq!(payload["organizer"], "acme");
+    assert_eq!(payload["event"], "conf");
+    assert_eq!(payload["code"], code.as_str());
+    assert_eq!(payload["action"], "pretix.event.order.placed");
+    assert!(payload["notification_id"].is_i64());
+
+    let list = s
+        .app
+        .get(&format!("{HOOKS}{}/calls/", created["id"]), &s.token)
+        .await;
+    assert_eq!(list.body["count"], 1);
+    let call = &list.body["results"][0];
+    assert_eq!(call["state"], "success");
+    assert_eq!(call["success"], true);
+    assert_eq!(call["return_code"], 200);
+    assert!(call["execution_time"].is_f64());
+    assert_eq!(call["payload"], payload);
+    assert_eq!(deliver(&s).await, 0, "delivered once");
+
+    let rotated = s
+        .app
+        .post(
+            &format!("{HOOKS}{}/rotate_secret/", created["id"]),
+            &s.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(rotated.status, 200, "{}", rotated.body);
+    let new_secret = rotated.body["secret"].as_str().expect("secret").to_owned();
+    assert_ne!(new_secret, secret);
+    let code = s.ordered(1, json!({})).await["code"].clone();
+    s.app
+        .post(
+            &format!("{EVENT}/orders/{}/mark_paid/", code.as_str().unwrap_or("")),
+            &s.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(deliver(&s).await, 2, "placed and paid");
+    let calls = got.calls.lock().expect("calls").clone();
+    let (signature, body) = &calls[2];
+    assert!(verify(&new_secret, signature, body));
+    assert!(
+        !verify(&secret, signature, body),
+        "the old secret no longer signs"
+    );
+    let payload: Value = serde_json::from_slice(body).expect("json");
+    assert_eq!(payload["action"], "pretix.event.order.paid");
+}
+
+#[tokio::test]
+async fn a_failing_receiver_is_called_again_later_and_410_disables_the_webhook() {
+    let s = allowing_private_targets().await;
+    let got = Received::default();
+    *got.answers.lock().expect("answers") = vec![500, 503];
+    let url = receiver(&got).await;
+    let created = hook(&s, &url, &["pretix.event.order.placed"]).await;
+    let calls_url = format!("{HOOKS}{}/calls/", created["id"]);
+    s.ordered(1, json!({})).await;
+
+    assert_eq!(deliver(&s).await, 1);
+    assert_eq!(deliver(&s).await, 0, "the retry waits");
+    let call = s.app.get(&calls_url, &s.token).await.body["results"][0].clone();
+    assert_eq!(call["state"], "pending");
+    assert_eq!(call["return_code"], 500);
+    assert_eq!(call["attempts"], 1);
+    assert!(call["next_attempt"].is_string());
+    make_due(&s).await;
+    assert_eq!(deliver(&s).await, 1);
+    make_due(&s).await;
+    assert_eq!(deliver(&s).await, 1);
+    let call = s.app.get(&calls_url, &s.token).await.body["results"][0].clone();
+    assert_eq!(call["state"], "success", "{call}");
+    assert_eq!(call["attempts"], 3);
+    assert_eq!(call["is_retry"], true);
+    assert_eq!(got.calls.lock().expect("calls").len(), 3);
+
+    *got.answers.lock().expect("answers") = vec![410];
+    s.ordered(1, json!({})).await;
+    assert_eq!(deliver(&s).await, 1);
+    let shown = s
+        .app
+        .get(&format!("{HOOKS}{}/", created["id"]), &s.token)
+        .await;
+    assert_eq!(shown.body["enabled"], false, "gone: {}", shown.body);
+    let gone = s.app.get(&calls_url, &s.token).await.body["results"][0].clone();
+    assert_eq!(gone["state"], "failed");
+    assert_eq!(gone["return_code"], 410);
+    s.ordered(1, json!({})).await;
+    make_due(&s).await;
+    assert_eq!(deliver(&s).await, 0, "a disabled webhook gets no calls");
+
+    s.app
+        .patch(
+            &format!("{HOOKS}{}/", created["id"]),
+            &s.token,
+            json!({"enabled": true}),
+        )
+        .await;
+    let retry = s
+        .app
+        .post(
+            &format!("{calls_url}{}/retry/", gone["id"]),
+            &s.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    assert_eq!(retry.body["state"], "pending");
+    assert_eq!(deliver(&s).await, 1);
+    // No call was written while the webhook was disabled: the one sent again is the newest.
+    let again = s.app.get(&calls_url, &s.token).await.body["results"][0].clone();
+    assert_eq!(again["id"], gone["id"]);
+    assert_eq!(again["state"], "success", "{again}");
+    let not_failed = s
+        .app
+        .post(
+            &format!("{calls_url}{}/retry/", gone["id"]),
+            &s.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(not_failed.status, 400);
+}
+
+#[tokio::test]
+async fn webhooks_hear_only_their_action_types_and_events() {
+    let s = allowing_private_targets().await;
+    let got = Received::default();
+    let url = receiver(&got).await;
+    let paid_only = hook(&s, &url, &["pretix.event.order.paid"]).await;
+    let r = s
+        .app
+        .post(
+            HOOKS,
+            &s.token,
+            json!({"target_url": url, "action_types": ["pretix.event.order.placed"],
+                   "all_events": false, "limit_events": []}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    s.ordered(1, json!({})).await;
+    assert_eq!(
+        deliver(&s).await,
+        0,
+        "nobody listens to placed orders of this event"
+    );
+
+    let limited = s
+        .app
+        .patch(
+            &format!("{HOOKS}{}/", r.body["id"]),
+            &s.token,
+            json!({"limit_events": ["conf"]}),
+        )
+        .await;
+    assert_eq!(limited.status, 200, "{}", limited.body);
+    assert_eq!(limited.body["limit_events"], json!(["conf"]));
+    s.ordered(1, json!({})).await;
+    assert_eq!(deliver(&s).await, 1);
+
+    let deleted = s
+        .app
+        .delete(&format!("{HOOKS}{}/", paid_only["id"]), &s.token)
+        .await;
+    assert_eq!(deleted.status, 204);
+    let shown = s
+        .app
+        .get(&format!("{HOOKS}{}/", paid_only["id"]), &s.token)
+        .await;
+    assert_eq!(shown.body["enabled"], false, "DELETE disables");
+}
+
+#[tokio::test]
+async fn targets_on_private_networks_and_bad_input_are_refused() {
+    let s = shop_with(|_| {}).await;
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://10.0.0.8/hook",
+        "http://[::1]/hook",
+        "http://localhost/hook",
+    ] {
+        let r = s
+            .app
+            .post(
+                HOOKS,
+                &s.token,
+                json!({"target_url": url, "action_types": ["pretix.event.order.placed"]}),
+            )
+            .await;
+        assert_eq!(r.status, 400, "{url}: {}", r.body);
+        assert!(r.body["target_url"][0].is_string(), "{}", r.body);
+    }
+    let r = s
+        .app
+        .post(
+            HOOKS,
+            &s.token,
+            json!({"target_url": "ftp://example.org/", "action_types": ["nope"],
+                   "all_events": false, "limit_events": ["missing"]}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    for field in ["target_url", "action_types", "limit_events"] {
+        assert!(r.body[field][0].is_string(), "{field}: {}", r.body);
+    }
+    assert_eq!(s.app.get(HOOKS, &s.token).await.body["count"], 0);
+
+    let viewer = s.app.token("acme", &["can_view_orders"]).await;
+    assert_eq!(s.app.get(HOOKS, &viewer).await.status, 403);
+}
