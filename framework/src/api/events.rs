@@ -20,6 +20,7 @@ use crate::domain::meta;
 use crate::domain::permissions::Permission;
 use crate::domain::seating;
 use crate::domain::signing;
+use crate::domain::webhooks::{self, Notice};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{
     ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, NullableMap, Page,
@@ -663,6 +664,8 @@ impl EventsApi {
             sea_orm::ActiveModelTrait::update(changed(existing.into(), &candidate), &txn)
                 .await
                 .map_err(|e| slug_clash(e, events::TALK_SLUG_TAKEN))?;
+        let notice = Notice::about(saved.id, "pretix.event.changed", json!({}));
+        webhooks::notify(&txn, &notice).await?;
         if seating_changed {
             let mapping = candidate
                 .seat_category_mapping

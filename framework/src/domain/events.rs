@@ -14,8 +14,10 @@ use super::meta::{self, Property};
 use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
+use crate::domain::webhooks;
 use crate::plugin::PluginRegistry;
 use crate::values::FieldErrors;
+use serde_json::json;
 
 /// Sales channels an event can be sold on.
 pub const SALES_CHANNELS: [&str; 2] = ["web", "resellers"];
@@ -235,6 +237,8 @@ pub async fn has_orders(db: &impl ConnectionTrait, event_id: i64) -> Result<bool
 
 /// Deletes an event with everything it owns.
 pub async fn delete(db: &impl ConnectionTrait, event_id: i64) -> Result<(), DbErr> {
+    let notice = webhooks::Notice::about(event_id, "pretix.event.deleted", json!({}));
+    webhooks::notify(db, &notice).await?;
     settings::delete_event_settings(db, event_id).await?;
     event::Entity::delete_by_id(event_id).exec(db).await?;
     Ok(())
@@ -313,7 +317,10 @@ pub async fn insert(
     let (public, private) = super::signing::generate();
     row.public_key = Set(public);
     row.private_key = Set(private);
-    row.insert(db).await
+    let created = row.insert(db).await?;
+    let notice = webhooks::Notice::about(created.id, "pretix.event.added", json!({}));
+    webhooks::notify(db, &notice).await?;
+    Ok(created)
 }
 
 /// Copies what an event is configured with onto a new one: settings, categories, tax rules,

@@ -4,12 +4,14 @@
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult, Set,
-    Statement, Value,
+    ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait,
+    FromQueryResult, Set, Statement, Value,
 };
 
 use crate::db::entities::{giftcard, giftcard_transaction};
 use crate::db::{begin_write, is_unique_violation, unit_of_work};
+use crate::domain::webhooks;
+use serde_json::json;
 
 /// Which cards an organizer sees: its own, and with `include_accepted` also those of the
 /// issuers it accepts.
@@ -245,6 +247,7 @@ pub async fn create(
     .insert(&txn)
     .await?;
     book(&txn, card.id, organizer_id, new.value_cents, None, now).await?;
+    notify(&txn, organizer_id, card.id, "pretix.giftcards.created").await?;
     let vis = Visibility {
         organizer_id,
         include_accepted: false,
@@ -263,8 +266,8 @@ async fn book(
     value_cents: i64,
     text: Option<String>,
     at: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    giftcard_transaction::ActiveModel {
+) -> Result<i64, DbErr> {
+    let row = giftcard_transaction::ActiveModel {
         card_id: Set(card_id),
         acceptor_id: Set(acceptor_id),
         datetime: Set(at),
@@ -274,7 +277,7 @@ async fn book(
     }
     .insert(db)
     .await?;
-    Ok(())
+    Ok(row.id)
 }
 
 /// Changes to a card's modifiable fields; `None` leaves a field as it is.
@@ -323,8 +326,20 @@ pub async fn update(
         id,
     )
     .await?;
+    notify(&txn, organizer_id, id, "pretix.giftcards.modified").await?;
     crate::db::commit(txn).await?;
     Ok(shown)
+}
+
+/// Tells the organizer's webhooks of a change of one of its cards.
+async fn notify(
+    txn: &impl ConnectionTrait,
+    organizer_id: i64,
+    card_id: i64,
+    action: &'static str,
+) -> Result<(), DbErr> {
+    let notice = webhooks::Notice::of_organizer(organizer_id, action, json!({"giftcard": card_id}));
+    webhooks::notify(txn, &notice).await
 }
 
 /// Reads one of the organizer's own cards and locks it until the transaction ends.
@@ -436,7 +451,16 @@ async fn transact_postgres(
     let sql = format!(
         "WITH card AS ({GUARDED_UPDATE}{} RETURNING g.*), \
          booked AS (INSERT INTO giftcard_transactions (card_id, acceptor_id, datetime, value_cents, text) \
-                    SELECT id, $1, $5, $3, $6 FROM card) \
+                    SELECT id, $1, $5, $3, $6 FROM card RETURNING id, card_id), \
+         told AS (INSERT INTO webhook_calls (webhook_id, action_type, organizer, payload, \
+                  created, state, attempts, next_attempt) \
+                  SELECT w.id, a.action_type, o.slug, \
+                  jsonb_build_object('giftcard', b.card_id, 'transaction', b.id), $5, \
+                  'pending', 0, $5 FROM booked b JOIN card c ON c.id = b.card_id \
+                  JOIN organizers o ON o.id = c.issuer_id \
+                  JOIN webhooks w ON w.organizer_id = c.issuer_id AND w.enabled \
+                  JOIN webhook_action_types a ON a.webhook_id = w.id \
+                  AND a.action_type = '{TRANSACTION}') \
          SELECT {CARD_COLUMNS} FROM card g JOIN organizers o ON o.id = g.issuer_id",
         Visibility::condition(1, 2)
     );
@@ -481,9 +505,18 @@ async fn transact_sqlite(
     if updated.rows_affected() != 1 {
         return Ok(None);
     }
-    book(txn, id, vis.organizer_id, value_cents, text, now).await?;
-    find(txn, vis, id).await
+    let booked = book(txn, id, vis.organizer_id, value_cents, text, now).await?;
+    let card = find(txn, vis, id).await?;
+    if let Some(row) = giftcard::Entity::find_by_id(id).one(txn).await? {
+        let extra = json!({"giftcard": id, "transaction": booked});
+        let notice = webhooks::Notice::of_organizer(row.issuer_id, TRANSACTION, extra);
+        webhooks::notify(txn, &notice).await?;
+    }
+    Ok(card)
 }
+
+/// The action type of a transaction on a card, told to the issuer's webhooks.
+const TRANSACTION: &str = "pretix.giftcards.transaction.manual";
 
 /// A ledger entry as the API shows it.
 #[derive(Debug, Clone, FromQueryResult)]

@@ -18,6 +18,8 @@ use crate::db::entities::{
     category, event, item, item_addon, item_bundle, item_variation, order_position, quota, tax_rule,
 };
 use crate::db::{begin_write, is_unique_violation};
+use crate::domain::webhooks;
+use serde_json::json;
 
 /// A rule broken by a change, reported on a field.
 pub type Invalid = Vec<(&'static str, String)>;
@@ -897,6 +899,7 @@ pub async fn create(
     for b in new.bundles {
         insert_bundle(&txn, row.id, b).await?;
     }
+    notify(&txn, event_id, row.id, "pretix.event.item.added").await?;
     let item = complete(&txn, vec![row]).await?.pop();
     crate::db::commit(txn).await?;
     item.ok_or(WriteError::Gone)
@@ -918,6 +921,7 @@ pub async fn update(
     changed.event_id = Set(existing.event_id);
     changed.has_variations = Set(existing.has_variations);
     let row = changed.update(&txn).await?;
+    notify(&txn, row.event_id, row.id, "pretix.event.item.changed").await?;
     let item = complete(&txn, vec![row]).await?.pop();
     crate::db::commit(txn).await?;
     item.ok_or(WriteError::Gone)
@@ -960,9 +964,27 @@ pub async fn delete(db: &DatabaseConnection, existing: &item::Model) -> Result<(
     if ordered(&txn, existing.id, None).await? {
         return Err(DeleteError::Ordered);
     }
+    notify(
+        &txn,
+        existing.event_id,
+        existing.id,
+        "pretix.event.item.deleted",
+    )
+    .await?;
     item::Entity::delete_by_id(existing.id).exec(&txn).await?;
     crate::db::commit(txn).await?;
     Ok(())
+}
+
+/// Tells the organizer's webhooks of a change of a product.
+async fn notify(
+    txn: &impl ConnectionTrait,
+    event_id: i64,
+    item_id: i64,
+    action: &'static str,
+) -> Result<(), DbErr> {
+    let notice = webhooks::Notice::about(event_id, action, json!({"item_id": item_id}));
+    webhooks::notify(txn, &notice).await
 }
 
 /// The variations of an item, by position, then ID; `active` filters.

@@ -21,6 +21,7 @@ use super::settings::{self, Scope, SettingsRegistry};
 use super::vouchers::manage::{self, Voucher, VoucherFields};
 use crate::db::begin_write;
 use crate::db::entities::{event, waiting_list_entry};
+use crate::domain::webhooks;
 use crate::values::I18nString;
 use texts::VoucherNotice;
 
@@ -292,8 +293,20 @@ pub async fn create(
     }
     .insert(&txn)
     .await?;
+    notify(&txn, ev, saved.id, "pretix.event.orders.waitinglist.added").await?;
     crate::db::commit(txn).await?;
     Ok(saved)
+}
+
+/// Tells the organizer's webhooks of a change of a waiting list entry.
+async fn notify(
+    txn: &impl ConnectionTrait,
+    ev: &event::Model,
+    entry_id: i64,
+    action: &'static str,
+) -> Result<(), DbErr> {
+    let extra = serde_json::json!({"waitinglistentry_id": entry_id});
+    webhooks::notify(txn, &webhooks::Notice::about(ev.id, action, extra)).await
 }
 
 /// Replaces every writable field of an entry without a voucher. A change of product moves
@@ -328,6 +341,13 @@ pub async fn update(
     let mut changed = row(&f);
     changed.id = Set(old.id);
     let saved = changed.update(&txn).await?;
+    notify(
+        &txn,
+        ev,
+        saved.id,
+        "pretix.event.orders.waitinglist.changed",
+    )
+    .await?;
     crate::db::commit(txn).await?;
     Ok(saved)
 }
@@ -344,6 +364,7 @@ pub async fn delete(db: &DatabaseConnection, ev: &event::Model, id: i64) -> Resu
     let quotas = catalogue.quotas_of(&product_of(&old));
     availability::lock_quotas(&txn, &quotas).await?;
     availability::adjust(&txn, &quotas, HoldKind::WaitingList, None, -1).await?;
+    notify(&txn, ev, old.id, "pretix.event.orders.waitinglist.deleted").await?;
     waiting_list_entry::Entity::delete_by_id(old.id)
         .exec(&txn)
         .await?;
@@ -424,6 +445,8 @@ pub async fn send_voucher(
         voucher,
     };
     mail::queue(&txn, voucher_mail(ev, &catalogue, &sent, hours)).await?;
+    let assigned = "pretix.event.orders.waitinglist.voucher_assigned";
+    notify(&txn, ev, sent.entry.id, assigned).await?;
     crate::db::commit(txn).await?;
     Ok(sent)
 }

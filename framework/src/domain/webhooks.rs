@@ -95,8 +95,8 @@ pub fn retry_delay(attempts: i32) -> chrono::Duration {
 /// A change the organizer's webhooks may be told of.
 #[derive(Debug, Clone)]
 pub struct Notice {
-    /// The organizer.
-    pub organizer_id: i64,
+    /// The organizer; `None`: the event's.
+    pub organizer_id: Option<i64>,
     /// The event, for changes of an event's data.
     pub event_id: Option<i64>,
     /// The action type.
@@ -120,10 +120,31 @@ impl Notice {
             fields.extend(more);
         }
         Self {
-            organizer_id: ev.organizer_id,
+            organizer_id: Some(ev.organizer_id),
             event_id: Some(ev.id),
             action,
             extra: Value::Object(fields),
+        }
+    }
+
+    /// A change of an event's data (the event itself, a product, a voucher, a waiting list
+    /// entry), with the IDs pretix adds in `extra`.
+    pub fn about(event_id: i64, action: &'static str, extra: Value) -> Self {
+        Self {
+            organizer_id: None,
+            event_id: Some(event_id),
+            action,
+            extra,
+        }
+    }
+
+    /// A change of the organizer's data (a gift card).
+    pub fn of_organizer(organizer_id: i64, action: &'static str, extra: Value) -> Self {
+        Self {
+            organizer_id: Some(organizer_id),
+            event_id: None,
+            action,
+            extra,
         }
     }
 }
@@ -157,7 +178,8 @@ pub async fn notify(db: &impl ConnectionTrait, n: &Notice) -> Result<(), DbErr> 
          SELECT w.id, $1, (SELECT slug FROM organizers WHERE id = w.organizer_id), \
          (SELECT slug FROM events WHERE id = $2), $3, $4, 'pending', 0, $4 \
          FROM webhooks w JOIN webhook_action_types a ON a.webhook_id = w.id \
-         WHERE w.organizer_id = $5 AND w.enabled AND a.action_type = $1 \
+         WHERE w.organizer_id = COALESCE($5, (SELECT organizer_id FROM events WHERE id = $2)) \
+         AND w.enabled AND a.action_type = $1 \
          AND (w.all_events OR $2 IS NULL OR EXISTS (SELECT 1 FROM webhook_events e \
          WHERE e.webhook_id = w.id AND e.event_id = $2))",
         [

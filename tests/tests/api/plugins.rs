@@ -10,6 +10,7 @@ use poem_openapi::payload::Json;
 use serde_json::{Value, json};
 use tessera::db::entities::event;
 use tessera::domain::orders::Order;
+use tessera::domain::webhooks::{self, Notice};
 use tessera::http::Auth;
 use tessera::http::auth::{EventAccess, OrganizerAccess};
 use tessera::plugin::{Hook, Plugin, PluginApi, PluginLevel};
@@ -58,9 +59,13 @@ impl Plugin for Ledger {
     fn api(&self) -> Option<PluginApi> {
         Some(PluginApi::new(LedgerApi(self.clone())))
     }
+    fn webhook_action_types(&self) -> Vec<String> {
+        vec!["ledger.noted".into()]
+    }
     async fn order_placed(&self, h: Hook<'_>, o: &Order) -> Result<(), sea_orm::DbErr> {
         self.note(format!("placed {} {}", h.event.slug, o.row.code));
-        Ok(())
+        let notice = Notice::about(h.event.id, "ledger.noted", json!({"code": o.row.code}));
+        webhooks::notify(h.txn, &notice).await
     }
     async fn order_paid(&self, h: Hook<'_>, o: &Order) -> Result<(), sea_orm::DbErr> {
         self.note(format!("paid {} {}", h.event.slug, o.row.code));
@@ -755,4 +760,37 @@ async fn a_plugin_cannot_shadow_a_core_resource() {
     assert!(
         doc["paths"]["/api/v1/organizers/{organizer}/events/{event}/ledger/"]["get"].is_object()
     );
+}
+
+#[tokio::test]
+async fn a_plugins_own_webhook_action_types_can_be_listened_to() {
+    let s = setup(json!(["ledger"])).await;
+    let hooks = format!("{ORG}/webhooks/");
+    let target = "http://93.184.216.34/hook";
+    let unknown = s
+        .post(
+            &hooks,
+            json!({"target_url": target, "action_types": ["ledger.forgotten"]}),
+        )
+        .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+    let r = s
+        .post(
+            &hooks,
+            json!({"target_url": target, "action_types": ["ledger.noted"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    let order = s.order("manual").await;
+    assert_eq!(order.status, 201, "{}", order.body);
+    let calls = s
+        .app
+        .get(&format!("{hooks}{}/calls/", r.body["id"]), &s.token)
+        .await;
+    assert_eq!(calls.body["count"], 1, "{}", calls.body);
+    let payload = &calls.body["results"][0]["payload"];
+    assert_eq!(payload["action"], "ledger.noted");
+    assert_eq!(payload["code"], order.body["code"]);
+    assert_eq!(payload["event"], "conf");
 }

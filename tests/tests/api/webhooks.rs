@@ -369,3 +369,96 @@ async fn targets_on_private_networks_and_bad_input_are_refused() {
     let viewer = s.app.token("acme", &["can_view_orders"]).await;
     assert_eq!(s.app.get(HOOKS, &viewer).await.status, 403);
 }
+
+#[tokio::test]
+async fn changes_of_events_products_vouchers_and_gift_cards_are_told_with_their_ids() {
+    let s = allowing_private_targets().await;
+    let got = Received::default();
+    let url = receiver(&got).await;
+    hook(
+        &s,
+        &url,
+        &[
+            "pretix.event.changed",
+            "pretix.event.item.added",
+            "pretix.event.voucher.added",
+            "pretix.giftcards.created",
+            "pretix.giftcards.transaction.manual",
+        ],
+    )
+    .await;
+    let changed = s
+        .app
+        .patch(
+            &format!("{EVENT}/"),
+            &s.token,
+            json!({"location": {"en": "Hall 3"}}),
+        )
+        .await;
+    assert_eq!(changed.status, 200, "{}", changed.body);
+    let item = crate::selling_support::item(
+        &s.app,
+        &s.token,
+        json!({"name": {"en": "Scarf"}, "default_price": "9.00"}),
+    )
+    .await;
+    let voucher = s
+        .app
+        .post(
+            &format!("{EVENT}/vouchers/"),
+            &s.token,
+            json!({"code": "WELCOME"}),
+        )
+        .await;
+    assert_eq!(voucher.status, 201, "{}", voucher.body);
+    let card = s
+        .app
+        .post(
+            "/api/v1/organizers/acme/giftcards/",
+            &s.token,
+            json!({"value": "10.00", "currency": "EUR"}),
+        )
+        .await;
+    assert_eq!(card.status, 201, "{}", card.body);
+    let spent = s
+        .app
+        .post(
+            &format!(
+                "/api/v1/organizers/acme/giftcards/{}/transact/",
+                card.body["id"]
+            ),
+            &s.token,
+            json!({"value": "-4.00"}),
+        )
+        .await;
+    assert_eq!(spent.status, 200, "{}", spent.body);
+
+    assert_eq!(deliver(&s).await, 5);
+    let payloads: Vec<Value> = got
+        .calls
+        .lock()
+        .expect("calls")
+        .iter()
+        .map(|(_, body)| serde_json::from_slice(body).expect("json"))
+        .collect();
+    let find = |action: &str| {
+        payloads
+            .iter()
+            .find(|p| p["action"] == action)
+            .cloned()
+            .unwrap_or_else(|| panic!("{action} in {payloads:?}"))
+    };
+    assert_eq!(find("pretix.event.changed")["event"], "conf");
+    assert_eq!(find("pretix.event.item.added")["item_id"], item["id"]);
+    assert_eq!(
+        find("pretix.event.voucher.added")["voucher_id"],
+        voucher.body["id"]
+    );
+    let gift = find("pretix.giftcards.created");
+    assert_eq!(gift["giftcard"], card.body["id"]);
+    assert_eq!(gift["organizer"], "acme");
+    assert!(gift.get("event").is_none());
+    let spent = find("pretix.giftcards.transaction.manual");
+    assert_eq!(spent["giftcard"], card.body["id"]);
+    assert!(spent["transaction"].is_i64(), "{spent}");
+}

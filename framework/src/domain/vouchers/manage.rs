@@ -24,6 +24,8 @@ use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::items::Invalid;
 use crate::domain::sale::Catalogue;
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
+use crate::domain::webhooks;
+use serde_json::json;
 
 /// Length of generated codes.
 pub const CODE_LENGTH: usize = 16;
@@ -326,8 +328,20 @@ pub async fn create(
 ) -> Result<Voucher, WriteError> {
     let txn = begin_write(db).await?;
     let saved = insert(&txn, ev, &f).await?.map_err(WriteError::Invalid)?;
+    notify(&txn, ev, saved.row.id, "pretix.event.voucher.added").await?;
     crate::db::commit(txn).await?;
     Ok(saved)
+}
+
+/// Tells the organizer's webhooks of a change of a voucher.
+async fn notify(
+    txn: &impl ConnectionTrait,
+    ev: &event::Model,
+    voucher_id: i64,
+    action: &'static str,
+) -> Result<(), DbErr> {
+    let notice = webhooks::Notice::about(ev.id, action, json!({"voucher_id": voucher_id}));
+    webhooks::notify(txn, &notice).await
 }
 
 /// Creates every voucher or none: codes must differ from each other and from the event's
@@ -360,7 +374,10 @@ pub async fn create_many(
     let mut saved = Vec::with_capacity(all.len());
     for (n, f) in all.iter().enumerate() {
         match insert(&txn, ev, f).await? {
-            Ok(v) => saved.push(v),
+            Ok(v) => {
+                notify(&txn, ev, v.row.id, "pretix.event.voucher.added").await?;
+                saved.push(v);
+            }
             Err(invalid) => {
                 errors[n] = invalid;
                 return Err(BatchError::Invalid(errors));
@@ -395,6 +412,7 @@ pub async fn update(
     let saved = write(&txn, ev, Some(&old), &f)
         .await?
         .map_err(WriteError::Invalid)?;
+    notify(&txn, ev, saved.row.id, "pretix.event.voucher.changed").await?;
     crate::db::commit(txn).await?;
     Ok(saved)
 }
@@ -411,6 +429,7 @@ pub async fn delete(
     if v.redeemed > 0 {
         return Err(DeleteError::Redeemed);
     }
+    notify(&txn, ev, v.id, "pretix.event.voucher.deleted").await?;
     let catalogue =
         Catalogue::load(&txn, ev, &v.subevent_id.into_iter().collect::<Vec<_>>()).await?;
     availability::lock_quotas(&txn, &blocked_quotas(&v, &catalogue)).await?;
