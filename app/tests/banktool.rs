@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, admin};
+use tessera_tests::process::{Server, admin, organizer_with_admin_token};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const ACCOUNT: &str = "DE02120300000000202051";
@@ -106,22 +106,10 @@ async fn pretix_banktool_uploads_a_statement_and_the_named_order_becomes_paid() 
     };
     let db = fresh_database().await;
     let bin = Path::new(BIN);
-    admin(
-        bin,
-        &db.url,
-        &[
-            "admin",
-            "create-organizer",
-            "--slug",
-            "demo",
-            "--name",
-            "Demo",
-        ],
-    );
     let setup = Api {
         http: reqwest::Client::new(),
         base: String::new(),
-        auth: format!("Token {}", token(&db.url, &["--all-permissions"])),
+        auth: organizer_with_admin_token(bin, &db.url, "demo"),
     };
     // The tool's key: a team that may view and change orders, as its setup asks.
     let key = token(

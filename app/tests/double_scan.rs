@@ -8,7 +8,7 @@ use std::path::Path;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, admin};
+use tessera_tests::process::{Server, organizer_with_admin_token};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const EVENT: &str = "/api/v1/organizers/acme/events/conf";
@@ -35,30 +35,7 @@ async fn two_gates_scanning_one_ticket_at_the_same_moment_admit_it_once() {
     }
     let db = fresh_database().await;
     let bin = Path::new(BIN);
-    admin(
-        bin,
-        &db.url,
-        &[
-            "admin",
-            "create-organizer",
-            "--slug",
-            "acme",
-            "--name",
-            "Acme",
-        ],
-    );
-    let token = admin(
-        bin,
-        &db.url,
-        &[
-            "admin",
-            "create-token",
-            "--organizer",
-            "acme",
-            "--all-permissions",
-        ],
-    );
-    let auth = format!("Token {}", token.lines().last().expect("token line"));
+    let auth = organizer_with_admin_token(bin, &db.url, "acme");
     let mut nodes = [
         Server::new_logging_aside(bin, &db.url),
         Server::new_logging_aside(bin, &db.url),

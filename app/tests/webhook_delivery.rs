@@ -13,7 +13,7 @@ use poem::listener::TcpListener;
 use poem::{EndpointExt, Route, handler};
 use serde_json::{Value, json};
 use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, admin, free_port};
+use tessera_tests::process::{Server, free_port, organizer_with_admin_token};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const EVENT: &str = "/api/v1/organizers/acme/events/conf";
@@ -97,30 +97,7 @@ async fn post(client: &reqwest::Client, url: &str, auth: &str, body: &Value) -> 
 async fn two_nodes_deliver_each_call_once_and_calls_wait_through_a_restart() {
     let db = fresh_database().await;
     let bin = Path::new(BIN);
-    admin(
-        bin,
-        &db.url,
-        &[
-            "admin",
-            "create-organizer",
-            "--slug",
-            "acme",
-            "--name",
-            "Acme",
-        ],
-    );
-    let token = admin(
-        bin,
-        &db.url,
-        &[
-            "admin",
-            "create-token",
-            "--organizer",
-            "acme",
-            "--all-permissions",
-        ],
-    );
-    let auth = format!("Token {}", token.lines().last().expect("token line"));
+    let auth = organizer_with_admin_token(bin, &db.url, "acme");
     let mut nodes = [
         Server::new_logging_aside(bin, &db.url),
         Server::new_logging_aside(bin, &db.url),

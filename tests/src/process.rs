@@ -31,6 +31,28 @@ pub fn admin(bin: &Path, url: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Creates the organizer `slug` with `tessera admin`, and a token of a team of it with every
+/// permission; gives the `Authorization` header that carries the token.
+pub fn organizer_with_admin_token(bin: &Path, url: &str, slug: &str) -> String {
+    admin(
+        bin,
+        url,
+        &["admin", "create-organizer", "--slug", slug, "--name", slug],
+    );
+    let out = admin(
+        bin,
+        url,
+        &[
+            "admin",
+            "create-token",
+            "--organizer",
+            slug,
+            "--all-permissions",
+        ],
+    );
+    format!("Token {}", out.lines().last().unwrap_or_default().trim())
+}
+
 /// A `tessera serve` on a fixed loopback port (kept across restarts), its standard error in
 /// a log file; killed when dropped.
 pub struct Server {
