@@ -519,15 +519,10 @@ impl EventsApi {
             EventOrdering::Slug => found.sort_by(|a, b| a.slug.cmp(&b.slug)),
             EventOrdering::SlugDesc => found.sort_by(|a, b| b.slug.cmp(&a.slug)),
         }
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
-            .window(found.len() as u64)?;
-        let results = found
-            .iter()
-            .skip(window.offset as usize)
-            .take(window.limit as usize)
-            .map(|e| event_out(e, &properties, false))
-            .collect();
-        Ok(Json(window.page(results)))
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0);
+        Ok(Json(
+            page.page_of(&found, |e| event_out(e, &properties, false))?,
+        ))
     }
 
     /// Show an event

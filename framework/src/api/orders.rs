@@ -787,6 +787,25 @@ fn check_order(
     errors.into_result()
 }
 
+/// An order of the event the caller may view (`can_view_orders`), with the checked access;
+/// 403 when either is missing.
+pub(super) async fn viewed(
+    state: &AppState,
+    auth: &Auth,
+    organizer: &str,
+    event: &str,
+    code: &str,
+) -> Result<(EventAccess, Order), ApiError> {
+    let ev = auth
+        .0
+        .event(&state.db, organizer, event, Some(Permission::ViewOrders))
+        .await?;
+    let o = orders::find(&state.db, ev.event.id, code)
+        .await?
+        .ok_or_else(ApiError::forbidden)?;
+    Ok((ev, o))
+}
+
 /// The event of an order change, for a caller with `can_change_orders`.
 pub(crate) async fn change_orders(
     state: &AppState,
@@ -929,13 +948,7 @@ impl OrdersApi {
         event: Path<String>,
         code: Path<String>,
     ) -> ReadResult<Json<OrderOut>> {
-        let ev = auth
-            .0
-            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
-            .await?;
-        let o = orders::find(&state.db, ev.event.id, &code)
-            .await?
-            .ok_or_else(ApiError::forbidden)?;
+        let (ev, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
         Ok(Json(shown(&state, &ev, o)))
     }
 
@@ -1256,23 +1269,9 @@ impl OrdersApi {
         code: Path<String>,
         page: Query<Option<String>>,
     ) -> ListResult<Json<Page<PaymentOut>>> {
-        let ev = auth
-            .0
-            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
-            .await?;
-        let o = orders::find(&state.db, ev.event.id, &code)
-            .await?
-            .ok_or_else(ApiError::forbidden)?;
-        let window = PageRequest::new(req, &state.public_url, page.0, None)
-            .window(o.payments.len() as u64)?;
-        let rows = o
-            .payments
-            .iter()
-            .skip(window.offset as usize)
-            .take(window.limit as usize)
-            .map(payment)
-            .collect();
-        Ok(Json(window.page(rows)))
+        let (_, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
+        let page = PageRequest::new(req, &state.public_url, page.0, None);
+        Ok(Json(page.page_of(&o.payments, payment)?))
     }
 
     /// Show a payment
@@ -1291,13 +1290,7 @@ impl OrdersApi {
         code: Path<String>,
         local_id: Path<i32>,
     ) -> ReadResult<Json<PaymentOut>> {
-        let ev = auth
-            .0
-            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
-            .await?;
-        let o = orders::find(&state.db, ev.event.id, &code)
-            .await?
-            .ok_or_else(ApiError::forbidden)?;
+        let (_, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
         let p = o
             .payments
             .iter()

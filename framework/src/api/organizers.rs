@@ -53,15 +53,8 @@ impl OrganizersApi {
     ) -> ListResult<Json<Page<OrganizerOut>>> {
         let mut organizers = auth.0.organizers();
         organizers.sort_by(|a, b| a.slug.cmp(&b.slug));
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
-            .window(organizers.len() as u64)?;
-        let results = organizers
-            .into_iter()
-            .skip(window.offset as usize)
-            .take(window.limit as usize)
-            .map(OrganizerOut::from)
-            .collect();
-        Ok(Json(window.page(results)))
+        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0);
+        Ok(Json(page.page_of(organizers, OrganizerOut::from)?))
     }
 
     /// Show an organizer

@@ -11,10 +11,8 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 use serde_json::Value;
 
-use super::orders::{change_orders, lifecycle_error, seller};
+use super::orders::{change_orders, lifecycle_error, seller, viewed};
 use crate::domain::orders::refunds::{self, NewRefund, Refund, Step};
-use crate::domain::orders::{self, Order};
-use crate::domain::permissions::Permission;
 use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, Money, Page, PageRequest};
 use crate::state::AppState;
@@ -125,23 +123,6 @@ pub struct ProcessBody {
 /// Refund operations.
 pub struct RefundsApi;
 
-/// The order, for a caller who may view orders.
-async fn viewed(
-    state: &AppState,
-    auth: &Auth,
-    organizer: &str,
-    event: &str,
-    code: &str,
-) -> Result<Order, ApiError> {
-    let ev = auth
-        .0
-        .event(&state.db, organizer, event, Some(Permission::ViewOrders))
-        .await?;
-    orders::find(&state.db, ev.event.id, code)
-        .await?
-        .ok_or_else(ApiError::forbidden)
-}
-
 #[OpenApi]
 impl RefundsApi {
     /// List an order's refunds
@@ -162,17 +143,9 @@ impl RefundsApi {
         code: Path<String>,
         page: Query<Option<String>>,
     ) -> ListResult<Json<Page<RefundOut>>> {
-        let o = viewed(&state, &auth, &organizer, &event, &code).await?;
-        let window =
-            PageRequest::new(req, &state.public_url, page.0, None).window(o.refunds.len() as u64)?;
-        let rows = o
-            .refunds
-            .iter()
-            .skip(window.offset as usize)
-            .take(window.limit as usize)
-            .map(refund)
-            .collect();
-        Ok(Json(window.page(rows)))
+        let (_, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
+        let page = PageRequest::new(req, &state.public_url, page.0, None);
+        Ok(Json(page.page_of(&o.refunds, refund)?))
     }
 
     /// Show a refund
@@ -191,7 +164,7 @@ impl RefundsApi {
         code: Path<String>,
         local_id: Path<i32>,
     ) -> ReadResult<Json<RefundOut>> {
-        let o = viewed(&state, &auth, &organizer, &event, &code).await?;
+        let (_, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
         o.refunds
             .iter()
             .find(|r| r.row.local_id == *local_id)

@@ -50,6 +50,27 @@ impl PageRequest {
         }
     }
 
+    /// The page of a list held in memory, each item shown with `show`; 404 for a page that
+    /// does not exist.
+    pub fn page_of<I, U>(
+        &self,
+        items: I,
+        show: impl FnMut(I::Item) -> U,
+    ) -> Result<Page<U>, ApiError>
+    where
+        I: IntoIterator,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let items = items.into_iter();
+        let window = self.window(items.len() as u64)?;
+        let results = items
+            .skip(window.offset as usize)
+            .take(window.limit as usize)
+            .map(show)
+            .collect();
+        Ok(window.page(results))
+    }
+
     /// Resolves the page against the total count: `(limit, offset)`, or 404 for a page that
     /// does not exist. Page 1 always exists, even for an empty list.
     pub fn window(&self, count: u64) -> Result<Window, ApiError> {
