@@ -92,22 +92,12 @@ impl<'a> ApiExtractor<'a> for FileBody {
     fn register(_registry: &mut Registry) {}
 
     fn request_meta() -> Option<MetaRequest> {
-        Some(MetaRequest {
-            description: Some(
-                "The file itself; `Content-Type` and \
-                 `Content-Disposition: attachment; filename=<name>` are required.",
-            ),
-            content: files::ACCEPTED_TYPES
-                .iter()
-                .map(|&content_type| MetaMediaType {
-                    content_type,
-                    schema: MetaSchemaRef::Inline(Box::new(MetaSchema::new_with_format(
-                        "string", "binary",
-                    ))),
-                })
-                .collect(),
-            required: true,
-        })
+        Some(binary_body(
+            "The file itself, sent as its own `Content-Type` (`image/png`, `image/jpeg`, \
+             `image/gif` or `image/webp`) or as `application/octet-stream` with a file name \
+             ending in the type's extension (`.png`, `.jpg`, `.jpeg`, `.gif`, `.webp`); \
+             `Content-Disposition: attachment; filename=<name>` is required.",
+        ))
     }
 
     async fn from_request(
@@ -115,38 +105,64 @@ impl<'a> ApiExtractor<'a> for FileBody {
         body: &mut RequestBody,
         _param_opts: ExtractParamOptions<Self::ParamType>,
     ) -> poem::Result<Self> {
-        let content_type = request
-            .content_type()
-            .and_then(|ct| ct.parse::<mime::Mime>().ok())
-            .map(|m| m.essence_str().to_owned())
+        let (content_type, filename) = upload_headers(request);
+        let content_type = content_type
             .ok_or_else(|| ApiError::bad_request("A Content-Type header is required."))?;
-        if !files::ACCEPTED_TYPES.contains(&content_type.as_str()) {
-            return Err(ApiError::detail(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                format!(
-                    "Unsupported media type \"{content_type}\" in request: \
-                     only PNG, JPEG, GIF and WebP images are accepted."
-                ),
+        let filename = filename.ok_or_else(|| {
+            ApiError::bad_request(
+                "A Content-Disposition header of the form \
+                 'attachment; filename=<name>' is required.",
             )
-            .into());
-        }
-        let filename = request
-            .headers()
-            .get(header::CONTENT_DISPOSITION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(disposition_filename)
+        })?;
+        let content_type = files::upload_type(&content_type, &filename, &files::ACCEPTED_TYPES)
+            .filter(|t| files::ACCEPTED_TYPES.contains(t))
             .ok_or_else(|| {
-                ApiError::bad_request(
-                    "A Content-Disposition header of the form \
-                     'attachment; filename=<name>' is required.",
+                ApiError::detail(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!(
+                        "Unsupported media type \"{content_type}\" in request: only PNG, JPEG, \
+                         GIF and WebP images are accepted (as application/octet-stream, with \
+                         the file name's extension saying which)."
+                    ),
                 )
-            })?;
+            })?
+            .to_owned();
         Ok(Self {
             filename,
             content_type,
             body: body.take()?,
         })
     }
+}
+
+/// A request body of one file: documented as binary data in `application/octet-stream`, the
+/// one binary form code generators take; the operation's description names the types.
+pub(crate) fn binary_body(description: &'static str) -> MetaRequest {
+    MetaRequest {
+        description: Some(description),
+        content: vec![MetaMediaType {
+            content_type: files::OCTET_STREAM,
+            schema: MetaSchemaRef::Inline(Box::new(MetaSchema::new_with_format(
+                "string", "binary",
+            ))),
+        }],
+        required: true,
+    }
+}
+
+/// What the headers of an upload say: the media type of `Content-Type` (without parameters)
+/// and the file name of `Content-Disposition`, each `None` when missing or malformed.
+pub(crate) fn upload_headers(request: &Request) -> (Option<String>, Option<String>) {
+    let content_type = request
+        .content_type()
+        .and_then(|ct| ct.parse::<mime::Mime>().ok())
+        .map(|m| m.essence_str().to_owned());
+    let filename = request
+        .headers()
+        .get(header::CONTENT_DISPOSITION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(disposition_filename);
+    (content_type, filename)
 }
 
 /// The ID of an uploaded file.

@@ -11,6 +11,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 use serde_json::Value;
 
+use super::Tag;
 use super::orders::{change_orders, lifecycle_error, seller, viewed};
 use crate::domain::orders::refunds::{self, NewRefund, Refund, Step};
 use crate::http::error::{ListResult, ReadResult, WriteResult};
@@ -123,7 +124,7 @@ pub struct ProcessBody {
 /// Refund operations.
 pub struct RefundsApi;
 
-#[OpenApi]
+#[OpenApi(tag = "Tag::Orders")]
 impl RefundsApi {
     /// List an order's refunds
     ///

@@ -126,6 +126,27 @@ pub fn extensions(content_type: &str) -> &'static [&'static str] {
     }
 }
 
+/// The media type of a file sent without its own: generated API clients send every binary
+/// body as this. Uploads then take the type of the file name's extension ([`upload_type`]).
+pub const OCTET_STREAM: &str = "application/octet-stream";
+
+/// The media type of an upload named `filename` sent as `content_type`: that type itself, or
+/// for [`OCTET_STREAM`] the one of `types` whose extension the name ends in (`None` when
+/// none does).
+pub fn upload_type<'a>(
+    content_type: &'a str,
+    filename: &str,
+    types: &[&'a str],
+) -> Option<&'a str> {
+    if content_type != OCTET_STREAM {
+        return Some(content_type);
+    }
+    types
+        .iter()
+        .copied()
+        .find(|&t| has_extension_of(filename, t))
+}
+
 /// Whether `filename` ends in an extension of `content_type` (in any case).
 pub fn has_extension_of(filename: &str, content_type: &str) -> bool {
     filename.rsplit_once('.').is_some_and(|(_, ext)| {

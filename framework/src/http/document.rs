@@ -46,6 +46,7 @@ const SHARED: [(u16, &str); 12] = [
 /// schema of `doc`.
 pub fn complete(doc: &mut Value) {
     exact_schemas(doc);
+    generator_forms(doc);
     let api_schemes = api_credential_schemes(doc);
     let Some(components) = doc.get_mut("components").and_then(Value::as_object_mut) else {
         return;
@@ -58,6 +59,17 @@ pub fn complete(doc: &mut Value) {
             responses.insert(name.to_owned(), shared_response(status));
         }
     }
+    if let Some(Value::Object(schemas)) = components.get_mut("schemas") {
+        schemas.insert(
+            TALK_VERSION.into(),
+            json!({
+                "type": "string",
+                "enum": ["v1", "v2"],
+                "description": "A talk-side API version: `v2`, the current one, or `v1`, \
+                    deprecated.",
+            }),
+        );
+    }
     let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else {
         return;
     };
@@ -68,6 +80,10 @@ pub fn complete(doc: &mut Value) {
         };
         for (method, op) in item.iter_mut() {
             if let Some(op) = op.as_object_mut() {
+                if !op.contains_key("operationId") {
+                    let id = operation_id(path, method, op);
+                    op.insert("operationId".into(), id.into());
+                }
                 if talk {
                     talk_side(op);
                 }
@@ -76,6 +92,65 @@ pub fn complete(doc: &mut Value) {
         }
     }
 }
+
+/// The name code generators give an operation's function, as Django REST framework's schema
+/// generator names it (pretix's and pretalx's API are built on it): the path's fixed
+/// segments without `/api/v1/` (talk side: `/api/`, and `talk_` in front), then the action:
+/// `list` (a GET answering a list), `retrieve` (any other GET), `create` (POST), `update`
+/// (PUT), `partial_update` (PATCH) or `destroy` (DELETE). For example
+/// `organizers_giftcards_transact_create`, `talk_events_submissions_list`.
+fn operation_id(path: &str, method: &str, op: &Map<String, Value>) -> String {
+    let talk = crate::http::auth::is_talk_path(path.trim_end_matches('/'));
+    let rest = path
+        .strip_prefix("/api/v1/")
+        .or_else(|| path.strip_prefix("/api/"))
+        .unwrap_or(path);
+    let mut words: Vec<String> = talk.then(|| "talk".to_owned()).into_iter().collect();
+    words.extend(
+        rest.split('/')
+            .filter(|s| !s.is_empty() && !s.starts_with('{'))
+            .map(|s| {
+                s.chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() {
+                            c.to_ascii_lowercase()
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect()
+            }),
+    );
+    let answers_list = || {
+        op.get("responses")
+            .and_then(|r| r.get("200"))
+            .and_then(|r| r.get("content"))
+            .and_then(Value::as_object)
+            .and_then(|content| content.values().next())
+            .and_then(|media| media.get("schema"))
+            .is_some_and(|schema| {
+                schema.get("type").and_then(Value::as_str) == Some("array")
+                    || schema
+                        .get("$ref")
+                        .and_then(Value::as_str)
+                        .is_some_and(|r| r.starts_with("#/components/schemas/Paginated"))
+            })
+    };
+    let action = match method {
+        "get" if answers_list() => "list",
+        "get" => "retrieve",
+        "post" => "create",
+        "put" => "update",
+        "patch" => "partial_update",
+        "delete" => "destroy",
+        other => other,
+    };
+    words.push(action.to_owned());
+    words.join("_")
+}
+
+/// The component of the talk-side API versions, which the version headers take.
+const TALK_VERSION: &str = "TalkApiVersion";
 
 /// A talk-side operation also answers anonymous requests (with public data, or 401), and
 /// takes the version headers.
@@ -95,7 +170,7 @@ fn talk_side(op: &mut Map<String, Value>) {
                 "description": "The talk-side API version for this request only (`v2`, the \
                     current one, or `v1`, deprecated), instead of the token's. \
                     `Pretalx-Version` is a synonym. An unknown version is 400.",
-                "schema": {"type": "string", "enum": ["v1", "v2"]},
+                "schema": {"$ref": format!("#/components/schemas/{TALK_VERSION}")},
             }));
         }
     }
@@ -305,6 +380,136 @@ fn exact_schemas(value: &mut Value) {
     }
 }
 
+/// Keywords that only annotate a schema: beside a reference they change no type.
+const ANNOTATIONS: [&str; 6] = [
+    "description",
+    "nullable",
+    "default",
+    "example",
+    "readOnly",
+    "deprecated",
+];
+
+/// Inline schemas poem-openapi marks with one of these titles are named types whose field
+/// sets the text limit: each becomes a component named after the title and that limit.
+const NAMED_INLINE: [&str; 2] = ["I18nString", "I18nInput"];
+
+/// Rewrites the document into the forms code generators (openapi-python-client,
+/// openapi-typescript) read without dropping anything, with the same meaning:
+/// - a reference with a description or nullability beside it is `allOf` of the reference
+///   alone, the annotations beside `allOf` (poem-openapi repeats them in a second `allOf`
+///   entry, which generators take for a schema of its own to merge with);
+/// - inline multi-language texts become components (`I18nString`, `I18nString_200`,
+///   `I18nInput_800`, ...; the suffix is the text limit when it is not
+///   [`MAX_TEXT_CHARS`](crate::values::i18n::MAX_TEXT_CHARS)), so that no two inline schemas
+///   of one title compete for one generated name.
+fn generator_forms(doc: &mut Value) {
+    let mut named = Map::new();
+    if let Some(paths) = doc.get_mut("paths") {
+        rewrite_schemas(paths, &mut named);
+    }
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    for schema in schemas.values_mut().filter_map(Value::as_object_mut) {
+        schema
+            .values_mut()
+            .for_each(|v| rewrite_schemas(v, &mut named));
+    }
+    for (name, schema) in named {
+        schemas.entry(name).or_insert(schema);
+    }
+}
+
+fn rewrite_schemas(value: &mut Value, named: &mut Map<String, Value>) {
+    match value {
+        Value::Object(map) => {
+            map.values_mut().for_each(|v| rewrite_schemas(v, named));
+            fold_reference_annotations(map);
+            if let Some((name, schema)) = named_inline(map) {
+                let mut usage = Map::new();
+                for key in ANNOTATIONS {
+                    if let Some(v) = map.remove(key) {
+                        usage.insert(key.into(), v);
+                    }
+                }
+                let reference = json!({ "$ref": format!("#/components/schemas/{name}") });
+                if usage.is_empty() {
+                    *map = reference.as_object().cloned().unwrap_or_default();
+                } else {
+                    usage.insert("allOf".into(), json!([reference]));
+                    *map = usage;
+                }
+                named.entry(name).or_insert(schema);
+            }
+        }
+        Value::Array(list) => list.iter_mut().for_each(|v| rewrite_schemas(v, named)),
+        _ => {}
+    }
+}
+
+/// `allOf: [{$ref}, {description, nullable}]` becomes `allOf: [{$ref}]` with the
+/// annotations beside it.
+fn fold_reference_annotations(map: &mut Map<String, Value>) {
+    let Some(Value::Array(all_of)) = map.get("allOf") else {
+        return;
+    };
+    let only_annotations = |entry: &Value| {
+        entry
+            .as_object()
+            .is_some_and(|e| e.keys().all(|k| ANNOTATIONS.contains(&k.as_str())))
+    };
+    if all_of.len() < 2
+        || all_of[0].get("$ref").is_none()
+        || !all_of[1..].iter().all(only_annotations)
+    {
+        return;
+    }
+    let Some(Value::Array(mut all_of)) = map.remove("allOf") else {
+        return;
+    };
+    for entry in all_of.drain(1..) {
+        for (key, v) in entry.as_object().cloned().unwrap_or_default() {
+            map.entry(key).or_insert(v);
+        }
+    }
+    map.insert("allOf".into(), Value::Array(all_of));
+}
+
+/// The component an inline schema of [`NAMED_INLINE`] becomes: its name and its schema (the
+/// inline one without the field's annotations, with the type's own description).
+fn named_inline(map: &Map<String, Value>) -> Option<(String, Value)> {
+    let title = map.get("title").and_then(Value::as_str)?;
+    if !NAMED_INLINE.contains(&title) {
+        return None;
+    }
+    let mut schema = map.clone();
+    for key in ANNOTATIONS {
+        schema.remove(key);
+    }
+    let texts = schema
+        .get("additionalProperties")
+        .or_else(|| schema.get("anyOf").and_then(|a| a.get(0)));
+    let limit = texts
+        .and_then(|t| t.get("maxLength"))
+        .and_then(Value::as_u64)?;
+    let name = if limit == crate::values::i18n::MAX_TEXT_CHARS as u64 {
+        title.to_owned()
+    } else {
+        format!("{title}_{limit}")
+    };
+    let description = match title {
+        "I18nString" => crate::values::i18n::DESCRIPTION,
+        _ => crate::values::i18n::INPUT_DESCRIPTION,
+    };
+    schema.insert("description".into(), description.into());
+    schema.insert("title".into(), name.clone().into());
+    Some((name, Value::Object(schema)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -398,5 +603,69 @@ mod tests {
         exact_schemas(&mut tight);
         assert_eq!(tight["minimum"], json!(1));
         assert_eq!(tight["maximum"], json!(i32::MAX));
+    }
+
+    #[test]
+    fn operations_are_named_as_django_rest_framework_names_them() {
+        let mut doc = doc();
+        doc["paths"]["/api/v1/organizers/{organizer}/things/"]["get"]["responses"]["200"] = json!({"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Paginated_Thing"}}}});
+        doc["paths"]["/api/events/{event}/submission-types/{id}/"] =
+            json!({"patch": {"responses": {"200": {"description": "ok"}}}});
+        complete(&mut doc);
+        let id = |path: &str, method: &str| doc["paths"][path][method]["operationId"].clone();
+        let things = "/api/v1/organizers/{organizer}/things/";
+        assert_eq!(id(things, "get"), "organizers_things_list");
+        assert_eq!(id(things, "post"), "organizers_things_create");
+        assert_eq!(id("/api/v1/oauth/token", "post"), "oauth_token_create");
+        assert_eq!(
+            id("/api/events/{event}/submission-types/{id}/", "patch"),
+            "talk_events_submission_types_partial_update"
+        );
+    }
+
+    #[test]
+    fn references_keep_their_annotations_beside_one_all_of_entry() {
+        let mut schema = json!({"properties": {"mode": {
+            "description": "How.",
+            "nullable": true,
+            "allOf": [{"$ref": "#/components/schemas/Mode"}, {"description": "How.", "nullable": true}]
+        }}});
+        rewrite_schemas(&mut schema, &mut Map::new());
+        assert_eq!(
+            schema["properties"]["mode"],
+            json!({"description": "How.", "nullable": true, "allOf": [{"$ref": "#/components/schemas/Mode"}]})
+        );
+    }
+
+    #[test]
+    fn multi_language_texts_become_components_named_after_their_limit() {
+        let text = |limit: usize, description: &str| {
+            json!({
+                "type": "object", "title": "I18nString", "description": description,
+                "additionalProperties": {"type": "string", "maxLength": limit}
+            })
+        };
+        let mut doc = json!({
+            "paths": {},
+            "components": {"schemas": {"Thing": {"type": "object", "properties": {
+                "name": text(200, "Name."),
+                "description": text(crate::values::i18n::MAX_TEXT_CHARS, "Description."),
+            }}}}
+        });
+        generator_forms(&mut doc);
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["Thing"]["properties"]["name"],
+            json!({"description": "Name.", "allOf": [{"$ref": "#/components/schemas/I18nString_200"}]})
+        );
+        assert_eq!(
+            schemas["Thing"]["properties"]["description"]["allOf"][0]["$ref"],
+            "#/components/schemas/I18nString"
+        );
+        assert_eq!(schemas["I18nString_200"]["title"], "I18nString_200");
+        assert_eq!(
+            schemas["I18nString_200"]["additionalProperties"]["maxLength"],
+            200
+        );
     }
 }

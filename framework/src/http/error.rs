@@ -208,17 +208,25 @@ schema_only!(
 schema_only!(
     /// The errors of one field: messages, the field errors of an object, or a list with the
     /// errors of each entry of a list (field errors, or messages for an entry that is not an
-    /// object).
+    /// object). The nested field errors are described as objects and lists of messages rather
+    /// than by a reference back to [`FieldErrorsBody`]: code generators do not follow a union
+    /// that contains itself.
     FieldError,
     "FieldError",
     {
-        let entry = any_of(vec![String::schema_ref(), FieldError::schema_ref()]);
-        any_of(vec![
-            list_of(MetaSchemaRef::Inline(Box::new(entry))),
-            FieldErrorsBody::schema_ref(),
-        ])
+        let nested = || {
+            let mut object = MetaSchema::new("object");
+            object.description = Some("The field errors inside it, shaped as `FieldErrors`.");
+            MetaSchemaRef::Inline(Box::new(object))
+        };
+        let entry = any_of(vec![
+            String::schema_ref(),
+            nested(),
+            list_of(String::schema_ref()),
+        ]);
+        any_of(vec![list_of(MetaSchemaRef::Inline(Box::new(entry))), nested()])
     },
-    FieldErrorsBody::register
+    |_| {}
 );
 
 schema_only!(

@@ -84,6 +84,16 @@ impl I18nString {
 /// language's text.
 pub const MAX_TEXT_CHARS: usize = 100_000;
 
+/// What a multi-language text is, for the document.
+pub const DESCRIPTION: &str = "Language code to text, e.g. `{\"en\": \"Ticket\", \"de\": \
+     \"Karte\"}`. With `?lang=xx` in the query it is returned as a plain string in that \
+     language.";
+
+/// What a multi-language text that may also be given as a plain string is, for the document.
+pub const INPUT_DESCRIPTION: &str = "A multi-language string: language code to text, e.g. \
+     `{\"en\": \"Talk\", \"de\": \"Vortrag\"}`, or a plain string, kept as \
+     `{\"en\": \"...\"}` and shown for every language.";
+
 impl Type for I18nString {
     const IS_REQUIRED: bool = true;
     type RawValueType = Self;
@@ -102,10 +112,7 @@ impl Type for I18nString {
         text.max_length = Some(MAX_TEXT_CHARS);
         let mut schema = MetaSchema::new("object");
         schema.title = Some("I18nString".into());
-        schema.description = Some(
-            "Language code to text, e.g. `{\"en\": \"Ticket\", \"de\": \"Karte\"}`. \
-             With `?lang=xx` in the query it is returned as a plain string in that language.",
-        );
+        schema.description = Some(DESCRIPTION);
         schema.additional_properties = Some(Box::new(MetaSchemaRef::Inline(Box::new(text))));
         // Far more than there are languages to translate into; request bodies are checked
         // against it.

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
+use poem_openapi::registry::{MetaSchema, MetaSchemaRef, Registry};
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
 use serde_json::Value;
 
@@ -172,16 +172,24 @@ impl Type for Currency {
     type RawElementValueType = Self;
 
     fn name() -> Cow<'static, str> {
-        "string_iso4217".into()
+        "Currency".into()
     }
 
+    /// One shared component, so that code generators make one enumeration of it.
     fn schema_ref() -> MetaSchemaRef {
-        let mut schema = MetaSchema::new_with_format("string", Self::FORMAT);
-        schema.example = Some(Value::String("EUR".into()));
-        schema.enum_items = crate::values::currency::codes()
-            .map(|c| Value::String(c.into()))
-            .collect();
-        MetaSchemaRef::Inline(Box::new(schema))
+        MetaSchemaRef::Reference(Self::name().into_owned())
+    }
+
+    fn register(registry: &mut Registry) {
+        registry.create_schema::<Self, _>(Self::name().into_owned(), |_| {
+            let mut schema = MetaSchema::new_with_format("string", Self::FORMAT);
+            schema.description = Some("ISO 4217 currency code.");
+            schema.example = Some(Value::String("EUR".into()));
+            schema.enum_items = crate::values::currency::codes()
+                .map(|c| Value::String(c.into()))
+                .collect();
+            schema
+        });
     }
 
     fn as_raw_value(&self) -> Option<&Self::RawValueType> {

@@ -191,6 +191,29 @@ async fn types_outside_the_allow_list_are_400() {
 }
 
 #[tokio::test]
+async fn a_file_sent_as_octet_stream_takes_the_type_of_its_extension() {
+    let app = TestApp::spawn().await;
+    let (_, token) = organiser_token(&app).await;
+    let r = send(&app, &token, "application/octet-stream", "slides.pdf", PDF).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["id"]
+        .as_str()
+        .expect("id")
+        .trim_start_matches("file:");
+    let row = file::Entity::find_by_id(id.to_owned())
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("stored");
+    assert_eq!(row.content_type, "application/pdf");
+
+    // An image must still be what its extension says.
+    let r = send(&app, &token, "application/octet-stream", "avatar.png", PDF).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(stored(&app).await, 1);
+}
+
+#[tokio::test]
 async fn an_image_that_is_not_what_its_type_says_is_400() {
     let app = TestApp::spawn().await;
     let (_, token) = organiser_token(&app).await;

@@ -211,6 +211,39 @@ async fn a_pdf_or_any_type_no_field_takes_is_refused_as_unsupported() {
 }
 
 #[tokio::test]
+async fn a_picture_sent_as_octet_stream_takes_the_type_of_its_extension() {
+    let (app, _, token) = catalogue_app().await;
+    let octet = |name: &'static str| {
+        let disposition = format!("attachment; filename={name}");
+        let (app, token) = (&app, &token);
+        async move {
+            let headers = [
+                ("Content-Type", "application/octet-stream"),
+                ("Content-Disposition", disposition.as_str()),
+            ];
+            upload(app, token, &headers, PNG).await
+        }
+    };
+    let r = octet("logo.PNG").await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let id = r.body["id"]
+        .as_str()
+        .expect("id")
+        .trim_start_matches("file:");
+    let row = file::Entity::find_by_id(id.to_owned())
+        .one(&app.db)
+        .await
+        .expect("query")
+        .expect("stored");
+    assert_eq!(row.content_type, "image/png");
+
+    // No picture extension: the type is unknown. A JPEG name on PNG bytes: not a JPEG.
+    assert_eq!(octet("logo.bin").await.status, 415);
+    assert_eq!(octet("logo.jpg").await.status, 400);
+    assert_eq!(stored(&app).await, 1);
+}
+
+#[tokio::test]
 async fn a_stored_upload_of_a_type_pictures_do_not_take_is_refused_without_being_used_up() {
     let (app, _, token) = catalogue_app().await;
     // Uploads of other types are refused now; one stored before still must not become a

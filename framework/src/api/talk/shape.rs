@@ -199,11 +199,7 @@ impl<const MAX: usize> Type for I18nInput<MAX> {
             MetaSchemaRef::Inline(Box::new(text())),
             MetaSchemaRef::Inline(Box::new(object)),
         ];
-        schema.description = Some(
-            "A multi-language string: language code to text, e.g. `{\"en\": \"Talk\", \"de\": \
-             \"Vortrag\"}`, or a plain string, kept as `{\"en\": \"...\"}` and shown for every \
-             language.",
-        );
+        schema.description = Some(crate::values::i18n::INPUT_DESCRIPTION);
         MetaSchemaRef::Inline(Box::new(schema))
     }
 

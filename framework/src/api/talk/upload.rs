@@ -4,15 +4,15 @@
 //! limits are the ticketing side's ([`files::upload`]); the types are pretalx's document
 //! types.
 
-use poem::http::header;
 use poem::web::Data;
 use poem::{Request, RequestBody};
+use poem_openapi::param::Header;
 use poem_openapi::payload::Json;
-use poem_openapi::registry::{MetaMediaType, MetaRequest, MetaSchema, MetaSchemaRef, Registry};
+use poem_openapi::registry::{MetaRequest, Registry};
 use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, OpenApi};
 
 use super::TalkTag;
-use crate::api::files::{UploadedFile, disposition_filename, read_upload, refusal};
+use crate::api::files::{UploadedFile, binary_body, read_upload, refusal, upload_headers};
 use crate::domain::files;
 use crate::http::error::UploadResult;
 use crate::http::talk::Talk;
@@ -39,23 +39,12 @@ impl<'a> ApiExtractor<'a> for TalkFile {
     fn register(_registry: &mut Registry) {}
 
     fn request_meta() -> Option<MetaRequest> {
-        Some(MetaRequest {
-            description: Some(
-                "The file itself; `Content-Type` and \
-                 `Content-Disposition: attachment; filename=<name>` are required, the name \
-                 ending in an extension of the type.",
-            ),
-            content: files::DOCUMENT_TYPES
-                .iter()
-                .map(|&content_type| MetaMediaType {
-                    content_type,
-                    schema: MetaSchemaRef::Inline(Box::new(MetaSchema::new_with_format(
-                        "string", "binary",
-                    ))),
-                })
-                .collect(),
-            required: true,
-        })
+        Some(binary_body(
+            "The file itself, sent as its own `Content-Type` or as \
+             `application/octet-stream`, which takes the type of the file name's extension; \
+             `Content-Disposition: attachment; filename=<name>` is required, the name ending \
+             in an extension of the type.",
+        ))
     }
 
     async fn from_request(
@@ -63,15 +52,7 @@ impl<'a> ApiExtractor<'a> for TalkFile {
         body: &mut RequestBody,
         _param_opts: ExtractParamOptions<Self::ParamType>,
     ) -> poem::Result<Self> {
-        let content_type = request
-            .content_type()
-            .and_then(|ct| ct.parse::<mime::Mime>().ok())
-            .map(|m| m.essence_str().to_owned());
-        let filename = request
-            .headers()
-            .get(header::CONTENT_DISPOSITION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(disposition_filename);
+        let (content_type, filename) = upload_headers(request);
         Ok(Self {
             content_type,
             filename,
@@ -105,6 +86,10 @@ impl TalkUploadApi {
         &self,
         state: Data<&AppState>,
         talk: Talk,
+        /// `attachment; filename=<name>`, required (400 without it; checked after the
+        /// token).
+        #[oai(name = "Content-Disposition")]
+        _disposition: Header<Option<String>>,
         body: TalkFile,
     ) -> UploadResult<Created<UploadedFile>> {
         let user_id = talk.user_id()?;
@@ -126,6 +111,9 @@ impl TalkUploadApi {
                  'attachment; filename=<name>' is required.",
             )
         })?;
+        let content_type = files::upload_type(&content_type, &filename, &files::DOCUMENT_TYPES)
+            .unwrap_or(&content_type)
+            .to_owned();
         if let Some(message) = files::check_document_name(&content_type, &filename) {
             return Err(ApiError::bad_request(message).into());
         }
