@@ -25,6 +25,7 @@ mod m0020_order_approval;
 mod m0021_refunds;
 mod m0022_bank_import;
 mod m0023_webhooks;
+mod m0024_more_config_tables;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -59,6 +60,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0021_refunds::Migration),
             Box::new(m0022_bank_import::Migration),
             Box::new(m0023_webhooks::Migration),
+            Box::new(m0024_more_config_tables::Migration),
         ]
     }
 }

@@ -61,14 +61,6 @@ impl MigrationTrait for Migration {
                      RETURN NULL; END $$"
                 ))
                 .await?;
-                for table in CONFIG_TABLES {
-                    db.execute_unprepared(&format!(
-                        "CREATE TRIGGER {table}_config_changed \
-                         AFTER INSERT OR UPDATE OR DELETE ON {table} \
-                         FOR EACH STATEMENT EXECUTE FUNCTION tessera_config_changed()"
-                    ))
-                    .await?;
-                }
             }
             _ => {
                 db.execute_unprepared(
@@ -78,50 +70,79 @@ impl MigrationTrait for Migration {
                 .await?;
                 db.execute_unprepared("INSERT INTO config_version (id, version) VALUES (1, 1)")
                     .await?;
-                for table in CONFIG_TABLES {
-                    for op in ["INSERT", "UPDATE", "DELETE"] {
-                        db.execute_unprepared(&format!(
-                            "CREATE TRIGGER {table}_config_{op} AFTER {op} ON {table} \
-                             BEGIN UPDATE config_version SET version = version + 1 \
-                             WHERE id = 1; END",
-                            op = op.to_ascii_lowercase()
-                        ))
-                        .await?;
-                    }
-                }
             }
         }
-        Ok(())
+        watch(db, &CONFIG_TABLES).await
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
         let db = manager.get_connection();
+        unwatch(db, &CONFIG_TABLES).await?;
         match db.get_database_backend() {
             DbBackend::Postgres => {
-                for table in CONFIG_TABLES {
-                    db.execute_unprepared(&format!(
-                        "DROP TRIGGER IF EXISTS {table}_config_changed ON {table}"
-                    ))
-                    .await?;
-                }
                 db.execute_unprepared("DROP FUNCTION IF EXISTS tessera_config_changed()")
                     .await?;
                 db.execute_unprepared("DROP SEQUENCE IF EXISTS config_version")
                     .await?;
             }
             _ => {
-                for table in CONFIG_TABLES {
-                    for op in ["insert", "update", "delete"] {
-                        db.execute_unprepared(&format!(
-                            "DROP TRIGGER IF EXISTS {table}_config_{op}"
-                        ))
-                        .await?;
-                    }
-                }
                 db.execute_unprepared("DROP TABLE IF EXISTS config_version")
                     .await?;
             }
         }
         Ok(())
     }
+}
+
+/// Makes every committed write to `tables` move the configuration version (and on
+/// PostgreSQL announce itself): for tables whose rows the process cache keeps.
+pub(crate) async fn watch(db: &SchemaManagerConnection<'_>, tables: &[&str]) -> Result<(), DbErr> {
+    for table in tables {
+        match db.get_database_backend() {
+            DbBackend::Postgres => {
+                db.execute_unprepared(&format!(
+                    "CREATE TRIGGER {table}_config_changed \
+                     AFTER INSERT OR UPDATE OR DELETE ON {table} \
+                     FOR EACH STATEMENT EXECUTE FUNCTION tessera_config_changed()"
+                ))
+                .await?;
+            }
+            _ => {
+                for op in ["INSERT", "UPDATE", "DELETE"] {
+                    db.execute_unprepared(&format!(
+                        "CREATE TRIGGER {table}_config_{op} AFTER {op} ON {table} \
+                         BEGIN UPDATE config_version SET version = version + 1 \
+                         WHERE id = 1; END",
+                        op = op.to_ascii_lowercase()
+                    ))
+                    .await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Undoes [`watch`].
+pub(crate) async fn unwatch(
+    db: &SchemaManagerConnection<'_>,
+    tables: &[&str],
+) -> Result<(), DbErr> {
+    for table in tables {
+        match db.get_database_backend() {
+            DbBackend::Postgres => {
+                db.execute_unprepared(&format!(
+                    "DROP TRIGGER IF EXISTS {table}_config_changed ON {table}"
+                ))
+                .await?;
+            }
+            _ => {
+                for op in ["insert", "update", "delete"] {
+                    db.execute_unprepared(&format!("DROP TRIGGER IF EXISTS {table}_config_{op}"))
+                        .await?;
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -17,8 +17,9 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::{Value, json};
 
 use super::Tag;
-use crate::db::entities::{event, item, item_variation};
+use crate::db::entities::{item, item_variation};
 use crate::domain::access::{Caller, EventAccess};
+use crate::domain::cache::Cache;
 use crate::domain::checkin::lists::{self, CheckinList, ListFields, ListFilter, ListOrder};
 use crate::domain::checkin::redeem::{self, Outcome, PositionView, Scan, ScanList, Status};
 use crate::domain::checkin::search::{
@@ -27,6 +28,7 @@ use crate::domain::checkin::search::{
 use crate::domain::checkin::selection::{self, Selection};
 use crate::domain::checkin::{self as checkin, CheckinRow, Direction, NewCheckin};
 use crate::domain::permissions::Permission;
+use crate::domain::webhooks;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{
     ApiError, Auth, Created, FieldErrors, I18nString, JsonBody, Money, NoContent, Page,
@@ -958,6 +960,11 @@ fn scan_device(caller: &Caller) -> Option<crate::domain::access::DeviceRef> {
 const SCAN_ANY: [Permission; 2] = [Permission::CheckinOrders, Permission::ChangeOrders];
 const VIEW_ANY: [Permission; 2] = [Permission::ViewOrders, Permission::CheckinOrders];
 
+/// The process cache with its current generation, when anything may be kept.
+async fn kept(state: &AppState) -> Option<(&Cache, u64)> {
+    state.cache.generation().await.map(|g| (&*state.cache, g))
+}
+
 /// Lists of the organizer by ID for the RPC: each in an event the caller may scan for,
 /// at most one per event.
 async fn rpc_lists(
@@ -968,24 +975,20 @@ async fn rpc_lists(
     needs: &[Permission],
 ) -> Result<Result<Vec<ScanList>, Vec<i64>>, ApiError> {
     let org = caller.organizer(organizer, None)?;
-    let found = lists::by_ids(&state.db, ids).await?;
-    let event_ids: Vec<i64> = found.iter().map(|l| l.row.event_id).collect();
-    let events = event::Entity::find()
-        .filter(event::Column::Id.is_in(event_ids))
-        .filter(event::Column::OrganizerId.eq(org.organizer.id))
-        .all(&state.db)
-        .await?;
+    let found = lists::of_organizer(&state.db, kept(state).await, org.organizer.id, ids).await?;
     let mut out = Vec::new();
     let mut bad = Vec::new();
     for &id in ids {
-        let usable = found.iter().find(|l| l.row.id == id).and_then(|l| {
-            let ev = events.iter().find(|e| e.id == l.row.event_id)?;
-            let perms = caller.event_permissions(org.organizer.id, ev.id);
-            needs.iter().any(|p| perms.has(*p)).then(|| ScanList {
-                list: l.clone(),
-                event: ev.clone(),
-            })
-        });
+        let usable = found
+            .iter()
+            .find(|(l, _)| l.row.id == id)
+            .and_then(|(l, ev)| {
+                let perms = caller.event_permissions(org.organizer.id, ev.id);
+                needs.iter().any(|p| perms.has(*p)).then(|| ScanList {
+                    list: l.clone(),
+                    event: ev.clone(),
+                })
+            });
         match usable {
             Some(s) => out.push(s),
             None => bad.push(id),
@@ -1474,6 +1477,12 @@ impl CheckinApi {
             answers: b.answers,
             device: scan_device(&auth.0),
             pdf_data: pdf_data.0 == Some(true) && ev.permissions.has(Permission::ViewOrders),
+            webhooks: webhooks::organizer_listens(
+                &state.db,
+                kept(&state).await,
+                ev.event.organizer_id,
+            )
+            .await?,
         };
         let target = ScanList {
             list: l,
@@ -1550,6 +1559,13 @@ impl CheckinApi {
                         .event_permissions(t.event.organizer_id, t.event.id)
                         .has(Permission::ViewOrders)
                 }),
+            webhooks: match targets.first() {
+                Some(t) => {
+                    webhooks::organizer_listens(&state.db, kept(&state).await, t.event.organizer_id)
+                        .await?
+                }
+                None => false,
+            },
         };
         let outcome = redeem::redeem(&state.db, &targets, scan).await?;
         Ok(redeem_answer(outcome))

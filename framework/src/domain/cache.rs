@@ -46,7 +46,8 @@ pub const MAX_ANSWERS: usize = 1_000;
 /// forgotten.
 pub const MAX_FILES: usize = 64;
 
-/// A finished file of any kind the cache keeps for its owner (see [`Cache::file`]).
+/// A finished file of any kind the cache keeps for its owner (see [`Cache::file`]), or any
+/// other value an owner keeps (see [`Cache::object`]).
 pub type KeptFile = Arc<dyn std::any::Any + Send + Sync>;
 
 /// A map whose entries belong to a generation, emptied when it holds `max` entries.
@@ -118,6 +119,7 @@ pub struct Cache {
     settings: Generational<i64, Arc<EventSettings>>,
     answers: Generational<String, Arc<[u8]>>,
     files: Generational<String, KeptFile>,
+    objects: Generational<String, KeptFile>,
 }
 
 /// An event's effective settings, by key.
@@ -151,6 +153,7 @@ impl Cache {
             settings: Generational::new(MAX_ENTRIES),
             answers: Generational::new(MAX_ANSWERS),
             files: Generational::new(MAX_FILES),
+            objects: Generational::new(MAX_ENTRIES),
         })
     }
 
@@ -261,6 +264,28 @@ impl Cache {
     /// Keeps a finished file made in `generation`.
     pub fn keep_file(&self, generation: u64, key: String, file: KeptFile) {
         self.files.put(generation, key, file);
+    }
+
+    /// A value its owner kept in this generation under `key`, of the owner's type `T`.
+    pub fn object<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        key: &str,
+    ) -> Option<Arc<T>> {
+        self.objects
+            .get(generation, &key.to_owned())
+            .and_then(|kept| kept.downcast::<T>().ok())
+    }
+
+    /// Keeps a small value read in `generation` under `key` (a key names its owner first,
+    /// say `webhooks:<organizer ID>`).
+    pub fn keep_object<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        key: String,
+        value: Arc<T>,
+    ) {
+        self.objects.put(generation, key, value);
     }
 
     /// On PostgreSQL, listens for changes announced by other processes for as long as the

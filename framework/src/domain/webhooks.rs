@@ -167,6 +167,32 @@ pub fn order_actions(
     }
 }
 
+/// Whether the organizer has an enabled webhook, kept in the process cache for the
+/// configuration generation: a change of an organizer without one need not be told
+/// ([`notify`] would write nothing).
+pub async fn organizer_listens(
+    db: &DatabaseConnection,
+    cache: Option<(&crate::domain::cache::Cache, u64)>,
+    organizer_id: i64,
+) -> Result<bool, DbErr> {
+    let key = format!("webhooks:{organizer_id}");
+    if let Some(kept) = cache.and_then(|(c, g)| c.object::<bool>(g, &key)) {
+        return Ok(*kept);
+    }
+    let listens = db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            "SELECT 1 AS one FROM webhooks WHERE organizer_id = $1 AND enabled LIMIT 1",
+            [organizer_id.into()],
+        ))
+        .await?
+        .is_some();
+    if let Some((c, g)) = cache {
+        c.keep_object(g, key, std::sync::Arc::new(listens));
+    }
+    Ok(listens)
+}
+
 /// Writes a call of the notice for each enabled webhook of the organizer that listens to
 /// its action type and event, in the caller's transaction.
 pub async fn notify(db: &impl ConnectionTrait, n: &Notice) -> Result<(), DbErr> {

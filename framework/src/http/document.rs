@@ -81,7 +81,7 @@ pub fn complete(doc: &mut Value) {
         for (method, op) in item.iter_mut() {
             if let Some(op) = op.as_object_mut() {
                 if !op.contains_key("operationId") {
-                    let id = operation_id(path, method, op);
+                    let id = operation_id(path, talk, method, op);
                     op.insert("operationId".into(), id.into());
                 }
                 if talk {
@@ -99,8 +99,7 @@ pub fn complete(doc: &mut Value) {
 /// `list` (a GET answering a list), `retrieve` (any other GET), `create` (POST), `update`
 /// (PUT), `partial_update` (PATCH) or `destroy` (DELETE). For example
 /// `organizers_giftcards_transact_create`, `talk_events_submissions_list`.
-fn operation_id(path: &str, method: &str, op: &Map<String, Value>) -> String {
-    let talk = crate::http::auth::is_talk_path(path.trim_end_matches('/'));
+fn operation_id(path: &str, talk: bool, method: &str, op: &Map<String, Value>) -> String {
     let rest = path
         .strip_prefix("/api/v1/")
         .or_else(|| path.strip_prefix("/api/"))

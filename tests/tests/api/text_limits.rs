@@ -410,7 +410,13 @@ fn every_string_a_request_body_can_store_has_a_max_length_in_the_document() {
         unbounded.is_empty(),
         "strings without maxLength: {unbounded:#?}"
     );
+    // A multi-language text refers to the component of its limit.
     let event_name = &doc["components"]["schemas"]["EventCreate"]["properties"]["name"];
-    assert_eq!(event_name["additionalProperties"]["maxLength"], 200);
-    assert_eq!(event_name["additionalProperties"]["type"], "string");
+    assert_eq!(
+        event_name["allOf"][0]["$ref"],
+        "#/components/schemas/I18nString_200"
+    );
+    let texts = &doc["components"]["schemas"]["I18nString_200"]["additionalProperties"];
+    assert_eq!(texts["maxLength"], 200);
+    assert_eq!(texts["type"], "string");
 }

@@ -332,6 +332,37 @@ async fn webhooks_hear_only_their_action_types_and_events() {
 }
 
 #[tokio::test]
+async fn a_webhook_added_after_orders_without_one_hears_the_next_order() {
+    let s = allowing_private_targets().await;
+    // Orders without any webhook write no calls (the organizer's lack of webhooks is kept).
+    s.ordered(1, json!({})).await;
+    assert_eq!(webhook_calls(&s).await, 0);
+    let got = Received::default();
+    let url = receiver(&got).await;
+    let created = hook(&s, &url, &["pretix.event.order.placed"]).await;
+    s.ordered(1, json!({})).await;
+    assert_eq!(webhook_calls(&s).await, 1);
+    assert_eq!(deliver(&s).await, 1);
+
+    // Disabled again: nothing more is written.
+    let deleted = s
+        .app
+        .delete(&format!("{HOOKS}{}/", created["id"]), &s.token)
+        .await;
+    assert_eq!(deleted.status, 204);
+    s.ordered(1, json!({})).await;
+    assert_eq!(webhook_calls(&s).await, 1);
+}
+
+async fn webhook_calls(s: &Shop) -> u64 {
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    tessera::db::entities::webhook_call::Entity::find()
+        .count(&s.app.db)
+        .await
+        .expect("count")
+}
+
+#[tokio::test]
 async fn targets_on_private_networks_and_bad_input_are_refused() {
     let s = shop_with(|_| {}).await;
     for url in [

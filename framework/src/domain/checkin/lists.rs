@@ -1,13 +1,19 @@
 //! Check-in lists of an event: which positions they admit (products, sub-event, pending
 //! orders), how often (multiple entries, entry after exit), their rules and gates.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, FromQueryResult};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult,
+    QueryFilter,
+};
 use serde_json::Value;
 
 use super::{placeholders, rows, rules};
 use crate::db;
 use crate::db::entities::event;
+use crate::domain::cache::Cache;
 
 /// A list's own row.
 #[derive(Debug, Clone, FromQueryResult)]
@@ -203,6 +209,42 @@ pub async fn by_ids(db: &impl ConnectionTrait, ids: &[i64]) -> Result<Vec<Checki
     )
     .await?;
     complete(db, found).await
+}
+
+/// Lookups of more lists at once than this are not kept in the cache.
+const MAX_CACHED_LOOKUP: usize = 16;
+
+/// The organizer's lists of `ids`, each with its event (lists of other organizers are left
+/// out), kept in the process cache for the configuration generation: every scan reads them.
+pub async fn of_organizer(
+    db: &DatabaseConnection,
+    cache: Option<(&Cache, u64)>,
+    organizer_id: i64,
+    ids: &[i64],
+) -> Result<Arc<Vec<(CheckinList, event::Model)>>, DbErr> {
+    let key = format!("checkin-lists:{organizer_id}:{ids:?}");
+    if let Some(kept) = cache.and_then(|(c, g)| c.object(g, &key)) {
+        return Ok(kept);
+    }
+    let found = by_ids(db, ids).await?;
+    let events = event::Entity::find()
+        .filter(event::Column::Id.is_in(found.iter().map(|l| l.row.event_id)))
+        .filter(event::Column::OrganizerId.eq(organizer_id))
+        .all(db)
+        .await?;
+    let pairs: Arc<Vec<(CheckinList, event::Model)>> = Arc::new(
+        found
+            .into_iter()
+            .filter_map(|l| {
+                let ev = events.iter().find(|e| e.id == l.row.event_id)?.clone();
+                Some((l, ev))
+            })
+            .collect(),
+    );
+    if let Some((c, g)) = cache.filter(|_| ids.len() <= MAX_CACHED_LOOKUP) {
+        c.keep_object(g, key, Arc::clone(&pairs));
+    }
+    Ok(pairs)
 }
 
 /// Filters of the list resource.

@@ -42,6 +42,9 @@ pub struct Scan {
     pub device: Option<DeviceRef>,
     /// Answer the ticket's text variables too (`pdf_data`, for printing badges).
     pub pdf_data: bool,
+    /// Whether the organizer has a webhook to tell of the check-in
+    /// ([`webhooks::organizer_listens`]).
+    pub webhooks: bool,
 }
 
 /// The result's status.
@@ -764,19 +767,21 @@ async fn perform(
             },
         )
         .await?;
-        let notice = webhooks::Notice::order(
-            ev,
-            &p.order_code,
-            "pretix.event.checkin",
-            json!({
-                "orderposition_id": p.id,
-                "orderposition_positionid": p.positionid,
-                "checkin_list": list.row.id,
-                "first_checkin": history.iter().all(|c| c.r#type != "entry"),
-                "type": scan.direction.as_str(),
-            }),
-        );
-        webhooks::notify(&txn, &notice).await?;
+        if scan.webhooks {
+            let notice = webhooks::Notice::order(
+                ev,
+                &p.order_code,
+                "pretix.event.checkin",
+                json!({
+                    "orderposition_id": p.id,
+                    "orderposition_positionid": p.positionid,
+                    "checkin_list": list.row.id,
+                    "first_checkin": history.iter().all(|c| c.r#type != "entry"),
+                    "type": scan.direction.as_str(),
+                }),
+            );
+            webhooks::notify(&txn, &notice).await?;
+        }
         if releases {
             let after = exited(&txn, p.id).await?;
             if after != before {

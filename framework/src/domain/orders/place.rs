@@ -214,6 +214,7 @@ pub async fn place(
     let ev = ctx.event;
     let subevents: Vec<i64> = new.positions.iter().filter_map(|p| p.subevent).collect();
     let catalogue = Catalogue::load_kept(db, ctx.cache, ev, &subevents).await?;
+    let listens = webhooks::organizer_listens(db, ctx.cache, ev.organizer_id).await?;
     let mut errors = PositionErrors::new(new.positions.len());
     let products = resolve_products(&catalogue, &new.positions, &mut errors);
     let answers = check_answers(db, ev.id, &new.positions, &mut errors).await?;
@@ -321,6 +322,9 @@ pub async fn place(
     }
     for what in happened {
         ctx.plugins.order_changed(hook, what, &placed).await?;
+        if !listens {
+            continue;
+        }
         for action in webhooks::order_actions(what, placed.row.require_approval) {
             let notice = webhooks::Notice::order(ev, &placed.row.code, action, json!({}));
             webhooks::notify(&txn, &notice).await?;
