@@ -208,7 +208,7 @@ pub async fn shared_behaviour<E: Endpoint>(
 
 /// Resources whose writes never touch what [`crate::domain::cache`] keeps: their hot write paths
 /// need not read the configuration version afterwards.
-const UNCACHED_RESOURCES: [&str; 3] = ["giftcards", "orders", "cartpositions"];
+const UNCACHED_RESOURCES: [&str; 4] = ["giftcards", "orders", "cartpositions", "checkinrpc"];
 
 /// The resource a `/api/v1/organizers/...` path names: the segment after the organizer, or
 /// after the event for event-scoped paths. Slugs are never taken for resources.
@@ -285,6 +285,9 @@ mod tests {
         assert!(!post("/api/v1/organizers/acme/giftcards/1/transact/"));
         assert!(!post("/api/v1/organizers/acme/events/conf/orders/"));
         assert!(post("/api/v1/organizers/acme/events/conf/items/"));
+        // Scans write check-ins only; the lists they read are configuration.
+        assert!(!post("/api/v1/organizers/acme/checkinrpc/redeem/"));
+        assert!(post("/api/v1/organizers/acme/events/conf/checkinlists/"));
         // Slugs that look like resources are slugs.
         assert!(post("/api/v1/organizers/orders/events/giftcards/items/"));
         assert!(post("/api/v1/organizers/giftcards/events/"));

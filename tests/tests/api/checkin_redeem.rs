@@ -658,3 +658,15 @@ async fn pdf_data_on_a_scan_carries_the_ticket_text_for_callers_who_view_orders(
     assert_eq!(reason(&r), "already_redeemed");
     assert!(r.body["position"].get("pdf_data").is_none(), "{}", r.body);
 }
+
+#[tokio::test]
+async fn a_scan_reads_its_list_from_the_cache_and_takes_few_statements() {
+    let d = door(json!({})).await;
+    let (first, second) = (d.paid().await, d.paid().await);
+    assert_eq!(d.scan(&first, json!({})).await.status, 201);
+    // The list, its event and whether webhooks listen are kept; the scan finds the ticket,
+    // reads it again under its order's lock with its check-ins, and stores the check-in.
+    let (r, statements) = db::count_queries(d.scan(&second, json!({}))).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert!(statements <= 6, "{statements} statements");
+}
