@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, FromQueryResult};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, FromQueryResult,
+};
 use serde_json::{Value, json};
 
 use super::lists::CheckinList;
@@ -229,11 +231,35 @@ pub(crate) async fn positions_where(
     condition: &str,
     values: Vec<sea_orm::Value>,
 ) -> Result<Vec<PositionRow>, DbErr> {
+    select_positions(db, condition, values, "").await
+}
+
+/// [`positions_where`] in a write transaction, locking the positions' orders (every change
+/// of a ticket or its scans takes its order's lock first): `FOR UPDATE OF o` on PostgreSQL;
+/// SQLite's write transactions run one at a time.
+async fn positions_locked(
+    txn: &DatabaseTransaction,
+    condition: &str,
+    values: Vec<sea_orm::Value>,
+) -> Result<Vec<PositionRow>, DbErr> {
+    let lock = match txn.get_database_backend() {
+        DbBackend::Postgres => " FOR UPDATE OF o",
+        _ => "",
+    };
+    select_positions(txn, condition, values, lock).await
+}
+
+async fn select_positions(
+    db: &impl ConnectionTrait,
+    condition: &str,
+    values: Vec<sea_orm::Value>,
+    lock: &str,
+) -> Result<Vec<PositionRow>, DbErr> {
     rows(
         db,
         &format!(
             "SELECT {POSITION_COLUMNS} FROM {POSITION_FROM} WHERE {condition} \
-             ORDER BY (CASE WHEN p.addon_to_id IS NULL THEN 0 ELSE 1 END), p.id"
+             ORDER BY (CASE WHEN p.addon_to_id IS NULL THEN 0 ELSE 1 END), p.id{lock}"
         ),
         values,
     )
@@ -259,18 +285,28 @@ pub async fn redeem(
     } else {
         ""
     };
-    let candidates = positions_where(
-        pool,
-        &format!("o.event_id IN ({marks}) AND (p.secret = $1{parent})"),
-        values.clone(),
-    )
-    .await?;
     let list_of = |event_id: i64| {
         lists
             .iter()
             .find(|l| l.event.id == event_id)
             .unwrap_or(first)
     };
+    // The common case, one ticket with this secret, is found under its order's lock in the
+    // transaction that scans it.
+    let txn = db::begin_write(pool).await?;
+    let mut candidates = positions_locked(
+        &txn,
+        &format!("o.event_id IN ({marks}) AND (p.secret = $1{parent})"),
+        values.clone(),
+    )
+    .await?;
+    if candidates.len() == 1
+        && let Some(p) = candidates.pop()
+    {
+        let target = list_of(p.event_id).clone();
+        return decide(txn, &target, p, &scan).await;
+    }
+    txn.rollback().await?;
     let chosen = match candidates.len() {
         0 => {
             #[derive(FromQueryResult)]
@@ -580,36 +616,39 @@ fn when(t: DateTime<Utc>, tz: &str) -> String {
     t.with_timezone(&zone).format("%Y-%m-%d %H:%M").to_string()
 }
 
-/// The checks and the scan, under the position's lock.
+/// The checks and the scan of a position chosen before its order was locked.
 async fn perform(
     pool: &DatabaseConnection,
     target: &ScanList,
     (order_id, position_id): (i64, i64),
     scan: &Scan,
 ) -> Result<Outcome, DbErr> {
+    let txn = db::begin_write(pool).await?;
+    // Read again under the order's lock: the order may have changed meanwhile.
+    let found = positions_locked(
+        &txn,
+        "p.id = $1 AND o.id = $2",
+        vec![position_id.into(), order_id.into()],
+    )
+    .await?;
+    let p = found
+        .into_iter()
+        .next()
+        .ok_or_else(|| DbErr::RecordNotFound("position".into()))?;
+    decide(txn, target, p, scan).await
+}
+
+/// The checks and the scan of `p`, read under its order's lock in `txn`.
+async fn decide(
+    txn: DatabaseTransaction,
+    target: &ScanList,
+    mut p: PositionRow,
+    scan: &Scan,
+) -> Result<Outcome, DbErr> {
     let list = &target.list;
     let ev = &target.event;
     let dt = scan.datetime.unwrap_or_else(Utc::now);
     let entry = scan.direction == Direction::Entry;
-    let txn = db::begin_write(pool).await?;
-    // Read again under the order's lock (every change of a ticket or its scans takes it
-    // first): the order may have changed meanwhile.
-    let lock = match txn.get_database_backend() {
-        DbBackend::Postgres => " FOR UPDATE OF o",
-        _ => "",
-    };
-    let found: Vec<PositionRow> = rows(
-        &txn,
-        &format!(
-            "SELECT {POSITION_COLUMNS} FROM {POSITION_FROM} WHERE p.id = $1 AND o.id = $2{lock}"
-        ),
-        vec![position_id.into(), order_id.into()],
-    )
-    .await?;
-    let mut p = found
-        .into_iter()
-        .next()
-        .ok_or_else(|| DbErr::RecordNotFound("position".into()))?;
     if let Some(answers) = save_answers(&txn, &p, &scan.answers).await? {
         p.answers = answers;
     }
