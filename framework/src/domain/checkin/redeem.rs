@@ -349,10 +349,7 @@ pub async fn redeem(
                 None => return refuse_unknown(pool, first, &scan).await,
             }
         }
-        1 => candidates
-            .into_iter()
-            .next()
-            .ok_or(DbErr::RecordNotFound(String::new()))?,
+        // Several (one was scanned above).
         _ => {
             let fitting: Vec<&PositionRow> = candidates
                 .iter()
