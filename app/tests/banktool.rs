@@ -10,37 +10,16 @@
 //! `.ci/setup` into `.ci/venv-banktool`. Without that environment the test is skipped,
 //! unless `TESSERA_BANKTOOL=required` (as `.ci/run` sets), where it fails.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
 use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, admin, organizer_with_admin_token};
+use tessera_tests::process::{
+    Server, admin, installed_tool, organizer_with_admin_token, workspace,
+};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const ACCOUNT: &str = "DE02120300000000202051";
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The Python of `.ci/venv-banktool`, or `None` (after failing when it is required).
-fn banktool_python() -> Option<PathBuf> {
-    let python = workspace().join(".ci/venv-banktool/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let required = std::env::var("TESSERA_BANKTOOL").is_ok_and(|v| v == "required");
-    assert!(
-        !required,
-        "{} missing and TESSERA_BANKTOOL=required: run .ci/setup to install pretix-banktool",
-        python.display()
-    );
-    println!(
-        "skipped: {} missing (run .ci/setup to install pretix-banktool)",
-        python.display()
-    );
-    None
-}
 
 /// A team token of the organizer `demo` with these arguments of `create-token`.
 fn token(url: &str, args: &[&str]) -> String {
@@ -101,7 +80,11 @@ fn banktool(python: &Path, statement: &Value, args: &[&str]) -> (i32, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pretix_banktool_uploads_a_statement_and_the_named_order_becomes_paid() {
-    let Some(python) = banktool_python() else {
+    let Some(python) = installed_tool(
+        ".ci/venv-banktool/bin/python",
+        "TESSERA_BANKTOOL",
+        "pretix-banktool",
+    ) else {
         return;
     };
     let db = fresh_database().await;

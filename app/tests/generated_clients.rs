@@ -16,33 +16,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, organizer_with_admin_token};
+use tessera_tests::process::{Server, installed_tool, organizer_with_admin_token, workspace};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn document() -> PathBuf {
     workspace().join("openapi/openapi.json")
-}
-
-/// `path` (relative to the workspace) when it exists, else `None` after failing when the
-/// generators are required.
-fn installed(path: &str) -> Option<PathBuf> {
-    let path = workspace().join(path);
-    if path.exists() {
-        return Some(path);
-    }
-    let required = std::env::var("TESSERA_GENERATED_CLIENTS").is_ok_and(|v| v == "required");
-    assert!(
-        !required,
-        "{} missing and TESSERA_GENERATED_CLIENTS=required: run .ci/setup",
-        path.display()
-    );
-    println!("skipped: {} missing (run .ci/setup)", path.display());
-    None
 }
 
 /// Standard output and error of a finished command, asserting that it succeeded.
@@ -58,7 +37,11 @@ fn succeeded(what: &str, out: Output) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_python_client_generated_from_the_document_runs_the_readme_tour() {
-    let Some(generator) = installed(".ci/venv-clients/bin/openapi-python-client") else {
+    let Some(generator) = installed_tool(
+        ".ci/venv-clients/bin/openapi-python-client",
+        "TESSERA_GENERATED_CLIENTS",
+        "openapi-python-client",
+    ) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -105,7 +88,11 @@ async fn a_python_client_generated_from_the_document_runs_the_readme_tour() {
 
 #[test]
 fn typescript_types_generated_from_the_document_compile_strictly() {
-    let Some(modules) = installed("tests/clients/node_modules/.bin") else {
+    let Some(modules) = installed_tool(
+        "tests/clients/node_modules/.bin",
+        "TESSERA_GENERATED_CLIENTS",
+        "openapi-typescript",
+    ) else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");

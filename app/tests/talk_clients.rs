@@ -22,14 +22,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use tessera::admin::DEMO_EVENT;
-use tessera_tests::process::{Server, free_port};
+use tessera_tests::process::{Server, free_port, installed_tool, workspace};
 use tessera_tests::{TestDatabase, fresh_database};
 use tokio::process::Command;
 
@@ -77,30 +77,6 @@ const EXTRA_SUBMISSIONS: usize = 40;
 
 /// The longest a client's run may take.
 const CLIENT_TIME_LIMIT: Duration = Duration::from_secs(180);
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The Python of `.ci/venv-talk-clients`, or `None` (after failing when it is required, or
-/// saying in one line that the test is skipped).
-fn clients_python(test: &str) -> Option<PathBuf> {
-    let python = workspace().join(".ci/venv-talk-clients/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let required = std::env::var("TESSERA_TALK_CLIENTS").is_ok_and(|v| v == "required");
-    assert!(
-        !required,
-        "{} missing and TESSERA_TALK_CLIENTS=required: run .ci/setup to install the pretalx clients",
-        python.display()
-    );
-    println!(
-        "skipped {test}: {} missing (run .ci/setup to install the pretalx clients)",
-        python.display()
-    );
-    None
-}
 
 /// The path of a client's resource name under `/api/events/{event}/`.
 fn path_of(resource: &str) -> &str {
@@ -701,8 +677,11 @@ fn no_private_fields(report: &Value, problems: &mut Problems) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pytanis_and_pretalx_client_read_the_whole_conference_unchanged() {
-    let test = "pytanis_and_pretalx_client_read_the_whole_conference_unchanged";
-    let Some(python) = clients_python(test) else {
+    let Some(python) = installed_tool(
+        ".ci/venv-talk-clients/bin/python",
+        "TESSERA_TALK_CLIENTS",
+        "the pretalx clients",
+    ) else {
         return;
     };
     let db = fresh_database().await;

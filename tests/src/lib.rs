@@ -16,7 +16,7 @@ use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, Statement};
 use serde_json::Value;
 use tempfile::TempDir;
 use tessera::admin::{self, TokenRequest};
-use tessera::db::entities::outbox_mail;
+use tessera::db::entities::{file, outbox_mail};
 use tessera::domain::mail::Mailer;
 use tessera::domain::permissions::{Permission, PermissionSet};
 use tessera::domain::teams;
@@ -127,6 +127,16 @@ pub struct TestApp {
 }
 
 impl TestApp {
+    /// The stored upload of a file ID as the API answers it (`file:<key>`, or the bare key).
+    pub async fn stored_file(&self, id: &str) -> file::Model {
+        use sea_orm::EntityTrait;
+        file::Entity::find_by_id(id.trim_start_matches("file:").to_owned())
+            .one(&self.db)
+            .await
+            .expect("query")
+            .expect("stored")
+    }
+
     /// A server with the default configuration.
     pub async fn spawn() -> Self {
         Self::spawn_with(|_| {}).await

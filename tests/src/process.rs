@@ -6,6 +6,33 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The workspace's root directory.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A tool `.ci/setup` installs, at `path` in the workspace, or `None` when it is missing:
+/// the calling test is then skipped with one line, unless the environment variable
+/// `required_by` is `required` (as `.ci/run` sets it), where it fails. `what` names what
+/// `.ci/setup` would install.
+pub fn installed_tool(path: &str, required_by: &str, what: &str) -> Option<PathBuf> {
+    let path = workspace().join(path);
+    if path.exists() {
+        return Some(path);
+    }
+    let required = std::env::var(required_by).is_ok_and(|v| v == "required");
+    assert!(
+        !required,
+        "{} missing and {required_by}=required: run .ci/setup to install {what}",
+        path.display()
+    );
+    println!(
+        "skipped: {} missing (run .ci/setup to install {what})",
+        path.display()
+    );
+    None
+}
+
 /// A free loopback port, at the time of asking.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

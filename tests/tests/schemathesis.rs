@@ -10,12 +10,12 @@
 //! picks another), and [`TIME_LIMIT`] in all; `tests/schemathesis/schemathesis.toml` holds
 //! the settings the command line cannot give.
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use tessera_plugin_banktransfer::BankTransfer;
 use tessera_tests::TestApp;
+use tessera_tests::process::{installed_tool, workspace};
 use tokio::process::Command;
 
 /// The checks of the run: no server error, and every status, media type and body as
@@ -33,35 +33,9 @@ const SEED: &str = "20261124";
 /// The longest the whole run may take.
 const TIME_LIMIT: Duration = Duration::from_secs(300);
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The `st` command of `.ci/venv`, or `None` (after failing when it is required, or saying
-/// in one line that the test is skipped).
-fn schemathesis(test: &str) -> Option<PathBuf> {
-    let st = workspace().join(".ci/venv/bin/st");
-    if st.exists() {
-        return Some(st);
-    }
-    let required = std::env::var("TESSERA_SCHEMATHESIS").is_ok_and(|v| v == "required");
-    assert!(
-        !required,
-        "{} missing and TESSERA_SCHEMATHESIS=required: run .ci/setup to install schemathesis",
-        st.display()
-    );
-    println!(
-        "skipped {test}: {} missing (run .ci/setup to install schemathesis)",
-        st.display()
-    );
-    None
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_operation_answers_as_the_document_says_to_generated_requests() {
-    let Some(st) =
-        schemathesis("every_operation_answers_as_the_document_says_to_generated_requests")
-    else {
+    let Some(st) = installed_tool(".ci/venv/bin/st", "TESSERA_SCHEMATHESIS", "schemathesis") else {
         return;
     };
     let app = TestApp::spawn_app(|_| {}, |app| app.plugin(BankTransfer)).await;

@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 use super::Tag;
 use crate::db::entities::{item, item_variation};
 use crate::domain::access::{Caller, EventAccess};
-use crate::domain::cache::Cache;
 use crate::domain::checkin::lists::{self, CheckinList, ListFields, ListFilter, ListOrder};
 use crate::domain::checkin::redeem::{self, Outcome, PositionView, Scan, ScanList, Status};
 use crate::domain::checkin::search::{
@@ -960,11 +959,6 @@ fn scan_device(caller: &Caller) -> Option<crate::domain::access::DeviceRef> {
 const SCAN_ANY: [Permission; 2] = [Permission::CheckinOrders, Permission::ChangeOrders];
 const VIEW_ANY: [Permission; 2] = [Permission::ViewOrders, Permission::CheckinOrders];
 
-/// The process cache with its current generation, when anything may be kept.
-async fn kept(state: &AppState) -> Option<(&Cache, u64)> {
-    state.cache.generation().await.map(|g| (&*state.cache, g))
-}
-
 /// Lists of the organizer by ID for the RPC: each in an event the caller may scan for,
 /// at most one per event.
 async fn rpc_lists(
@@ -975,7 +969,13 @@ async fn rpc_lists(
     needs: &[Permission],
 ) -> Result<Result<Vec<ScanList>, Vec<i64>>, ApiError> {
     let org = caller.organizer(organizer, None)?;
-    let found = lists::of_organizer(&state.db, kept(state).await, org.organizer.id, ids).await?;
+    let found = lists::of_organizer(
+        &state.db,
+        state.cache.current().await,
+        org.organizer.id,
+        ids,
+    )
+    .await?;
     let mut out = Vec::new();
     let mut bad = Vec::new();
     for &id in ids {
@@ -1479,7 +1479,7 @@ impl CheckinApi {
             pdf_data: pdf_data.0 == Some(true) && ev.permissions.has(Permission::ViewOrders),
             webhooks: webhooks::organizer_listens(
                 &state.db,
-                kept(&state).await,
+                state.cache.current().await,
                 ev.event.organizer_id,
             )
             .await?,
@@ -1561,8 +1561,12 @@ impl CheckinApi {
                 }),
             webhooks: match targets.first() {
                 Some(t) => {
-                    webhooks::organizer_listens(&state.db, kept(&state).await, t.event.organizer_id)
-                        .await?
+                    webhooks::organizer_listens(
+                        &state.db,
+                        state.cache.current().await,
+                        t.event.organizer_id,
+                    )
+                    .await?
                 }
                 None => false,
             },

@@ -59,7 +59,7 @@ impl<T> Conditional<T> {
     where
         E: From<ApiError>,
     {
-        let cache = state.cache.generation().await.map(|g| (&*state.cache, g));
+        let cache = state.cache.current().await;
         let modified = catalogue_changes::modified(&state.db, cache, event_id)
             .await
             .map_err(|e| E::from(ApiError::from(e)))?;

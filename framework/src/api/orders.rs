@@ -981,7 +981,7 @@ impl OrdersApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let cache = state.cache.generation().await.map(|g| (&*state.cache, g));
+        let cache = state.cache.current().await;
         let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
         check_order(&body.0, &ev, &values)?;
         let provider =

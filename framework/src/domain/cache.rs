@@ -170,6 +170,12 @@ impl Cache {
         Some(self.generation.load(Ordering::Acquire))
     }
 
+    /// The cache with its current generation, as the readers that keep what they read take
+    /// it; `None` while nothing may be cached.
+    pub async fn current(&self) -> Option<(&Self, u64)> {
+        self.generation().await.map(|g| (self, g))
+    }
+
     /// Whether the SQLite write-ahead log changed since the last look: another process (or
     /// this one) committed something, which may have been configuration.
     fn wal_changed(&self) -> bool {

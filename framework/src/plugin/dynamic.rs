@@ -296,7 +296,7 @@ impl DynamicEndpoint {
                 if let Some(p) = needs {
                     access.require(p)?;
                 }
-                let cache = state.cache.generation().await.map(|g| (&*state.cache, g));
+                let cache = state.cache.current().await;
                 let values =
                     settings::of_event(&state.db, &state.settings, cache, &access.event).await?;
                 let values: BTreeMap<&str, Value> = (*values).clone();

@@ -4,12 +4,13 @@
 //! frab schemas; kept once made, and a new release served from the next request on, by
 //! every server on the database.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera_tests::process::installed_tool;
 use tessera_tests::talk::{Conference, conference, create, results, sql, user_token};
 use tessera_tests::{Reply, TestApp};
 
@@ -492,31 +493,13 @@ async fn the_calendar_has_one_event_per_public_session_in_utc_with_folded_lines(
 }
 
 /// The Python of `.ci/venv-exports`, or `None` (after failing when it is required, or
-/// saying in one line that the test is skipped).
-fn validator_python(test: &str) -> Option<PathBuf> {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let python = workspace.join(".ci/venv-exports/bin/python");
-    if python.exists() {
-        return Some(python);
-    }
-    let required = std::env::var("TESSERA_EXPORT_SCHEMAS").is_ok_and(|v| v == "required");
-    assert!(
-        !required,
-        "{} missing and TESSERA_EXPORT_SCHEMAS=required: run .ci/setup",
-        python.display()
-    );
-    println!(
-        "skipped {test}: {} missing (run .ci/setup to install the schema validators)",
-        python.display()
-    );
-    None
-}
-
 #[tokio::test]
 async fn the_xml_and_json_exports_are_valid_against_the_published_frab_schemas() {
-    let Some(python) =
-        validator_python("the_xml_and_json_exports_are_valid_against_the_published_frab_schemas")
-    else {
+    let Some(python) = installed_tool(
+        ".ci/venv-exports/bin/python",
+        "TESSERA_EXPORT_SCHEMAS",
+        "the schema validators",
+    ) else {
         return;
     };
     let app = TestApp::spawn().await;

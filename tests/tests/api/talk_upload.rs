@@ -59,11 +59,7 @@ async fn a_pdf_and_a_png_are_stored_for_the_uploading_user() {
     assert_eq!(r.status, 201, "{}", r.body);
     let id = r.body["id"].as_str().expect("id");
     assert!(id.starts_with("file:"), "{id}");
-    let row = file::Entity::find_by_id(id.trim_start_matches("file:").to_owned())
-        .one(&app.db)
-        .await
-        .expect("query")
-        .expect("stored");
+    let row = app.stored_file(id).await;
     assert_eq!(row.owner, format!("user:{user}"));
     assert_eq!(row.filename, "talk.pdf");
     assert_eq!(row.content_type, "application/pdf");
@@ -196,15 +192,7 @@ async fn a_file_sent_as_octet_stream_takes_the_type_of_its_extension() {
     let (_, token) = organiser_token(&app).await;
     let r = send(&app, &token, "application/octet-stream", "slides.pdf", PDF).await;
     assert_eq!(r.status, 201, "{}", r.body);
-    let id = r.body["id"]
-        .as_str()
-        .expect("id")
-        .trim_start_matches("file:");
-    let row = file::Entity::find_by_id(id.to_owned())
-        .one(&app.db)
-        .await
-        .expect("query")
-        .expect("stored");
+    let row = app.stored_file(r.body["id"].as_str().expect("id")).await;
     assert_eq!(row.content_type, "application/pdf");
 
     // An image must still be what its extension says.

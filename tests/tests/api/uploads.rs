@@ -226,15 +226,7 @@ async fn a_picture_sent_as_octet_stream_takes_the_type_of_its_extension() {
     };
     let r = octet("logo.PNG").await;
     assert_eq!(r.status, 201, "{}", r.body);
-    let id = r.body["id"]
-        .as_str()
-        .expect("id")
-        .trim_start_matches("file:");
-    let row = file::Entity::find_by_id(id.to_owned())
-        .one(&app.db)
-        .await
-        .expect("query")
-        .expect("stored");
+    let row = app.stored_file(r.body["id"].as_str().expect("id")).await;
     assert_eq!(row.content_type, "image/png");
 
     // No picture extension: the type is unknown. A JPEG name on PNG bytes: not a JPEG.
@@ -251,12 +243,7 @@ async fn a_stored_upload_of_a_type_pictures_do_not_take_is_refused_without_being
     let item_id = plain_item(&app, &token, "T").await;
     let one = format!("{EVENT}/items/{item_id}/");
     let file = png(&app, &token).await;
-    let key = file.trim_start_matches("file:");
-    let row = file::Entity::find_by_id(key.to_owned())
-        .one(&app.db)
-        .await
-        .expect("query")
-        .expect("row");
+    let row = app.stored_file(&file).await;
     let pdf = file::ActiveModel {
         id: Set("0123456789abcdef0123456789abcdef".into()),
         owner: Set(row.owner),

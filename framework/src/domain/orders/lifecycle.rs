@@ -87,7 +87,7 @@ impl Seller<'_> {
         let Some(provider) = self.plugins.payment_provider(ev, &p.provider) else {
             return Ok(None);
         };
-        let cache = self.cache.generation().await.map(|g| (self.cache, g));
+        let cache = self.cache.current().await;
         let values = settings::of_event(txn, self.settings, cache, ev).await?;
         let ctx = payment_context(&self.shop(), ev, &values, o, p.local_id);
         let record = PaymentRecord {
@@ -724,7 +724,7 @@ pub async fn regenerate_secrets(
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
     let now = Utc::now();
-    let cache = seller.cache.generation().await.map(|g| (seller.cache, g));
+    let cache = seller.cache.current().await;
     let values = settings::of_event(&l.txn, seller.settings, cache, ev).await?;
     let generator = Generator::of_settings(|k| values.get(k));
     let key = secrets::signing_key(&l.txn, generator, ev).await?;
