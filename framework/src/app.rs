@@ -109,6 +109,7 @@ impl App {
                 plugins: Arc::new(self.plugins),
                 cache,
                 mailer,
+                bookings: Arc::new(crate::domain::giftcards::bookings()),
             },
         }
     }

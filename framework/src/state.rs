@@ -27,6 +27,8 @@ pub struct AppState {
     pub cache: Arc<Cache>,
     /// Sends the mail outbox; wake it after committing a transaction that queued mail.
     pub mailer: Mailer,
+    /// Gift card bookings waiting to be applied together, per card.
+    pub bookings: Arc<crate::domain::giftcards::Bookings>,
 }
 
 impl AppState {

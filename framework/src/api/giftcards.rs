@@ -382,7 +382,7 @@ impl GiftCardsApi {
             .organizer(&organizer, Some(Permission::ManageGiftCards))?;
         let vis = visibility(org.organizer.id, include_accepted.0);
         let TransactRequest { value, text } = body.0;
-        match giftcards::transact(&state.db, vis, *id, value.0, text).await {
+        match giftcards::transact(&state.db, &state.bookings, vis, *id, value.0, text).await {
             Ok(card) => Ok(Json(card.into())),
             Err(TransactError::NotFound) => Err(ApiError::forbidden().into()),
             Err(TransactError::InsufficientCredit) => Err(ApiError::conflict(

@@ -2,17 +2,19 @@
 
 pub mod entities;
 pub mod unit_of_work;
+mod write_txn;
 
 pub use sea_orm::DatabaseConnection;
 pub use unit_of_work::commit;
+pub use write_txn::WriteTxn;
 
 use std::cell::Cell;
 use std::time::Duration;
 
 use sea_orm::sqlx::sqlite::{SqliteJournalMode, SqliteSynchronous};
 use sea_orm::{
-    ConnectOptions, ConnectionTrait, Database, DatabaseTransaction, DbBackend, DbErr,
-    SqliteTransactionMode, TransactionOptions, TransactionTrait,
+    ConnectOptions, ConnectionTrait, Database, DbBackend, DbErr, SqliteTransactionMode,
+    TransactionOptions, TransactionTrait,
 };
 use tessera_migrations::{Migrator, MigratorTrait};
 
@@ -188,33 +190,36 @@ pub async fn connect_migrated(
     connect(url, max_connections).await
 }
 
-/// Starts a transaction that will write. On SQLite it takes the write lock at once
-/// (`BEGIN IMMEDIATE`), so that two writers never deadlock upgrading read locks; on
-/// PostgreSQL it is an ordinary transaction and row locks do the rest. While a request's work
-/// is held open ([`unit_of_work`]), it is a savepoint in that transaction. Commit it with
-/// [`commit`].
-pub async fn begin_write(db: &DatabaseConnection) -> Result<DatabaseTransaction, DbErr> {
+/// Starts a transaction that will write. On SQLite it waits for the process's turn to write
+/// (writers queue in memory, in the order they came: see [`WriteTxn`]) and then takes the
+/// write lock at once (`BEGIN IMMEDIATE`), so that two writers never deadlock upgrading read
+/// locks; on PostgreSQL it is an ordinary transaction and row locks do the rest. While a
+/// request's work is held open ([`unit_of_work`]), it is a savepoint in that transaction.
+/// Commit it with [`commit`].
+pub async fn begin_write(db: &DatabaseConnection) -> Result<WriteTxn, DbErr> {
     if let Some(savepoint) = unit_of_work::begin_inside_held().await {
-        return savepoint;
+        return savepoint.map(|txn| WriteTxn::new(txn, None));
     }
     let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::WriteTransaction);
-    match db.get_database_backend() {
+    let turn = write_txn::turn(db).await;
+    let txn = match db.get_database_backend() {
         DbBackend::Sqlite => {
             db.begin_with_options(TransactionOptions {
                 sqlite_transaction_mode: Some(SqliteTransactionMode::Immediate),
                 ..Default::default()
             })
-            .await
+            .await?
         }
-        _ => db.begin().await,
-    }
+        _ => db.begin().await?,
+    };
+    Ok(WriteTxn::new(txn, turn))
 }
 
 /// Runs `write` in a write transaction of its own ([`begin_write`], [`commit`]): what it
 /// writes is written together, and a keyed request holds it with its answer.
 pub async fn in_transaction<T, E: From<DbErr>>(
     db: &DatabaseConnection,
-    write: impl AsyncFnOnce(&DatabaseTransaction) -> Result<T, E>,
+    write: impl AsyncFnOnce(&WriteTxn) -> Result<T, E>,
 ) -> Result<T, E> {
     let txn = begin_write(db).await?;
     let out = write(&txn).await?;

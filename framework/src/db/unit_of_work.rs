@@ -21,12 +21,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use sea_orm::{DatabaseTransaction, DbErr, TransactionTrait};
+
+use super::WriteTxn;
 use tokio::sync::Mutex;
 
 /// The transaction held for the request, once it committed its work.
 #[derive(Default)]
 struct Held {
-    txn: Mutex<Option<DatabaseTransaction>>,
+    txn: Mutex<Option<WriteTxn>>,
     /// Whether `txn` is set, readable without waiting.
     holding: AtomicBool,
 }
@@ -37,7 +39,7 @@ tokio::task_local! {
 
 /// Runs `work`, holding the first transaction it commits; gives its output and that
 /// transaction, still open, or `None` when it committed none.
-pub async fn hold<F: Future>(work: F) -> (F::Output, Option<DatabaseTransaction>) {
+pub async fn hold<F: Future>(work: F) -> (F::Output, Option<WriteTxn>) {
     let held = Arc::new(Held::default());
     let out = HELD.scope(Arc::clone(&held), work).await;
     let txn = held.txn.lock().await.take();
@@ -54,7 +56,7 @@ pub(super) async fn begin_inside_held() -> Option<Result<DatabaseTransaction, Db
 
 /// Commits a transaction begun with [`super::begin_write`], or, inside [`hold`], keeps the
 /// request's first one open for its holder.
-pub async fn commit(txn: DatabaseTransaction) -> Result<(), DbErr> {
+pub async fn commit(txn: WriteTxn) -> Result<(), DbErr> {
     if let Ok(held) = HELD.try_with(Arc::clone) {
         let mut slot = held.txn.lock().await;
         if slot.is_none() {

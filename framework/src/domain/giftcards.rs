@@ -2,6 +2,8 @@
 //! every change of value writes both in one atomic step, and no step takes a card below zero,
 //! however many requests race for it, in however many processes.
 
+use std::sync::{Arc, LazyLock};
+
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait,
@@ -10,12 +12,13 @@ use sea_orm::{
 
 use crate::db::entities::{giftcard, giftcard_transaction};
 use crate::db::{begin_write, is_unique_violation, unit_of_work};
+use crate::domain::batch::Batches;
 use crate::domain::webhooks;
 use serde_json::json;
 
 /// Which cards an organizer sees: its own, and with `include_accepted` also those of the
 /// issuers it accepts.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Visibility {
     /// The organizer looking.
     pub organizer_id: i64,
@@ -379,26 +382,92 @@ impl From<DbErr> for TransactError {
     }
 }
 
+/// A booking waiting in its card's queue.
+#[derive(Debug)]
+pub struct Booking {
+    value_cents: i64,
+    text: Option<String>,
+}
+
+/// What a booking is answered: the card as it stood right after it, or why it was refused.
+pub type Booked = Result<Card, TransactError>;
+
+/// This process's bookings, queued per card and visibility, so that concurrent bookings on
+/// one card are applied together (see [`crate::domain::batch`]).
+pub type Bookings = Batches<(i64, Visibility), Booking, Booked>;
+
+/// Most bookings applied in one transaction.
+const MAX_BATCH: usize = 128;
+
+/// An empty queue of bookings, for the process.
+pub fn bookings() -> Bookings {
+    Batches::new(MAX_BATCH)
+}
+
 /// Books a signed amount on a card, atomically: the value and the ledger change together,
 /// and a debit that would take the card below zero changes nothing.
+///
+/// Concurrent bookings on the card are applied together, in the order they queued, in one
+/// transaction that locks the card (group commit): each is checked against the balance the
+/// ones before it left, and answered on its own. A keyed request (`X-Idempotency-Key`)
+/// books in a transaction of its own, which keeps its answer with it.
 pub async fn transact(
     db: &DatabaseConnection,
+    bookings: &Arc<Bookings>,
     vis: Visibility,
     id: i64,
     value_cents: i64,
     text: Option<String>,
-) -> Result<Card, TransactError> {
-    let now = Utc::now();
-    // One statement needs no transaction, unless a keyed request holds its work with the
-    // answer.
-    if db.get_database_backend() == DbBackend::Postgres && !unit_of_work::in_unit_of_work() {
-        let booked = transact_postgres(db, vis, id, value_cents, text, now).await?;
-        return settle(db, vis, id, booked).await;
+) -> Booked {
+    if unit_of_work::in_unit_of_work() {
+        return crate::db::in_transaction(db, async |txn| {
+            transact_in(txn, vis, id, value_cents, text, Utc::now()).await
+        })
+        .await;
     }
-    crate::db::in_transaction(db, async |txn| {
-        transact_in(txn, vis, id, value_cents, text, now).await
+    let booking = Booking { value_cents, text };
+    let db = db.clone();
+    let apply = move |(id, vis), batch| apply_batch(db.clone(), vis, id, batch);
+    bookings
+        .submit((id, vis), booking, apply)
+        .await
+        .unwrap_or_else(|| Err(DbErr::Custom("the batch of bookings failed".into()).into()))
+}
+
+/// Applies a batch of bookings on a card in one transaction, giving one answer per booking.
+/// Its ledger entries are dated when it is applied.
+async fn apply_batch(
+    db: DatabaseConnection,
+    vis: Visibility,
+    id: i64,
+    batch: Vec<Booking>,
+) -> Vec<Booked> {
+    let n = batch.len();
+    let now = Utc::now();
+    let applied = match db.get_database_backend() {
+        DbBackend::Postgres => apply_postgres(&db, vis, id, &batch, now).await,
+        _ => {
+            crate::db::in_transaction(&db, async |txn| {
+                let mut answers = Vec::with_capacity(n);
+                for b in batch {
+                    answers.push(
+                        match transact_in(txn, vis, id, b.value_cents, b.text, now).await {
+                            Err(TransactError::Db(e)) => return Err(e),
+                            answer => answer,
+                        },
+                    );
+                }
+                Ok(answers)
+            })
+            .await
+        }
+    };
+    applied.unwrap_or_else(|e| {
+        tracing::error!(error = %e, card = id, "a batch of gift card bookings failed");
+        (0..n)
+            .map(|_| Err(DbErr::Custom(e.to_string()).into()))
+            .collect()
     })
-    .await
 }
 
 /// [`transact`] inside a transaction the caller holds (a refund to a card books it with the
@@ -410,77 +479,106 @@ pub async fn transact_in(
     value_cents: i64,
     text: Option<String>,
     now: DateTime<Utc>,
-) -> Result<Card, TransactError> {
-    let booked = match txn.get_database_backend() {
-        DbBackend::Postgres => transact_postgres(txn, vis, id, value_cents, text, now).await?,
-        _ => transact_sqlite(txn, vis, id, value_cents, text, now).await?,
-    };
-    settle(txn, vis, id, booked).await
-}
-
-/// The booked card, or why nothing was booked.
-async fn settle(
-    db: &impl ConnectionTrait,
-    vis: Visibility,
-    id: i64,
-    booked: Option<Card>,
-) -> Result<Card, TransactError> {
+) -> Booked {
+    if txn.get_database_backend() == DbBackend::Postgres {
+        let booking = Booking { value_cents, text };
+        let mut answers = apply_postgres(txn, vis, id, &[booking], now).await?;
+        return answers.pop().unwrap_or(Err(TransactError::NotFound));
+    }
+    let booked = transact_sqlite(txn, vis, id, value_cents, text, now).await?;
     match booked {
         Some(card) => Ok(card),
-        None => Err(match find(db, vis, id).await? {
+        None => Err(match find(txn, vis, id).await? {
             Some(_) => TransactError::InsufficientCredit,
             None => TransactError::NotFound,
         }),
     }
 }
 
-const GUARDED_UPDATE: &str = "UPDATE giftcards AS g SET value_cents = g.value_cents + $3 \
-                              WHERE g.id = $4 AND g.value_cents + $3 >= 0 AND ";
-
-/// PostgreSQL: one statement updates the card, appends to the ledger and returns the card.
-/// The row lock taken by the UPDATE serialises concurrent bookings, and the guard is
-/// re-checked on the latest row version, so the balance never goes below zero.
-async fn transact_postgres(
+/// PostgreSQL: one statement applies the bookings in order. It locks the card, walks the
+/// bookings from its balance (each applied when it keeps the card at or above zero),
+/// updates the card once, appends the applied ones to the ledger in that order, tells the
+/// issuer's webhooks, and gives each booking's outcome with the balance after it. Without
+/// a transaction around it, the statement commits on its own.
+async fn apply_postgres(
     db: &impl ConnectionTrait,
     vis: Visibility,
     id: i64,
-    value_cents: i64,
-    text: Option<String>,
-    now: DateTime<Utc>,
-) -> Result<Option<Card>, DbErr> {
-    let sql = format!(
-        "WITH card AS ({GUARDED_UPDATE}{} RETURNING g.*), \
-         booked AS (INSERT INTO giftcard_transactions (card_id, acceptor_id, datetime, value_cents, text) \
-                    SELECT id, $1, $5, $3, $6 FROM card RETURNING id, card_id), \
-         told AS (INSERT INTO webhook_calls (webhook_id, action_type, organizer, payload, \
-                  created, state, attempts, next_attempt) \
-                  SELECT w.id, a.action_type, o.slug, \
-                  jsonb_build_object('giftcard', b.card_id, 'transaction', b.id), $5, \
-                  'pending', 0, $5 FROM booked b JOIN card c ON c.id = b.card_id \
-                  JOIN organizers o ON o.id = c.issuer_id \
-                  JOIN webhooks w ON w.organizer_id = c.issuer_id AND w.enabled \
-                  JOIN webhook_action_types a ON a.webhook_id = w.id \
-                  AND a.action_type = '{TRANSACTION}') \
-         SELECT {CARD_COLUMNS} FROM card g JOIN organizers o ON o.id = g.issuer_id",
-        Visibility::condition(1, 2)
-    );
+    batch: &[Booking],
+    at: DateTime<Utc>,
+) -> Result<Vec<Booked>, DbErr> {
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "WITH RECURSIVE \
+             input AS (SELECT n, CAST(e->>'v' AS BIGINT) AS v, e->>'t' AS t \
+                       FROM jsonb_array_elements(CAST($3 AS JSONB)) WITH ORDINALITY AS x(e, n)), \
+             card AS (SELECT g.* FROM giftcards g WHERE g.id = $4 AND {} FOR UPDATE), \
+             run (n, balance, ok) AS ( \
+               SELECT CAST(0 AS BIGINT), value_cents, TRUE FROM card \
+               UNION ALL \
+               SELECT i.n, CASE WHEN r.balance + i.v >= 0 THEN r.balance + i.v ELSE r.balance END, \
+                      r.balance + i.v >= 0 \
+               FROM run r JOIN input i ON i.n = r.n + 1), \
+             changed AS (UPDATE giftcards AS g \
+                         SET value_cents = (SELECT balance FROM run ORDER BY n DESC LIMIT 1) \
+                         WHERE g.id IN (SELECT id FROM card) \
+                         AND EXISTS (SELECT 1 FROM run WHERE n > 0 AND ok) RETURNING g.id), \
+             booked AS (INSERT INTO giftcard_transactions \
+                        (card_id, acceptor_id, datetime, value_cents, text) \
+                        SELECT $4, $1, $5, i.v, i.t FROM run r JOIN input i ON i.n = r.n \
+                        WHERE r.n > 0 AND r.ok ORDER BY r.n RETURNING id, card_id), \
+             told AS (INSERT INTO webhook_calls (webhook_id, action_type, organizer, payload, \
+                      created, state, attempts, next_attempt) \
+                      SELECT w.id, a.action_type, o.slug, \
+                      jsonb_build_object('giftcard', b.card_id, 'transaction', b.id), $5, \
+                      'pending', 0, $5 FROM booked b JOIN card c ON c.id = b.card_id \
+                      JOIN organizers o ON o.id = c.issuer_id \
+                      JOIN webhooks w ON w.organizer_id = c.issuer_id AND w.enabled \
+                      JOIN webhook_action_types a ON a.webhook_id = w.id \
+                      AND a.action_type = '{TRANSACTION}') \
+             SELECT r.ok, r.balance, {CARD_COLUMNS} FROM run r CROSS JOIN card g \
+             JOIN organizers o ON o.id = g.issuer_id WHERE r.n > 0 ORDER BY r.n",
+            Visibility::condition(1, 2)
+        )
+    });
+    let input: Vec<serde_json::Value> = batch
+        .iter()
+        .map(|b| json!({"v": b.value_cents, "t": b.text}))
+        .collect();
     let [org, inc] = vis.values();
     let values = [
         org,
         inc,
-        value_cents.into(),
+        serde_json::Value::Array(input).into(),
         id.into(),
-        now.into(),
-        text.into(),
+        at.into(),
     ];
-    Card::find_by_statement(Statement::from_sql_and_values(
-        DbBackend::Postgres,
-        sql,
-        values,
-    ))
-    .one(db)
-    .await
+    let rows = db
+        .query_all_raw(Statement::from_sql_and_values(
+            DbBackend::Postgres,
+            SQL.as_str(),
+            values,
+        ))
+        .await?;
+    if rows.is_empty() {
+        return Ok(batch.iter().map(|_| Err(TransactError::NotFound)).collect());
+    }
+    rows.iter()
+        .map(|row| {
+            let ok: bool = row.try_get("", "ok")?;
+            let mut card = Card::from_query_result(row, "")?;
+            card.value_cents = row.try_get("", "balance")?;
+            Ok(if ok {
+                Ok(card)
+            } else {
+                Err(TransactError::InsufficientCredit)
+            })
+        })
+        .collect()
 }
+
+const GUARDED_UPDATE: &str = "UPDATE giftcards AS g SET value_cents = g.value_cents + $3 \
+                              WHERE g.id = $4 AND g.value_cents + $3 >= 0 AND ";
 
 /// SQLite: the same in two statements, in an IMMEDIATE transaction, which holds the
 /// database's write lock.

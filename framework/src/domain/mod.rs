@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod availability;
+pub mod batch;
 pub mod cache;
 pub mod carts;
 pub mod catalogue_changes;

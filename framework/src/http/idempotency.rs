@@ -28,8 +28,8 @@ use poem::error::ResponseError;
 use poem::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use poem::{Body, Request, Response};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbErr, EntityTrait,
-    QueryFilter, Set, Statement,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+    Statement,
 };
 use serde_json::{Value, json};
 
@@ -313,7 +313,7 @@ async fn finish(
     db: &DatabaseConnection,
     ticket: Ticket,
     resp: Response,
-    work: Option<DatabaseTransaction>,
+    work: Option<crate::db::WriteTxn>,
 ) -> Response {
     if !is_final(resp.status()) {
         return abandon(db, ticket, work, resp).await;
@@ -379,7 +379,7 @@ fn claimed_by(ticket: Ticket) -> sea_orm::Condition {
 async fn abandon(
     db: &DatabaseConnection,
     ticket: Ticket,
-    work: Option<DatabaseTransaction>,
+    work: Option<crate::db::WriteTxn>,
     resp: Response,
 ) -> Response {
     if let Some(txn) = work

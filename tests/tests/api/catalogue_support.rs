@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use sea_orm::{
-    ActiveModelTrait, DatabaseTransaction, EntityTrait, PrimaryKeyTrait, QuerySelect, Set,
-};
+use sea_orm::{ActiveModelTrait, EntityTrait, PrimaryKeyTrait, QuerySelect, Set};
 use serde_json::{Value, json};
 use tessera::db::entities::{order, order_position};
 use tessera_tests::TestApp;
@@ -114,7 +112,7 @@ fn rand_suffix() -> u32 {
 /// Holds row `id` of `E` in a write transaction: on SQLite the database's write lock, on
 /// PostgreSQL the row `FOR UPDATE`. Requests sent meanwhile read freely but wait to write
 /// (on PostgreSQL: to write that row, or a row referring to it).
-pub async fn hold<E>(app: &TestApp, id: i64) -> DatabaseTransaction
+pub async fn hold<E>(app: &TestApp, id: i64) -> tessera::db::WriteTxn
 where
     E: EntityTrait,
     E::PrimaryKey: PrimaryKeyTrait<ValueType = i64>,
@@ -131,7 +129,7 @@ where
 
 /// Lets go of a held row after a moment, long enough for requests sent together with this
 /// to have read what they check and to be waiting to write.
-pub async fn release_soon(held: DatabaseTransaction) {
+pub async fn release_soon(held: tessera::db::WriteTxn) {
     tokio::time::sleep(Duration::from_millis(300)).await;
     held.commit().await.expect("commit");
 }

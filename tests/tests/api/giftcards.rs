@@ -431,3 +431,66 @@ async fn concurrent_debits_never_take_a_card_below_zero() {
     assert_eq!(t.body["count"], 21);
     assert_eq!(sum(&t.body), 0.0);
 }
+
+/// Cents of a decimal string such as `"-1.50"`.
+fn cents(v: &Value) -> i64 {
+    let text = v.as_str().expect("a decimal string");
+    let value: f64 = text.parse().expect("a decimal");
+    (value * 100.0).round() as i64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_bookings_are_each_answered_with_the_balance_their_ledger_entry_left() {
+    let (app, token) = setup().await;
+    let c = card(&app, &token, json!({"value": "5.00", "currency": "EUR"})).await;
+    let url = format!("{CARDS}{}/transact/", c["id"]);
+    let app = std::sync::Arc::new(app);
+    // Debits of 1.00 and credits of 0.30 racing: some debits find the card too low.
+    let tasks: Vec<_> = (0..60)
+        .map(|i| {
+            let (app, url, token) = (app.clone(), url.clone(), token.clone());
+            let value = if i % 3 == 0 { "0.30" } else { "-1.00" };
+            tokio::spawn(async move {
+                let r = app.post(&url, &token, json!({"value": value})).await;
+                (r.status, r.body)
+            })
+        })
+        .collect();
+    let mut answered = Vec::new();
+    let mut refused = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            (200, body) => answered.push(cents(&body["value"])),
+            (409, body) => {
+                assert!(body["value"].is_array(), "{body}");
+                refused += 1;
+            }
+            (status, body) => panic!("unexpected {status}: {body}"),
+        }
+    }
+    let ledger = app
+        .get(
+            &format!("{CARDS}{}/transactions/?ordering=id&page_size=100", c["id"]),
+            &token,
+        )
+        .await;
+    let entries = ledger.body["results"].as_array().expect("entries");
+    assert_eq!(entries.len(), 1 + answered.len());
+    assert_eq!(answered.len() + refused, 60);
+    assert!(refused > 0, "the credits cannot cover 40 debits of 1.00");
+    // Walking the ledger in its order: never below zero, and the balance after each entry
+    // is what that booking was answered.
+    let mut balance = 0;
+    let mut after_each = Vec::new();
+    for e in entries {
+        balance += cents(&e["value"]);
+        assert!(balance >= 0, "the ledger went below zero");
+        after_each.push(balance);
+    }
+    after_each.remove(0);
+    after_each.sort_unstable();
+    answered.sort_unstable();
+    assert_eq!(answered, after_each);
+    let shown = app.get(&format!("{CARDS}{}/", c["id"]), &token).await;
+    assert_eq!(cents(&shown.body["value"]), balance);
+}

@@ -417,7 +417,7 @@ async fn a_variation_add_on_or_bundle_changed_after_it_was_deleted_is_403() {
 }
 
 /// Holds a variation, add-on or bundle row.
-async fn hold_part(app: &TestApp, part: &str, part_id: i64) -> DatabaseTransaction {
+async fn hold_part(app: &TestApp, part: &str, part_id: i64) -> tessera::db::WriteTxn {
     match part {
         "variations" => hold::<item_variation::Entity>(app, part_id).await,
         "addons" => hold::<item_addon::Entity>(app, part_id).await,

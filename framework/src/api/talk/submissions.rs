@@ -587,7 +587,7 @@ async fn submission_event(
 /// write's transaction, which then commits.
 async fn written(
     ctx: &Ctx<'_>,
-    txn: sea_orm::DatabaseTransaction,
+    txn: crate::db::WriteTxn,
     code: String,
 ) -> Result<Shaped<SubmissionOut>, ApiError> {
     let out = ctx

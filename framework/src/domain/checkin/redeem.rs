@@ -637,7 +637,7 @@ async fn perform(
 
 /// The checks and the scan of `p`, read under its order's lock in `txn`.
 async fn decide(
-    txn: DatabaseTransaction,
+    txn: crate::db::WriteTxn,
     target: &ScanList,
     mut p: PositionRow,
     scan: &Scan,

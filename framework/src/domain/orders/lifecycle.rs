@@ -106,7 +106,7 @@ type Told = (crate::plugin::payment::PaymentContext, PaymentRecord);
 pub(super) struct Locked<'a> {
     pub(super) seller: Seller<'a>,
     pub(super) event: &'a event::Model,
-    pub(super) txn: DatabaseTransaction,
+    pub(super) txn: crate::db::WriteTxn,
     pub(super) order: order::Model,
     pub(super) positions: Vec<order_position::Model>,
     pub(super) catalogue: Catalogue,
