@@ -454,6 +454,60 @@ pub async fn lock_quotas(
         .await
 }
 
+/// Locks these quotas ([`lock_quotas`]) and reads their availability after the lock, in
+/// one round trip on PostgreSQL: each quota row, as the `FOR UPDATE` subquery gives it out
+/// locked, has its holds summed by `tessera_quota_holds` (migration m0025), whose query takes
+/// a snapshot of its own, so that it sees the holds of whoever held the lock before. On
+/// SQLite, the two statements of [`lock_quotas`] and [`of_quotas`].
+pub async fn lock_and_read(
+    txn: &impl ConnectionTrait,
+    quota_ids: &[i64],
+) -> Result<(Vec<quota::Model>, HashMap<i64, Availability>), DbErr> {
+    let backend = txn.get_database_backend();
+    if backend != DbBackend::Postgres || quota_ids.is_empty() {
+        let quotas = lock_quotas(txn, quota_ids).await?;
+        let availability = of_quotas(txn, &quotas).await?;
+        return Ok((quotas, availability));
+    }
+    #[derive(FromQueryResult)]
+    struct Held {
+        held_kind: Option<String>,
+        held_total: Option<i64>,
+    }
+    let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::Quotas);
+    let sql = format!(
+        "SELECT q.*, h.kind AS held_kind, h.total AS held_total FROM \
+         (SELECT * FROM quotas WHERE id IN ({}) ORDER BY id FOR UPDATE) q \
+         LEFT JOIN LATERAL tessera_quota_holds(q.id, $1) h ON TRUE ORDER BY q.id",
+        id_list(quota_ids)
+    );
+    let stmt = Statement::from_sql_and_values(
+        backend,
+        sql,
+        [DbValue::from(Utc::now().timestamp_micros())],
+    );
+    let mut quotas: Vec<quota::Model> = Vec::new();
+    let mut holds: HashMap<i64, Holds> = HashMap::new();
+    for row in txn.query_all_raw(stmt).await? {
+        let q = quota::Model::from_query_result(&row, "")?;
+        let held = Held::from_query_result(&row, "")?;
+        let h = holds.entry(q.id).or_default();
+        if let (Some(kind), Some(total)) = (held.held_kind.as_deref(), held.held_total)
+            && let Some(kind) = HoldKind::parse(kind)
+        {
+            h.add(kind, total);
+        }
+        if quotas.last().is_none_or(|last| last.id != q.id) {
+            quotas.push(q);
+        }
+    }
+    let availability = quotas
+        .iter()
+        .map(|q| (q.id, compute(q, holds.remove(&q.id).unwrap_or_default())))
+        .collect();
+    Ok((quotas, availability))
+}
+
 /// Units wanted of each quota.
 pub type Demand = BTreeMap<i64, i64>;
 

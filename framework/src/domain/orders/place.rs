@@ -842,28 +842,34 @@ async fn take_capacity(
     }
     quota_ids.sort_unstable();
     quota_ids.dedup();
-    let quotas = availability::lock_quotas(txn, &quota_ids).await?;
-    for (p, expires) in &cart_products {
-        availability::adjust(
-            txn,
-            &catalogue.quotas_of(p),
-            HoldKind::Cart,
-            Some(*expires),
-            -1,
-        )
-        .await?;
-    }
     let mut redemptions: BTreeMap<usize, i32> = BTreeMap::new();
     for (_, l) in lines {
         if let Some(vi) = l.voucher {
             *redemptions.entry(vi).or_default() += 1;
         }
     }
-    for (&vi, &n) in &redemptions {
-        vouchers::redeem(txn, &locked_vouchers[vi], catalogue, n).await?;
-    }
+    let (quotas, availability) = if cart_products.is_empty() && redemptions.is_empty() {
+        // Nothing changes the holds between the lock and the check: one round trip.
+        availability::lock_and_read(txn, &quota_ids).await?
+    } else {
+        let quotas = availability::lock_quotas(txn, &quota_ids).await?;
+        for (p, expires) in &cart_products {
+            availability::adjust(
+                txn,
+                &catalogue.quotas_of(p),
+                HoldKind::Cart,
+                Some(*expires),
+                -1,
+            )
+            .await?;
+        }
+        for (&vi, &n) in &redemptions {
+            vouchers::redeem(txn, &locked_vouchers[vi], catalogue, n).await?;
+        }
+        let availability = availability::of_quotas(txn, &quotas).await?;
+        (quotas, availability)
+    };
     let mut left: HashMap<i64, Option<i64>> = HashMap::new();
-    let availability = availability::of_quotas(txn, &quotas).await?;
     for q in &quotas {
         let a = availability[&q.id];
         left.insert(
