@@ -100,6 +100,7 @@ impl App {
             tracing::error!(%error, "mail settings unusable; mails stay in the outbox");
             Mailer::outbox_only(db.clone())
         });
+        let bookings = Arc::new(crate::domain::giftcards::bookings(db.clone()));
         Server {
             state: AppState {
                 db,
@@ -109,7 +110,7 @@ impl App {
                 plugins: Arc::new(self.plugins),
                 cache,
                 mailer,
-                bookings: Arc::new(crate::domain::giftcards::bookings()),
+                bookings,
             },
         }
     }

@@ -48,7 +48,7 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
         .map_sqlx_sqlite_opts(|o| {
             o.journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(30))
+                .busy_timeout(write_txn::TURN_TIMEOUT)
                 .foreign_keys(true)
                 .create_if_missing(true)
         });
@@ -201,7 +201,7 @@ pub async fn begin_write(db: &DatabaseConnection) -> Result<WriteTxn, DbErr> {
         return savepoint.map(|txn| WriteTxn::new(txn, None));
     }
     let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::WriteTransaction);
-    let turn = write_txn::turn(db).await;
+    let turn = write_txn::turn(db).await?;
     let txn = match db.get_database_backend() {
         DbBackend::Sqlite => {
             db.begin_with_options(TransactionOptions {

@@ -5,13 +5,21 @@
 //! few of them sleep again and again while others, arriving later, get through. So the
 //! writers of a process queue here instead, in memory and in the order they came (a fair
 //! semaphore of one permit per database file), and each begins its transaction when the
-//! one before it has ended. Other processes writing to the same file still meet the busy
-//! handler.
+//! one before it has ended. Other processes writing to the same file, and one-statement
+//! writes outside a transaction (idempotency claims, the mail outbox's leases), still meet
+//! the busy handler. A transaction dropped without commit or rollback hands its turn on
+//! before SQLite has rolled it back; the next writer may then wait in the busy handler for
+//! that moment.
+//!
+//! The turn is not re-entrant: a task that holds a write transaction and begins another
+//! outside a request's held work ([`super::unit_of_work`]) waits for itself. It gives up
+//! after [`TURN_TIMEOUT`], as SQLite's busy handler would, with an error.
 
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
+use std::time::Duration;
 
 use sea_orm::{
     ConnectionTrait, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr, ExecResult,
@@ -73,15 +81,24 @@ impl ConnectionTrait for WriteTxn {
     }
 }
 
+/// Longest wait for the turn to write: the busy timeout the connections have (see
+/// [`super::connect`]).
+pub const TURN_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Waits for this process's turn to write to a SQLite database; `None` for PostgreSQL.
-pub(super) async fn turn(db: &DatabaseConnection) -> Option<OwnedSemaphorePermit> {
+pub(super) async fn turn(db: &DatabaseConnection) -> Result<Option<OwnedSemaphorePermit>, DbErr> {
     if db.get_database_backend() != DbBackend::Sqlite {
-        return None;
+        return Ok(None);
     }
     let options = db.get_sqlite_connection_pool().connect_options();
     let queue = queue_of(options.get_filename());
-    // The semaphore is never closed.
-    queue.acquire_owned().await.ok()
+    match tokio::time::timeout(TURN_TIMEOUT, queue.acquire_owned()).await {
+        // The semaphore is never closed.
+        Ok(permit) => Ok(permit.ok()),
+        Err(_) => Err(DbErr::Custom(
+            "database is locked: no turn to write within the busy timeout".into(),
+        )),
+    }
 }
 
 /// The queue of writers to one SQLite file, made at its first write.

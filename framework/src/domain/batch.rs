@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::oneshot;
@@ -16,8 +17,15 @@ use tokio::sync::oneshot;
 /// Requests waiting for the next batch, each with where its answer goes.
 type Pending<R, A> = Vec<(R, oneshot::Sender<A>)>;
 
+/// Applies a batch of one key in the order of its requests and gives one answer per
+/// request, in that order.
+pub type Run<K, R, A> =
+    Box<dyn Fn(K, Vec<R>) -> Pin<Box<dyn Future<Output = Vec<A>> + Send>> + Send + Sync>;
+
 /// A queue of requests per key, each answered once a batch with it has run.
 pub struct Batches<K, R, A> {
+    /// What applies a batch.
+    run: Run<K, R, A>,
     /// Requests waiting for the next batch, per key. A key is present while its runner
     /// runs.
     queues: Mutex<HashMap<K, Pending<R, A>>>,
@@ -31,22 +39,19 @@ where
     R: Send + 'static,
     A: Send + 'static,
 {
-    /// Queues with at most `max` requests in one batch.
-    pub fn new(max: usize) -> Self {
+    /// Queues whose batches `run` applies, at most `max` requests in one.
+    pub fn new(max: usize, run: Run<K, R, A>) -> Self {
         Self {
+            run,
             queues: Mutex::new(HashMap::new()),
             max: max.max(1),
         }
     }
 
-    /// Queues `request` for `key` and waits for its answer. `run` applies a batch in the
-    /// order of its requests and gives one answer per request, in that order. `None` when
-    /// the batch did not finish (its task panicked).
-    pub async fn submit<F, Fut>(self: &Arc<Self>, key: K, request: R, run: F) -> Option<A>
-    where
-        F: Fn(K, Vec<R>) -> Fut + Send + 'static,
-        Fut: Future<Output = Vec<A>> + Send + 'static,
-    {
+    /// Queues `request` for `key` and waits for its answer; `None` when its batch did not
+    /// finish (its task panicked). A request whose caller goes away meanwhile is applied
+    /// all the same.
+    pub async fn submit(self: &Arc<Self>, key: K, request: R) -> Option<A> {
         let (tx, rx) = oneshot::channel();
         let start = {
             let mut queues = self.lock();
@@ -67,7 +72,7 @@ where
                 key,
                 done: false,
             };
-            tokio::spawn(runner.run(run));
+            tokio::spawn(runner.run());
         }
         rx.await.ok()
     }
@@ -103,16 +108,12 @@ where
     R: Send + 'static,
     A: Send + 'static,
 {
-    async fn run<F, Fut>(mut self, run: F)
-    where
-        F: Fn(K, Vec<R>) -> Fut,
-        Fut: Future<Output = Vec<A>>,
-    {
+    async fn run(mut self) {
         while let Some(batch) = self.batches.next(&self.key) {
             let (requests, waiting): (Vec<R>, Vec<_>) = batch.into_iter().unzip();
-            let answers = run(self.key.clone(), requests).await;
+            let answers = (self.batches.run)(self.key.clone(), requests).await;
+            debug_assert_eq!(answers.len(), waiting.len(), "one answer per request");
             for (tx, answer) in waiting.into_iter().zip(answers) {
-                // A request that went away meanwhile is applied all the same.
                 let _ = tx.send(answer);
             }
         }
@@ -141,23 +142,22 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_requests_are_applied_in_batches_and_each_gets_its_own_answer() {
-        let batches: Arc<Batches<u8, u32, (u32, usize)>> = Arc::new(Batches::new(4));
         let sizes = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&sizes);
+        let run: Run<u8, u32, (u32, usize)> = Box::new(move |_, requests: Vec<u32>| {
+            let seen = Arc::clone(&seen);
+            Box::pin(async move {
+                seen.lock().expect("sizes").push(requests.len());
+                tokio::task::yield_now().await;
+                let n = requests.len();
+                requests.into_iter().map(|r| (r, n)).collect()
+            })
+        });
+        let batches = Arc::new(Batches::new(4, run));
         let tasks: Vec<_> = (0..40u32)
             .map(|i| {
-                let (batches, sizes) = (Arc::clone(&batches), Arc::clone(&sizes));
-                tokio::spawn(async move {
-                    let run = move |_: u8, requests: Vec<u32>| {
-                        let sizes = Arc::clone(&sizes);
-                        async move {
-                            sizes.lock().expect("sizes").push(requests.len());
-                            tokio::task::yield_now().await;
-                            let n = requests.len();
-                            requests.into_iter().map(|r| (r, n)).collect()
-                        }
-                    };
-                    batches.submit(7, i, run).await
-                })
+                let batches = Arc::clone(&batches);
+                tokio::spawn(async move { batches.submit(7, i).await })
             })
             .collect();
         for (i, t) in tasks.into_iter().enumerate() {
@@ -165,21 +165,20 @@ mod tests {
             assert_eq!(echo, i as u32);
             assert!((1..=4).contains(&size));
         }
-        let sizes = sizes.lock().expect("sizes");
-        assert_eq!(sizes.iter().sum::<usize>(), 40);
+        assert_eq!(sizes.lock().expect("sizes").iter().sum::<usize>(), 40);
         assert!(batches.lock().is_empty(), "the key is forgotten when idle");
     }
 
     #[tokio::test]
     async fn a_batch_that_panics_ends_its_requests_and_the_next_one_runs() {
-        let batches: Arc<Batches<u8, u32, u32>> = Arc::new(Batches::new(8));
-        let failed = batches
-            .submit(1, 1, |_: u8, _: Vec<u32>| async {
-                panic!("the batch fails")
+        let run: Run<u8, u32, u32> = Box::new(|_, requests: Vec<u32>| {
+            Box::pin(async move {
+                assert!(requests != [1], "the batch fails");
+                requests
             })
-            .await;
-        assert_eq!(failed, None);
-        let next = batches.submit(1, 2, |_: u8, r: Vec<u32>| async { r }).await;
-        assert_eq!(next, Some(2));
+        });
+        let batches = Arc::new(Batches::new(8, run));
+        assert_eq!(batches.submit(1, 1).await, None);
+        assert_eq!(batches.submit(1, 2).await, Some(2));
     }
 }

@@ -399,9 +399,12 @@ pub type Bookings = Batches<(i64, Visibility), Booking, Booked>;
 /// Most bookings applied in one transaction.
 const MAX_BATCH: usize = 128;
 
-/// An empty queue of bookings, for the process.
-pub fn bookings() -> Bookings {
-    Batches::new(MAX_BATCH)
+/// An empty queue of bookings on the cards of `db`, for the process.
+pub fn bookings(db: DatabaseConnection) -> Bookings {
+    Batches::new(
+        MAX_BATCH,
+        Box::new(move |(id, vis), batch| Box::pin(apply_batch(db.clone(), vis, id, batch))),
+    )
 }
 
 /// Books a signed amount on a card, atomically: the value and the ledger change together,
@@ -426,10 +429,8 @@ pub async fn transact(
         .await;
     }
     let booking = Booking { value_cents, text };
-    let db = db.clone();
-    let apply = move |(id, vis), batch| apply_batch(db.clone(), vis, id, batch);
     bookings
-        .submit((id, vis), booking, apply)
+        .submit((id, vis), booking)
         .await
         .unwrap_or_else(|| Err(DbErr::Custom("the batch of bookings failed".into()).into()))
 }
@@ -522,7 +523,7 @@ async fn apply_postgres(
              changed AS (UPDATE giftcards AS g \
                          SET value_cents = (SELECT balance FROM run ORDER BY n DESC LIMIT 1) \
                          WHERE g.id IN (SELECT id FROM card) \
-                         AND EXISTS (SELECT 1 FROM run WHERE n > 0 AND ok) RETURNING g.id), \
+                         AND EXISTS (SELECT 1 FROM run WHERE n > 0 AND ok)), \
              booked AS (INSERT INTO giftcard_transactions \
                         (card_id, acceptor_id, datetime, value_cents, text) \
                         SELECT $4, $1, $5, i.v, i.t FROM run r JOIN input i ON i.n = r.n \
@@ -535,7 +536,7 @@ async fn apply_postgres(
                       JOIN organizers o ON o.id = c.issuer_id \
                       JOIN webhooks w ON w.organizer_id = c.issuer_id AND w.enabled \
                       JOIN webhook_action_types a ON a.webhook_id = w.id \
-                      AND a.action_type = '{TRANSACTION}') \
+                      AND a.action_type = '{TRANSACTION}' ORDER BY b.id) \
              SELECT r.ok, r.balance, {CARD_COLUMNS} FROM run r CROSS JOIN card g \
              JOIN organizers o ON o.id = g.issuer_id WHERE r.n > 0 ORDER BY r.n",
             Visibility::condition(1, 2)
