@@ -8,7 +8,7 @@ use std::path::Path;
 use sea_orm::{ConnectionTrait, Statement};
 use serde_json::{Value, json};
 use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, organizer_with_admin_token};
+use tessera_tests::process::{organizer_with_admin_token, started_pair};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const EVENT: &str = "/api/v1/organizers/acme/events/conf";
@@ -36,13 +36,7 @@ async fn two_gates_scanning_one_ticket_at_the_same_moment_admit_it_once() {
     let db = fresh_database().await;
     let bin = Path::new(BIN);
     let auth = organizer_with_admin_token(bin, &db.url, "acme");
-    let mut nodes = [
-        Server::new_logging_aside(bin, &db.url),
-        Server::new_logging_aside(bin, &db.url),
-    ];
-    for node in &mut nodes {
-        node.start().await;
-    }
+    let nodes = started_pair(bin, &db.url).await;
     let (a, b) = (nodes[0].base(), nodes[1].base());
     let client = reqwest::Client::new();
     let (status, event) = post(

@@ -8,22 +8,13 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tessera_tests::fresh_database;
-use tessera_tests::process::{Server, organizer_with_admin_token};
+use tessera_tests::process::{organizer_with_admin_token, started_pair};
+use tessera_tests::{cents, check_ledger, fresh_database};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 const CARDS: &str = "/api/v1/organizers/acme/giftcards/";
 /// Bookings sent to each process.
 const EACH: usize = 150;
-
-fn cents(v: &Value) -> i64 {
-    let value: f64 = v
-        .as_str()
-        .expect("a decimal string")
-        .parse()
-        .expect("a decimal");
-    (value * 100.0).round() as i64
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn bookings_on_one_card_through_two_processes_are_exact() {
@@ -36,13 +27,7 @@ async fn bookings_on_one_card_through_two_processes_are_exact() {
     let db = fresh_database().await;
     let bin = Path::new(BIN);
     let auth = organizer_with_admin_token(bin, &db.url, "acme");
-    let mut nodes = [
-        Server::new_logging_aside(bin, &db.url),
-        Server::new_logging_aside(bin, &db.url),
-    ];
-    for node in &mut nodes {
-        node.start().await;
-    }
+    let nodes = started_pair(bin, &db.url).await;
     let bases = [nodes[0].base(), nodes[1].base()];
     let client = reqwest::Client::new();
     let created: Value = client
@@ -106,21 +91,7 @@ async fn bookings_on_one_card_through_two_processes_are_exact() {
         entries.extend(body["results"].as_array().expect("results").iter().cloned());
         page = body["next"].as_str().map(str::to_owned);
     }
-    assert_eq!(entries.len(), 1 + answered.len());
-    let mut balance = 0;
-    let mut after_each = Vec::new();
-    for e in &entries {
-        balance += cents(&e["value"]);
-        assert!(balance >= 0, "the ledger went below zero");
-        after_each.push(balance);
-    }
-    after_each.remove(0);
-    after_each.sort_unstable();
-    answered.sort_unstable();
-    assert_eq!(
-        answered, after_each,
-        "each booking was answered the balance it left"
-    );
+    let balance = check_ledger(&entries, answered);
     let card: Value = client
         .get(format!("{}{CARDS}{id}/", bases[0]))
         .header("Authorization", &auth)

@@ -400,3 +400,40 @@ pub async fn user_of(app: &TestApp, email: &str, organizers: &[i64]) -> i64 {
     }
     user.id
 }
+
+/// Cents of a decimal string such as `"-1.50"`.
+pub fn cents(v: &Value) -> i64 {
+    let value: f64 = v
+        .as_str()
+        .expect("a decimal string")
+        .parse()
+        .expect("a decimal");
+    (value * 100.0).round() as i64
+}
+
+/// Checks a gift card's ledger, its entries in ID order, against the values its accepted
+/// bookings were answered: walked in its order it never goes below zero, the balance after
+/// each entry but the first (the issue) is exactly one booking's answer, and every answer
+/// has its entry. Gives the final balance.
+pub fn check_ledger(entries: &[Value], mut answered: Vec<i64>) -> i64 {
+    assert_eq!(
+        entries.len(),
+        1 + answered.len(),
+        "one entry per accepted booking"
+    );
+    let mut balance = 0;
+    let mut after_each = Vec::new();
+    for e in entries {
+        balance += cents(&e["value"]);
+        assert!(balance >= 0, "the ledger went below zero");
+        after_each.push(balance);
+    }
+    after_each.remove(0);
+    after_each.sort_unstable();
+    answered.sort_unstable();
+    assert_eq!(
+        answered, after_each,
+        "each booking was answered the balance it left"
+    );
+    balance
+}

@@ -202,3 +202,15 @@ impl Drop for Server {
         self.kill();
     }
 }
+
+/// Two `tessera serve` processes on one database, started, their output set aside.
+pub async fn started_pair(bin: &Path, url: &str) -> [Server; 2] {
+    let mut nodes = [
+        Server::new_logging_aside(bin, url),
+        Server::new_logging_aside(bin, url),
+    ];
+    for node in &mut nodes {
+        node.start().await;
+    }
+    nodes
+}
