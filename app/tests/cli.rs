@@ -413,25 +413,38 @@ async fn post_json(client: &reqwest::Client, url: &str, auth: &str, body: Value)
 }
 
 /// Sends every body to `path` at once, alternating between the servers; gives the count
-/// of 201 answers, after checking every other answer is a clean 400.
+/// of 201 answers, after checking every other answer is a clean 400 and every 201 answer is
+/// the order as the other server reads it (but for its link to the server), with the
+/// buyer's e-mail and a code of its own.
 async fn race_orders(servers: &[Server], auth: &str, path: &str, bodies: Vec<Value>) -> usize {
     let client = reqwest::Client::new();
+    let emails: Vec<Value> = bodies.iter().map(|b| b["email"].clone()).collect();
     let requests = bodies.into_iter().enumerate().map(|(i, body)| {
         let url = format!("{}{path}", servers[i % servers.len()].base());
         let (client, auth) = (client.clone(), auth.to_owned());
         tokio::spawn(async move { post_json(&client, &url, &auth, body).await })
     });
     let answers = futures::future::join_all(requests).await;
-    let mut created = 0;
-    for a in answers {
+    let mut codes = std::collections::HashSet::new();
+    for (i, a) in answers.into_iter().enumerate() {
         let (status, body) = a.expect("task");
         match status {
-            201 => created += 1,
+            201 => {
+                assert_eq!(body["email"], emails[i], "{body}");
+                let code = body["code"].as_str().expect("code").to_owned();
+                let other = servers[(i + 1) % servers.len()].base();
+                let (_, mut stored) =
+                    get_json(&client, &format!("{other}{path}{code}/"), auth).await;
+                // Each server links to itself.
+                stored["url"] = body["url"].clone();
+                assert_eq!(stored, body, "the answer is the order as stored");
+                assert!(codes.insert(code), "each order has a code of its own");
+            }
             400 => assert!(body["positions"][0].is_object(), "{body}"),
             other => panic!("unexpected {other}: {body}"),
         }
     }
-    created
+    codes.len()
 }
 
 /// An event `conf` with a ticket, through the first server; gives the ticket's ID.
@@ -475,7 +488,7 @@ async fn two_processes_sell_exactly_a_quota_of_one_hundred_to_five_hundred_buyer
     .await;
     assert_eq!(status, 201, "{quota}");
     let bodies = (0..500)
-        .map(|_| json!({"payment_provider": "manual", "positions": [{"item": ticket}]}))
+        .map(|i| json!({"email": format!("buyer{i}@example.org"), "payment_provider": "manual", "positions": [{"item": ticket}]}))
         .collect();
     let path = "/api/v1/organizers/acme/events/conf/orders/";
     assert_eq!(race_orders(&servers, &auth, path, bodies).await, 100);

@@ -11,7 +11,7 @@ use crate::domain::giftcards::{self, NewCard};
 use crate::domain::items::{
     self, AddonFields, BundleFields, ItemFields, NewItem, PictureChange, VariationFields,
 };
-use crate::domain::orders::{self, NewOrder, PlaceContext, PlaceError, PositionInput, Storefront};
+use crate::domain::orders::{self, NewOrder, PlaceContext, PlaceError, PositionInput};
 use crate::domain::permissions::PermissionSet;
 use crate::domain::questions::{self, OptionFields, QuestionFields};
 use crate::domain::quotas::{self, QuotaFields};
@@ -606,15 +606,12 @@ async fn seed_demo_sales(
         .map_err(|e| invalid(format!("demo settings: {e:?}")))?;
     let values = settings::resolve(db, &state.settings, scope).await?;
     let ctx = PlaceContext {
-        shop: Storefront {
-            public_url: &state.public_url,
-            organizer: &org.slug,
-        },
-        event: demo,
-        settings: &values,
+        public_url: state.public_url.clone(),
+        organizer: org.slug.clone(),
+        event: demo.clone(),
+        settings: Arc::new(values),
         provider: Some(Arc::new(ManualPayment)),
-        cache: None,
-        plugins: &state.plugins,
+        plugins: state.plugins.clone(),
     };
     let ada = json!({"full_name": "Ada Lovelace"});
     let position = |item, variation| PositionInput {
@@ -634,10 +631,12 @@ async fn seed_demo_sales(
         ],
         ..NewOrder::default()
     };
-    orders::place(db, &ctx, order).await.map_err(|e| match e {
-        PlaceError::Db(e) => AdminError::Db(e),
-        PlaceError::Invalid(body) => invalid(format!("demo order: {body}")),
-    })?;
+    orders::place(db, None, None, ctx, order)
+        .await
+        .map_err(|e| match e {
+            PlaceError::Db(e) => AdminError::Db(e),
+            PlaceError::Invalid(body) => invalid(format!("demo order: {body}")),
+        })?;
     let grace = EntryFields {
         name_parts: Some(json!({"full_name": "Grace Hopper"})),
         email: "grace@example.org".into(),

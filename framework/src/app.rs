@@ -101,6 +101,7 @@ impl App {
             Mailer::outbox_only(db.clone())
         });
         let bookings = Arc::new(crate::domain::giftcards::bookings(db.clone()));
+        let placements = Arc::new(crate::domain::orders::placements(db.clone()));
         Server {
             state: AppState {
                 db,
@@ -111,6 +112,7 @@ impl App {
                 cache,
                 mailer,
                 bookings,
+                placements,
             },
         }
     }

@@ -29,6 +29,8 @@ pub struct AppState {
     pub mailer: Mailer,
     /// Gift card bookings waiting to be applied together, per card.
     pub bookings: Arc<crate::domain::giftcards::Bookings>,
+    /// Plain orders waiting to be placed together, per event.
+    pub placements: Arc<crate::domain::orders::Placements>,
 }
 
 impl AppState {

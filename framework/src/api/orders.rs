@@ -19,7 +19,7 @@ use crate::db::entities::{event, order_fee, order_payment, order_position, seat}
 use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{
     self, AnswerInput, FeeInput, LifecycleError, NewOrder, Order, OrderFilter, PlaceContext,
-    PlaceError, PositionInput, Seller, Storefront,
+    PlaceError, PositionInput, Seller,
 };
 use crate::domain::permissions::Permission;
 use crate::domain::questions::is_email;
@@ -829,14 +829,6 @@ pub(crate) fn lifecycle_error(e: LifecycleError) -> ApiError {
     }
 }
 
-/// Where the event's customers find their orders.
-fn storefront<'a>(state: &'a AppState, ev: &'a EventAccess) -> Storefront<'a> {
-    Storefront {
-        public_url: &state.public_url,
-        organizer: &ev.organizer.slug,
-    }
-}
-
 pub(crate) fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a> {
     state.seller(&ev.organizer.slug)
 }
@@ -997,14 +989,15 @@ impl OrdersApi {
                 )?),
             };
         let ctx = PlaceContext {
-            shop: storefront(&state, &ev),
-            event: &ev.event,
-            settings: &values,
+            public_url: state.public_url.clone(),
+            organizer: ev.organizer.slug.clone(),
+            event: ev.event.clone(),
+            settings: values,
             provider,
-            cache,
-            plugins: &state.plugins,
+            plugins: state.plugins.clone(),
         };
-        let placed = match orders::place(&state.db, &ctx, body.0.into_new()).await {
+        let together = Some(&state.placements);
+        let placed = match orders::place(&state.db, cache, together, ctx, body.0.into_new()).await {
             Ok(o) => o,
             Err(PlaceError::Invalid(body)) => {
                 return Err(ApiError::with_body(poem::http::StatusCode::BAD_REQUEST, body).into());

@@ -401,9 +401,12 @@ const MAX_BATCH: usize = 128;
 
 /// An empty queue of bookings on the cards of `db`, for the process.
 pub fn bookings(db: DatabaseConnection) -> Bookings {
+    // One batch of a card at a time: a batch is one statement, all of it under the card's
+    // lock, so overlapping batches would only queue on that lock.
     Batches::new(
         MAX_BATCH,
-        Box::new(move |(id, vis), batch| Box::pin(apply_batch(db.clone(), vis, id, batch))),
+        1,
+        Box::new(move |(id, vis), batch, _| Box::pin(apply_batch(db.clone(), vis, id, batch))),
     )
 }
 

@@ -13,6 +13,7 @@ mod mails;
 mod place;
 pub mod refunds;
 pub mod ticket;
+mod together;
 
 pub use lifecycle::{
     ALREADY_PAID, LifecycleError, Seller, approve, cancel, confirm_payment, deny, extend,
@@ -23,6 +24,7 @@ pub use place::{
     AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
     payment_page, payment_term_end, place,
 };
+pub use together::{Placed, Placements, placements};
 
 use std::collections::HashMap;
 

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use tessera_tests::TestApp;
+use tessera_tests::{Reply, TestApp};
 
 use crate::selling_support::{EVENT, Shop, shop};
 
@@ -28,6 +28,18 @@ async fn race_with(
     bodies: Vec<Value>,
     keys: Keys,
 ) -> Vec<u16> {
+    let replies = race_for_replies(app, token, path, bodies, keys).await;
+    replies.into_iter().map(|r| r.status).collect()
+}
+
+/// Sends all bodies at once to `path`; gives the replies, in order.
+async fn race_for_replies(
+    app: &Arc<TestApp>,
+    token: &str,
+    path: &str,
+    bodies: Vec<Value>,
+    keys: Keys,
+) -> Vec<Reply> {
     let tasks: Vec<_> = bodies
         .into_iter()
         .enumerate()
@@ -46,15 +58,14 @@ async fn race_with(
                 let bytes = body.to_string().into_bytes();
                 app.raw(poem::http::Method::POST, &path, &headers, bytes)
                     .await
-                    .status
             })
         })
         .collect();
-    let mut statuses = Vec::new();
+    let mut replies = Vec::new();
     for t in tasks {
-        statuses.push(t.await.expect("task"));
+        replies.push(t.await.expect("task"));
     }
-    statuses
+    replies
 }
 
 fn tally(statuses: &[u16]) -> (usize, usize) {
@@ -96,6 +107,129 @@ async fn five_hundred_concurrent_orders_sell_exactly_a_quota_of_one_hundred() {
     assert_eq!(held, 100, "{a}");
     let orders = app.get(&format!("{EVENT}/orders/"), &token).await.body;
     assert_eq!(orders["count"], 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_orders_are_each_answered_with_their_own_order_and_a_refused_one_takes_nothing()
+{
+    let s = shop(Some(50)).await;
+    let app = Arc::new(s.app);
+    // 120 orders of one to three tickets: 240 tickets asked for, 50 to sell.
+    let bodies = (0..120)
+        .map(|i| {
+            let position = json!({"item": s.ticket, "attendee_name_parts": {"full_name": format!("Buyer {i}")}});
+            json!({
+                "email": format!("buyer{i}@example.org"),
+                "payment_provider": "manual",
+                "status": if i % 2 == 0 { "p" } else { "n" },
+                "positions": vec![position; 1 + i % 3],
+            })
+        })
+        .collect();
+    let path = format!("{EVENT}/orders/");
+    let replies = race_for_replies(&app, &s.token, &path, bodies, Keys::None).await;
+    let left = app
+        .get(
+            &format!("{EVENT}/quotas/{}/availability/", s.quota),
+            &s.token,
+        )
+        .await
+        .body;
+    let available = left["available_number"].as_u64().expect("a limited quota") as usize;
+    let (mut sold, mut codes) = (0, std::collections::HashSet::new());
+    for (i, r) in replies.iter().enumerate() {
+        let wanted = 1 + i % 3;
+        match r.status {
+            201 => {
+                assert_eq!(r.body["email"], format!("buyer{i}@example.org"));
+                assert_eq!(r.body["status"], if i % 2 == 0 { "p" } else { "n" });
+                let positions = r.body["positions"].as_array().expect("positions");
+                assert_eq!(positions.len(), wanted, "{}", r.body);
+                for p in positions {
+                    assert_eq!(p["attendee_name"], format!("Buyer {i}"));
+                }
+                assert_eq!(r.body["payments"][0]["provider"], "manual");
+                let code = r.body["code"].as_str().expect("a code").to_owned();
+                let stored = app.get(&format!("{path}{code}/"), &s.token).await;
+                assert_eq!(stored.body, r.body, "the answer is the order as stored");
+                assert!(codes.insert(code), "each order has a code of its own");
+                sold += wanted;
+            }
+            400 => {
+                // Refused whole: its positions that would have fitted took nothing.
+                let errors = r.body["positions"]
+                    .as_array()
+                    .expect("one entry per position");
+                assert_eq!(errors.len(), wanted, "{}", r.body);
+                assert!(
+                    r.body.to_string().contains("not enough quota"),
+                    "{}",
+                    r.body
+                );
+                assert!(
+                    wanted > available,
+                    "order {i} of {wanted} was refused with {available} left"
+                );
+            }
+            other => panic!("order {i}: {other} {}", r.body),
+        }
+    }
+    assert_eq!(sold + available, 50, "{left}");
+    assert_eq!(
+        left["paid_orders"].as_u64().unwrap_or(0) + left["pending_orders"].as_u64().unwrap_or(0),
+        sold as u64,
+        "{left}"
+    );
+    let listed = app
+        .get(&format!("{path}?page_size=200"), &s.token)
+        .await
+        .body;
+    assert_eq!(listed["count"], codes.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_order_its_payment_provider_refuses_is_refused_alone_among_concurrent_orders() {
+    use tessera_plugin_banktransfer::BankTransfer;
+    let app = TestApp::spawn_app(|_| {}, |a| a.plugin(BankTransfer)).await;
+    let s = crate::selling_support::shop_on(app, Some(100)).await;
+    // Bank transfer is enabled but has no account: it is offered and then not available.
+    let r = s
+        .app
+        .patch(
+            &format!("{EVENT}/"),
+            &s.token,
+            json!({"plugins": ["banktransfer"]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let app = Arc::new(s.app);
+    let provider = |i: usize| if i % 2 == 0 { "manual" } else { "banktransfer" };
+    let bodies = (0..40)
+        .map(|i| json!({"payment_provider": provider(i), "positions": [{"item": s.ticket}]}))
+        .collect();
+    let path = format!("{EVENT}/orders/");
+    let replies = race_for_replies(&app, &s.token, &path, bodies, Keys::None).await;
+    for (i, r) in replies.iter().enumerate() {
+        if provider(i) == "manual" {
+            assert_eq!(r.status, 201, "{}", r.body);
+            assert_eq!(r.body["payments"][0]["provider"], "manual");
+        } else {
+            assert_eq!(r.status, 400, "{}", r.body);
+            assert_eq!(
+                r.body,
+                json!({"payment_provider": ["The payment provider is not available for this order."]})
+            );
+        }
+    }
+    let a = app
+        .get(
+            &format!("{EVENT}/quotas/{}/availability/", s.quota),
+            &s.token,
+        )
+        .await
+        .body;
+    assert_eq!(a["pending_orders"], 20, "{a}");
+    assert_eq!(app.get(&path, &s.token).await.body["count"], 20);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

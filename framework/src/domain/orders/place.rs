@@ -1,21 +1,23 @@
 //! Placing an order through the API (external checkout): all of it or nothing.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveTime, TimeDelta, TimeZone, Utc};
 use sea_orm::{
-    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseTransaction, DbErr, EntityTrait,
-    QueryFilter, Set,
+    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
+    DbErr, EntityTrait, QueryFilter, Set,
 };
 use serde_json::{Map, Value, json};
 
 use super::mails::{self, Storefront};
+use super::together::Placements;
 use super::{Order, demand};
-use crate::db::begin_write;
 use crate::db::entities::{
     cart_position, event, order, order_fee, order_payment, order_position, question,
-    question_option, seat, voucher,
+    question_option, quota, seat, voucher,
 };
+use crate::db::{begin_write, unit_of_work};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
 use crate::domain::mail;
@@ -130,28 +132,39 @@ impl From<DbErr> for PlaceError {
     }
 }
 
-/// What the request needs besides the order: settings and the payment provider.
-pub struct PlaceContext<'a> {
-    /// Where the customer finds the order.
-    pub shop: Storefront<'a>,
+/// What the request needs besides the order: where it is sold, the event's settings and the
+/// payment provider. It is owned, so that the order can wait to be placed together with
+/// others.
+pub struct PlaceContext {
+    /// The service's public base URL.
+    pub public_url: Arc<str>,
+    /// The organizer's slug.
+    pub organizer: String,
     /// The event.
-    pub event: &'a event::Model,
+    pub event: event::Model,
     /// The event's effective settings.
-    pub settings: &'a BTreeMap<&'static str, Value>,
+    pub settings: Arc<BTreeMap<&'static str, Value>>,
     /// The payment provider chosen, already checked to be offered for the event.
-    pub provider: Option<std::sync::Arc<dyn PaymentProvider>>,
-    /// The process cache and its generation when the request began, for the event's
-    /// products.
-    pub cache: Option<(&'a Cache, u64)>,
+    pub provider: Option<Arc<dyn PaymentProvider>>,
     /// The plugins, whose hooks hear of the order.
-    pub plugins: &'a PluginRegistry,
+    pub plugins: Arc<PluginRegistry>,
+}
+
+impl PlaceContext {
+    /// Where the customer finds the order.
+    pub fn shop(&self) -> Storefront<'_> {
+        Storefront {
+            public_url: &self.public_url,
+            organizer: &self.organizer,
+        }
+    }
 }
 
 /// Per-position errors, one object per position, empty for positions without errors.
-struct PositionErrors(Vec<Map<String, Value>>);
+pub(super) struct PositionErrors(Vec<Map<String, Value>>);
 
 impl PositionErrors {
-    fn new(n: usize) -> Self {
+    pub(super) fn new(n: usize) -> Self {
         Self(vec![Map::new(); n])
     }
 
@@ -164,7 +177,7 @@ impl PositionErrors {
         }
     }
 
-    fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         self.0.iter().any(|m| !m.is_empty())
     }
 
@@ -174,7 +187,7 @@ impl PositionErrors {
 }
 
 /// A position checked and priced, ready to be written.
-struct Line {
+pub(super) struct Line {
     product: Product,
     price: i64,
     voucher: Option<usize>,
@@ -184,17 +197,78 @@ struct Line {
 
 /// Most positions an order may have, as pretix's `PRETIX_MAX_ORDER_SIZE`; also the most carts
 /// one order may consume. 500 positions of 16 columns stay far below the bound variables a
-/// statement may take (32,766 on SQLite, 65,535 on PostgreSQL).
+/// statement may take (32,766 on SQLite, 65,535 on PostgreSQL), and so do the positions of
+/// orders placed together, which are written in statements of at most this many rows.
 pub const MAX_POSITIONS: usize = 500;
+
+/// An order checked against the catalogue and the questions, before anything is locked.
+pub struct Prepared {
+    pub(super) ctx: PlaceContext,
+    pub(super) new: NewOrder,
+    pub(super) catalogue: Catalogue,
+    /// Each position's product.
+    products: Vec<Product>,
+    /// Each position's answers, as stored.
+    answers: Vec<Value>,
+    /// Whether the organizer has a webhook that may hear of orders.
+    listens: bool,
+}
+
+impl Prepared {
+    /// Whether the order may be placed together with others: it names no voucher, seat or
+    /// cart, needs no seat, and is kept.
+    fn is_plain(&self) -> bool {
+        let n = &self.new;
+        !n.simulate
+            && n.consume_carts.is_empty()
+            && n.positions.iter().all(|p| {
+                p.voucher.is_none()
+                    && p.seat.is_none()
+                    && !sell::sold_by_seat(&self.ctx.event, p.item)
+            })
+    }
+}
+
+/// An order ready to be written: checked, with its lines and the vouchers they use (locked).
+pub(super) struct Draft<'a> {
+    pub(super) p: &'a Prepared,
+    pub(super) lines: &'a [(usize, Line)],
+    pub(super) vouchers: &'a [voucher::Model],
+}
 
 /// Places an order in one transaction: the whole order or nothing. Quotas, seats and
 /// vouchers are checked under their locks, so concurrent orders never oversell. With
 /// `simulate`, everything is checked and priced and nothing is kept.
+///
+/// `cache` is the process cache and its generation when the request began, for the event's
+/// products. With `together`, an order without vouchers, seats or carts queues to be placed
+/// with the others of its event that arrive meanwhile, in one transaction (group commit;
+/// see [`super::together`]); a keyed request (`X-Idempotency-Key`) is placed alone, in the
+/// transaction that keeps its answer.
 pub async fn place(
-    db: &sea_orm::DatabaseConnection,
-    ctx: &PlaceContext<'_>,
+    db: &DatabaseConnection,
+    cache: Option<(&Cache, u64)>,
+    together: Option<&Arc<Placements>>,
+    ctx: PlaceContext,
     new: NewOrder,
 ) -> Result<Order, PlaceError> {
+    let prepared = prepare(db, cache, ctx, new).await?;
+    match together {
+        Some(queue) if prepared.is_plain() && !unit_of_work::in_unit_of_work() => queue
+            .submit(prepared.ctx.event.id, prepared)
+            .await
+            .unwrap_or_else(|| Err(DbErr::Custom("the batch of orders failed".into()).into())),
+        _ => place_alone(db, &prepared).await,
+    }
+}
+
+/// Checks what can be checked without locks: sizes, products, prices, answers and fees.
+async fn prepare(
+    db: &DatabaseConnection,
+    cache: Option<(&Cache, u64)>,
+    ctx: PlaceContext,
+    new: NewOrder,
+) -> Result<Prepared, PlaceError> {
     if new.positions.is_empty() {
         return Err(invalid("positions", "An order cannot be empty."));
     }
@@ -211,10 +285,10 @@ pub async fn place(
             ));
         }
     }
-    let ev = ctx.event;
+    let ev = &ctx.event;
     let subevents: Vec<i64> = new.positions.iter().filter_map(|p| p.subevent).collect();
-    let catalogue = Catalogue::load_kept(db, ctx.cache, ev, &subevents).await?;
-    let listens = webhooks::organizer_listens(db, ctx.cache, ev.organizer_id).await?;
+    let catalogue = Catalogue::load_kept(db, cache, ev, &subevents).await?;
+    let listens = webhooks::organizer_listens(db, cache, ev.organizer_id).await?;
     let mut errors = PositionErrors::new(new.positions.len());
     let products = resolve_products(&catalogue, &new.positions, &mut errors);
     let answers = check_answers(db, ev.id, &new.positions, &mut errors).await?;
@@ -222,6 +296,22 @@ pub async fn place(
     if errors.any() {
         return Err(PlaceError::Invalid(errors.into_body()));
     }
+    Ok(Prepared {
+        products: products.into_iter().flatten().collect(),
+        ctx,
+        new,
+        catalogue,
+        answers,
+        listens,
+    })
+}
+
+/// Places a checked order in a transaction of its own.
+pub(super) async fn place_alone(
+    db: &DatabaseConnection,
+    p: &Prepared,
+) -> Result<Order, PlaceError> {
+    let (ev, new) = (&p.ctx.event, &p.new);
     let now = Utc::now();
     let txn = begin_write(db).await?;
     let codes: Vec<String> = new
@@ -232,13 +322,48 @@ pub async fn place(
         .into_iter()
         .collect();
     let locked_vouchers = vouchers::lock_by_codes(&txn, ev.id, &codes).await?;
-    let seats = lock_seats(&txn, ev, &new, &mut errors).await?;
-    let mut lines = Vec::with_capacity(new.positions.len());
+    let mut errors = PositionErrors::new(new.positions.len());
+    let seats = lock_seats(&txn, ev, new, &mut errors).await?;
+    let lines = lines(p, &locked_vouchers, &seats, now, &mut errors);
+    check_seats_free(&txn, new, &seats, now, &mut errors).await?;
+    if errors.any() {
+        return Err(PlaceError::Invalid(errors.into_body()));
+    }
+    let draft = Draft {
+        p,
+        lines: &lines,
+        vouchers: &locked_vouchers,
+    };
+    let placed = write(&txn, std::slice::from_ref(&draft), now)
+        .await?
+        .pop()
+        .ok_or_else(|| DbErr::Custom("the order was not written".into()))?;
+    if let Err(body) = take_capacity(&txn, &draft, &placed.row, now).await? {
+        return Err(PlaceError::Invalid(body));
+    }
+    if new.simulate {
+        txn.rollback().await?;
+        return Ok(placed);
+    }
+    announce(&txn, p, &placed).await?;
+    crate::db::commit(txn).await?;
+    Ok(placed)
+}
+
+/// Checks each position's voucher and seat and prices it. Positions with errors get none.
+pub(super) fn lines(
+    p: &Prepared,
+    locked_vouchers: &[voucher::Model],
+    seats: &HashMap<String, seat::Model>,
+    now: DateTime<Utc>,
+    errors: &mut PositionErrors,
+) -> Vec<(usize, Line)> {
+    let catalogue = &p.catalogue;
+    let mut lines = Vec::with_capacity(p.products.len());
     let mut uses: HashMap<usize, i32> = HashMap::new();
-    for (i, (p, product)) in new.positions.iter().zip(products).enumerate() {
-        let Some(product) = product else { continue };
-        let seat = p.seat.as_ref().and_then(|g| seats.get(g)).cloned();
-        let voucher = match &p.voucher {
+    for (i, (pos, &product)) in p.new.positions.iter().zip(&p.products).enumerate() {
+        let seat = pos.seat.as_ref().and_then(|g| seats.get(g)).cloned();
+        let voucher = match &pos.voucher {
             None => None,
             Some(code) => match locked_vouchers
                 .iter()
@@ -254,7 +379,7 @@ pub async fn place(
                     let v = &locked_vouchers[vi];
                     if let Some(why) = vouchers::refusal(
                         v,
-                        &catalogue,
+                        catalogue,
                         &product,
                         seat.as_ref().map(|s| s.id),
                         *n,
@@ -268,7 +393,7 @@ pub async fn place(
             },
         };
         let base = catalogue.default_price(&product);
-        let price = p.price.unwrap_or_else(|| match voucher {
+        let price = pos.price.unwrap_or_else(|| match voucher {
             Some(vi) => vouchers::price(&locked_vouchers[vi], base),
             None => base,
         });
@@ -285,58 +410,42 @@ pub async fn place(
                 price,
                 voucher,
                 seat,
-                answers: answers[i].clone(),
+                answers: p.answers[i].clone(),
             },
         ));
     }
-    check_seats_free(&txn, &new, &seats, now, &mut errors).await?;
-    if errors.any() {
-        return Err(PlaceError::Invalid(errors.into_body()));
-    }
-    let placed = write(&txn, ctx, &catalogue, &new, &lines, &locked_vouchers, now).await?;
-    let result = take_capacity(
-        &txn,
-        ctx,
-        &catalogue,
-        &new,
-        &lines,
-        &locked_vouchers,
-        &placed.row,
-        now,
-    )
-    .await?;
-    if let Err(body) = result {
-        return Err(PlaceError::Invalid(body));
-    }
-    if new.simulate {
-        txn.rollback().await?;
-        return Ok(placed);
-    }
-    let hook = Hook {
-        txn: &txn,
-        event: ev,
-    };
+    lines
+}
+
+/// Tells the plugins and webhooks of a placed order and queues its confirmation mail, in
+/// its transaction.
+pub(super) async fn announce(
+    txn: &DatabaseTransaction,
+    p: &Prepared,
+    placed: &Order,
+) -> Result<(), PlaceError> {
+    let ev = &p.ctx.event;
+    let hook = Hook { txn, event: ev };
     let mut happened = vec![OrderEvent::Placed];
-    if new.paid {
+    if p.new.paid {
         happened.push(OrderEvent::Paid);
     }
     for what in happened {
-        ctx.plugins.order_changed(hook, what, &placed).await?;
-        if !listens {
+        p.ctx.plugins.order_changed(hook, what, placed).await?;
+        if !p.listens {
             continue;
         }
         for action in webhooks::order_actions(what, placed.row.require_approval) {
             let notice = webhooks::Notice::order(ev, &placed.row.code, action, json!({}));
-            webhooks::notify(&txn, &notice).await?;
+            webhooks::notify(txn, &notice).await?;
         }
     }
-    if new.send_mail
-        && let Some(m) = mails::placed(ev, &catalogue, &placed, &ctx.shop)
+    if p.new.send_mail
+        && let Some(m) = mails::placed(ev, &p.catalogue, placed, &p.ctx.shop())
     {
-        mail::queue(&txn, m).await?;
+        mail::queue(txn, m).await?;
     }
-    crate::db::commit(txn).await?;
-    Ok(placed)
+    Ok(())
 }
 
 fn invalid(field: &str, message: &str) -> PlaceError {
@@ -557,19 +666,108 @@ fn setting_i64(settings: &BTreeMap<&'static str, Value>, key: &str, default: i64
     settings.get(key).and_then(Value::as_i64).unwrap_or(default)
 }
 
-/// Writes the order, its positions, fees and payment; redeems vouchers and sells seats.
-#[allow(clippy::too_many_arguments)]
-async fn write(
+/// Writes the orders, their positions, fees and payments, and sells their seats; gives each
+/// order as written, in the drafts' order. A few statements for all of them.
+pub(super) async fn write(
     txn: &DatabaseTransaction,
-    ctx: &PlaceContext<'_>,
-    catalogue: &Catalogue,
-    new: &NewOrder,
-    lines: &[(usize, Line)],
-    locked_vouchers: &[voucher::Model],
+    drafts: &[Draft<'_>],
     now: DateTime<Utc>,
-) -> Result<Order, PlaceError> {
-    let ev = ctx.event;
-    let days = setting_i64(ctx.settings, "payment_term_days", 14);
+) -> Result<Vec<Order>, PlaceError> {
+    let mut templates = Vec::with_capacity(drafts.len());
+    for d in drafts {
+        templates.push(order_row(d, now)?);
+    }
+    let rows = insert_with_codes(txn, templates).await?;
+    let (mut position_rows, mut fee_rows, mut payment_rows) = (Vec::new(), Vec::new(), Vec::new());
+    for (d, row) in drafts.iter().zip(&rows) {
+        position_rows.extend(positions_of(txn, d, row).await?);
+        fee_rows.extend(fees_of(d, row));
+        if let Some(provider) = &d.p.ctx.provider {
+            let paid = d.p.new.paid;
+            payment_rows.push(payment_of(&d.p.ctx, provider.as_ref(), row, paid, now).await?);
+        }
+    }
+    let mut positions = Vec::with_capacity(position_rows.len());
+    let mut rest = position_rows;
+    while !rest.is_empty() {
+        let tail = rest.split_off(rest.len().min(MAX_POSITIONS));
+        positions.extend(
+            order_position::Entity::insert_many(rest)
+                .exec_with_returning(txn)
+                .await?,
+        );
+        rest = tail;
+    }
+    let mut positions = by_order(positions, |p| p.order_id);
+    let fees = order_fee::Entity::insert_many(fee_rows)
+        .exec_with_returning(txn)
+        .await?;
+    let mut fees = by_order(fees, |f| f.order_id);
+    let payments = order_payment::Entity::insert_many(payment_rows)
+        .exec_with_returning(txn)
+        .await?;
+    let mut payments = by_order(payments, |p| p.order_id);
+    sell_seats(txn, drafts.iter().flat_map(|d| d.lines)).await?;
+    Ok(drafts
+        .iter()
+        .zip(rows)
+        .map(|(d, row)| {
+            let mut positions = positions.remove(&row.id).unwrap_or_default();
+            positions.sort_by_key(|p| p.positionid);
+            let mut fees = fees.remove(&row.id).unwrap_or_default();
+            fees.sort_by_key(|f| f.id);
+            Order {
+                checkins: Vec::new(),
+                refunds: Vec::new(),
+                positions,
+                fees,
+                payments: payments.remove(&row.id).unwrap_or_default(),
+                seats: d.lines.iter().filter_map(|(_, l)| l.seat.clone()).collect(),
+                row,
+            }
+        })
+        .collect())
+}
+
+/// Deletes orders written in this transaction that are not placed after all.
+pub(super) async fn unwrite(txn: &DatabaseTransaction, ids: &[i64]) -> Result<(), DbErr> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let ids = ids.to_vec();
+    order_position::Entity::delete_many()
+        .filter(order_position::Column::OrderId.is_in(ids.clone()))
+        .exec(txn)
+        .await?;
+    order_fee::Entity::delete_many()
+        .filter(order_fee::Column::OrderId.is_in(ids.clone()))
+        .exec(txn)
+        .await?;
+    order_payment::Entity::delete_many()
+        .filter(order_payment::Column::OrderId.is_in(ids.clone()))
+        .exec(txn)
+        .await?;
+    order::Entity::delete_many()
+        .filter(order::Column::Id.is_in(ids))
+        .exec(txn)
+        .await?;
+    Ok(())
+}
+
+/// Rows by the order they belong to.
+fn by_order<T>(rows: Vec<T>, order_id: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {
+    let mut out: HashMap<i64, Vec<T>> = HashMap::new();
+    for row in rows {
+        out.entry(order_id(&row)).or_default().push(row);
+    }
+    out
+}
+
+/// The order's row, without its code.
+fn order_row(d: &Draft<'_>, now: DateTime<Utc>) -> Result<order::ActiveModel, PlaceError> {
+    let (ctx, new) = (&d.p.ctx, &d.p.new);
+    let ev = &ctx.event;
+    let days = setting_i64(&ctx.settings, "payment_term_days", 14);
     let Some(expires) = payment_term_end(&ev.timezone, days, now) else {
         return Err(PlaceError::Invalid(json!({
             "payment_term_days": ["The payment term of this event is too long."]
@@ -580,9 +778,8 @@ async fn write(
         .get("payment_term_expire_automatically")
         .and_then(Value::as_bool)
         .unwrap_or(true);
-    let positions_total: i64 = lines.iter().map(|(_, l)| l.price).sum();
+    let positions_total: i64 = d.lines.iter().map(|(_, l)| l.price).sum();
     let fees_total: i64 = new.fees.iter().map(|f| f.value).sum();
-    let total = positions_total + fees_total;
     let locale = new.locale.clone().unwrap_or_else(|| {
         ctx.settings
             .get("locale")
@@ -590,7 +787,7 @@ async fn write(
             .unwrap_or("en")
             .to_owned()
     });
-    let template = order::ActiveModel {
+    Ok(order::ActiveModel {
         id: NotSet,
         event_id: Set(ev.id),
         code: NotSet,
@@ -605,22 +802,80 @@ async fn write(
         expires_automatically: Set(expires_automatically),
         payment_date: Set(new.paid.then_some(now)),
         cancellation_date: Set(None),
-        total_cents: Set(total),
+        total_cents: Set(positions_total + fees_total),
         comment: Set(new.comment.clone()),
         sales_channel: Set(new.sales_channel.clone()),
         invoice_address: Set(new.invoice_address.clone()),
         api_meta: Set(new.api_meta.clone()),
         last_modified: Set(Some(now)),
         require_approval: Set(new.require_approval && !new.paid),
-    };
-    let row = insert_with_code(txn, template).await?;
+    })
+}
+
+/// Inserts the orders of one event, each under a fresh code, drawing again for those whose
+/// code is taken; gives their rows in the templates' order.
+async fn insert_with_codes(
+    txn: &DatabaseTransaction,
+    templates: Vec<order::ActiveModel>,
+) -> Result<Vec<order::Model>, DbErr> {
+    let mut rows: Vec<Option<order::Model>> = vec![None; templates.len()];
+    let mut waiting: Vec<usize> = (0..templates.len()).collect();
+    while !waiting.is_empty() {
+        // Distinct within the statement, so that each returned row tells whose it is.
+        let mut codes = HashSet::with_capacity(waiting.len());
+        let drawn: Vec<(usize, String)> = waiting
+            .iter()
+            .map(|&i| {
+                loop {
+                    let code = random_from(UNAMBIGUOUS, 5);
+                    if codes.insert(code.clone()) {
+                        break (i, code);
+                    }
+                }
+            })
+            .collect();
+        let attempt = drawn.iter().map(|(i, code)| {
+            let mut row = templates[*i].clone();
+            row.code = Set(code.clone());
+            row
+        });
+        let inserted = order::Entity::insert_many(attempt)
+            .on_conflict_do_nothing_on([order::Column::EventId, order::Column::Code])
+            .exec_with_returning_many(txn)
+            .await;
+        let inserted = match inserted {
+            Ok(sea_orm::TryInsertResult::Inserted(models)) => models,
+            // Every code taken: sea-orm reports an insert that returned no row as such.
+            Ok(_) | Err(DbErr::RecordNotFound(_) | DbErr::RecordNotInserted) => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        let mut by_code: HashMap<String, order::Model> =
+            inserted.into_iter().map(|m| (m.code.clone(), m)).collect();
+        waiting.clear();
+        for (i, code) in drawn {
+            match by_code.remove(&code) {
+                Some(model) => rows[i] = Some(model),
+                None => waiting.push(i),
+            }
+        }
+    }
+    Ok(rows.into_iter().flatten().collect())
+}
+
+/// The rows of the draft's positions, with their tickets' secrets.
+async fn positions_of(
+    txn: &DatabaseTransaction,
+    d: &Draft<'_>,
+    row: &order::Model,
+) -> Result<Vec<order_position::ActiveModel>, DbErr> {
+    let (ctx, catalogue) = (&d.p.ctx, &d.p.catalogue);
     let generator = Generator::of_settings(|k| ctx.settings.get(k));
-    let key = secrets::signing_key(txn, generator, ev).await?;
-    let position_rows: Vec<order_position::ActiveModel> = lines
+    let key = secrets::signing_key(txn, generator, &ctx.event).await?;
+    Ok(d.lines
         .iter()
         .enumerate()
         .map(|(n, (i, l))| {
-            let p = &new.positions[*i];
+            let p = &d.p.new.positions[*i];
             let tax = catalogue.tax(l.product.item_id, l.price);
             order_position::ActiveModel {
                 id: NotSet,
@@ -632,7 +887,7 @@ async fn write(
                 price_cents: Set(l.price),
                 attendee_name_parts: Set(Value::Object(p.attendee_name_parts.clone())),
                 attendee_email: Set(p.attendee_email.clone()),
-                voucher_id: Set(l.voucher.map(|vi| locked_vouchers[vi].id)),
+                voucher_id: Set(l.voucher.map(|vi| d.vouchers[vi].id)),
                 tax_rule_id: Set(tax.rule_id),
                 tax_rate_bps: Set(tax.rate_bps),
                 tax_value_cents: Set(tax.value_cents),
@@ -649,14 +904,17 @@ async fn write(
                 answers: Set(l.answers.clone()),
             }
         })
-        .collect();
-    let positions = order_position::Entity::insert_many(position_rows)
-        .exec_with_returning(txn)
-        .await?;
-    let mut fees = Vec::new();
-    for f in &new.fees {
-        let tax = catalogue.fee_tax(f.tax_rule, f.value);
-        let fee = order_fee::ActiveModel {
+        .collect())
+}
+
+/// The rows of the draft's fees.
+fn fees_of<'a>(
+    d: &'a Draft<'_>,
+    row: &'a order::Model,
+) -> impl Iterator<Item = order_fee::ActiveModel> + 'a {
+    d.p.new.fees.iter().map(|f| {
+        let tax = d.p.catalogue.fee_tax(f.tax_rule, f.value);
+        order_fee::ActiveModel {
             id: NotSet,
             order_id: Set(row.id),
             fee_type: Set(f.fee_type.clone()),
@@ -666,48 +924,8 @@ async fn write(
             tax_rule_id: Set(tax.rule_id),
             tax_rate_bps: Set(tax.rate_bps),
             tax_value_cents: Set(tax.value_cents),
-        };
-        fees.push(
-            order_fee::Entity::insert(fee)
-                .exec_with_returning(txn)
-                .await?,
-        );
-    }
-    let mut payments = Vec::new();
-    if let Some(provider) = &ctx.provider {
-        payments.push(create_payment(txn, ctx, provider.as_ref(), &row, new.paid, now).await?);
-    }
-    sell_seats(txn, lines).await?;
-    Ok(Order {
-        checkins: Vec::new(),
-        refunds: Vec::new(),
-        row,
-        positions,
-        fees,
-        payments,
-        seats: lines.iter().filter_map(|(_, l)| l.seat.clone()).collect(),
-    })
-}
-
-/// Inserts the order under a fresh code, drawing again when the code is taken.
-async fn insert_with_code(
-    txn: &DatabaseTransaction,
-    template: order::ActiveModel,
-) -> Result<order::Model, DbErr> {
-    loop {
-        let mut row = template.clone();
-        row.code = Set(random_from(UNAMBIGUOUS, 5));
-        let inserted = order::Entity::insert(row)
-            .on_conflict_do_nothing_on([order::Column::EventId, order::Column::Code])
-            .exec_with_returning(txn)
-            .await;
-        match inserted {
-            Ok(sea_orm::TryInsertResult::Inserted(model)) => return Ok(model),
-            // A taken code: sea-orm reports an insert that returned no row as not found.
-            Ok(_) | Err(DbErr::RecordNotFound(_)) => continue,
-            Err(e) => return Err(e),
         }
-    }
+    })
 }
 
 /// The service's payment page of a payment.
@@ -746,15 +964,15 @@ pub(super) fn payment_context(
     }
 }
 
-async fn create_payment(
-    txn: &DatabaseTransaction,
-    ctx: &PlaceContext<'_>,
+/// The order's first payment, as its provider creates it.
+async fn payment_of(
+    ctx: &PlaceContext,
     provider: &dyn PaymentProvider,
     o: &order::Model,
     paid: bool,
     now: DateTime<Utc>,
-) -> Result<order_payment::Model, PlaceError> {
-    let pctx = payment_context(&ctx.shop, ctx.event, ctx.settings, o, 1);
+) -> Result<order_payment::ActiveModel, PlaceError> {
+    let pctx = payment_context(&ctx.shop(), &ctx.event, &ctx.settings, o, 1);
     if !provider.is_available(&pctx) {
         return Err(invalid(
             "payment_provider",
@@ -770,7 +988,7 @@ async fn create_payment(
         "instructions": created.instructions,
         "provider": created.details,
     });
-    let payment = order_payment::ActiveModel {
+    Ok(order_payment::ActiveModel {
         id: NotSet,
         order_id: Set(o.id),
         local_id: Set(1),
@@ -780,15 +998,15 @@ async fn create_payment(
         created: Set(now),
         payment_date: Set(paid.then_some(now)),
         details: Set(details),
-    };
-    Ok(order_payment::Entity::insert(payment)
-        .exec_with_returning(txn)
-        .await?)
+    })
 }
 
-async fn sell_seats(txn: &DatabaseTransaction, lines: &[(usize, Line)]) -> Result<(), DbErr> {
+async fn sell_seats<'a>(
+    txn: &DatabaseTransaction,
+    lines: impl IntoIterator<Item = &'a (usize, Line)>,
+) -> Result<(), DbErr> {
     let ids: Vec<i64> = lines
-        .iter()
+        .into_iter()
         .filter_map(|(_, l)| l.seat.as_ref().map(|s| s.id))
         .collect();
     if ids.is_empty() {
@@ -802,20 +1020,109 @@ async fn sell_seats(txn: &DatabaseTransaction, lines: &[(usize, Line)]) -> Resul
     Ok(())
 }
 
+/// The quotas the draft's positions count against.
+pub(super) fn quotas_of(d: &Draft<'_>) -> impl Iterator<Item = i64> {
+    d.lines
+        .iter()
+        .flat_map(|(_, l)| d.p.catalogue.quotas_of(&l.product))
+}
+
+/// What an order holds of its quotas: paid for good, or pending until its term ends.
+pub(super) fn hold_of(o: &order::Model) -> (HoldKind, Option<DateTime<Utc>>) {
+    if o.status == "p" {
+        (HoldKind::Paid, None)
+    } else {
+        (HoldKind::Pending, super::pending_until(o))
+    }
+}
+
+/// What is left of locked quotas while orders are fitted in, one after the other.
+pub(super) struct Left<'a> {
+    /// Units left per quota; `None` for unlimited.
+    left: HashMap<i64, Option<i64>>,
+    quotas: &'a [quota::Model],
+}
+
+impl<'a> Left<'a> {
+    /// What is left of `quotas` (locked) with their `availability` read under the lock.
+    pub(super) fn new(
+        quotas: &'a [quota::Model],
+        availability: &HashMap<i64, availability::Availability>,
+    ) -> Self {
+        let left = quotas
+            .iter()
+            .map(|q| {
+                let n = match availability.get(&q.id) {
+                    _ if q.closed => Some(0),
+                    Some(a) => a.available_number,
+                    None => Some(0),
+                };
+                (q.id, n)
+            })
+            .collect();
+        Self { left, quotas }
+    }
+
+    /// Takes one unit of each quota of each position of the draft; when some position does
+    /// not fit, takes nothing and gives the 400 body, with an error for each position that
+    /// does not fit.
+    pub(super) fn take(&mut self, d: &Draft<'_>) -> Result<(), Value> {
+        let before = self.left.clone();
+        let mut errors = PositionErrors::new(d.p.new.positions.len());
+        for (i, l) in d.lines {
+            if l.voucher
+                .is_some_and(|vi| d.vouchers[vi].allow_ignore_quota)
+            {
+                continue;
+            }
+            let qs = d.p.catalogue.quotas_of(&l.product);
+            match qs
+                .iter()
+                .find(|q| self.left.get(q).copied().flatten().is_some_and(|n| n < 1))
+            {
+                Some(short) => errors.add(
+                    *i,
+                    "item",
+                    format!(
+                        "There is not enough quota available on quota \"{}\" to perform the operation.",
+                        self.name(*short)
+                    ),
+                ),
+                None => {
+                    for q in qs {
+                        if let Some(Some(n)) = self.left.get_mut(&q) {
+                            *n -= 1;
+                        }
+                    }
+                }
+            }
+        }
+        if errors.any() {
+            self.left = before;
+            return Err(errors.into_body());
+        }
+        Ok(())
+    }
+
+    fn name(&self, id: i64) -> &str {
+        self.quotas
+            .iter()
+            .find(|q| q.id == id)
+            .map(|q| q.name.as_str())
+            .unwrap_or_default()
+    }
+}
+
 /// Takes the consumed carts' reservations, redeems vouchers and holds the quotas, checking
 /// under the quota locks that each position fits. Gives the 400 body when some do not.
-#[allow(clippy::too_many_arguments)]
 async fn take_capacity(
     txn: &DatabaseTransaction,
-    ctx: &PlaceContext<'_>,
-    catalogue: &Catalogue,
-    new: &NewOrder,
-    lines: &[(usize, Line)],
-    locked_vouchers: &[voucher::Model],
+    d: &Draft<'_>,
     o: &order::Model,
     now: DateTime<Utc>,
 ) -> Result<Result<(), Value>, DbErr> {
-    let carts = take_carts(txn, ctx.event.id, &new.consume_carts).await?;
+    let catalogue = &d.p.catalogue;
+    let carts = take_carts(txn, d.p.ctx.event.id, &d.p.new.consume_carts).await?;
     let cart_products: Vec<(Product, DateTime<Utc>)> = carts
         .iter()
         .filter(|c| c.expires > now)
@@ -830,11 +1137,10 @@ async fn take_capacity(
             )
         })
         .collect();
-    let mut quota_ids: Vec<i64> = Vec::new();
-    for (_, l) in lines {
-        quota_ids.extend(catalogue.quotas_of(&l.product));
+    let mut quota_ids: Vec<i64> = quotas_of(d).collect();
+    for (_, l) in d.lines {
         if let Some(vi) = l.voucher {
-            quota_ids.extend(vouchers::blocked_quotas(&locked_vouchers[vi], catalogue));
+            quota_ids.extend(vouchers::blocked_quotas(&d.vouchers[vi], catalogue));
         }
     }
     for (p, _) in &cart_products {
@@ -843,7 +1149,7 @@ async fn take_capacity(
     quota_ids.sort_unstable();
     quota_ids.dedup();
     let mut redemptions: BTreeMap<usize, i32> = BTreeMap::new();
-    for (_, l) in lines {
+    for (_, l) in d.lines {
         if let Some(vi) = l.voucher {
             *redemptions.entry(vi).or_default() += 1;
         }
@@ -864,62 +1170,16 @@ async fn take_capacity(
             .await?;
         }
         for (&vi, &n) in &redemptions {
-            vouchers::redeem(txn, &locked_vouchers[vi], catalogue, n).await?;
+            vouchers::redeem(txn, &d.vouchers[vi], catalogue, n).await?;
         }
         let availability = availability::of_quotas(txn, &quotas).await?;
         (quotas, availability)
     };
-    let mut left: HashMap<i64, Option<i64>> = HashMap::new();
-    for q in &quotas {
-        let a = availability[&q.id];
-        left.insert(
-            q.id,
-            if q.closed {
-                Some(0)
-            } else {
-                a.available_number
-            },
-        );
+    if let Err(body) = Left::new(&quotas, &availability).take(d) {
+        return Ok(Err(body));
     }
-    let names: HashMap<i64, &str> = quotas.iter().map(|q| (q.id, q.name.as_str())).collect();
-    let mut errors = PositionErrors::new(new.positions.len());
-    for (i, l) in lines {
-        if l.voucher
-            .is_some_and(|vi| locked_vouchers[vi].allow_ignore_quota)
-        {
-            continue;
-        }
-        let qs = catalogue.quotas_of(&l.product);
-        match qs
-            .iter()
-            .find(|q| left.get(q).copied().flatten().is_some_and(|n| n < 1))
-        {
-            Some(short) => errors.add(
-                *i,
-                "item",
-                format!(
-                    "There is not enough quota available on quota \"{}\" to perform the operation.",
-                    names.get(short).copied().unwrap_or_default()
-                ),
-            ),
-            None => {
-                for q in qs {
-                    if let Some(Some(n)) = left.get_mut(&q) {
-                        *n -= 1;
-                    }
-                }
-            }
-        }
-    }
-    if errors.any() {
-        return Ok(Err(errors.into_body()));
-    }
-    let (kind, until) = if o.status == "p" {
-        (HoldKind::Paid, None)
-    } else {
-        (HoldKind::Pending, super::pending_until(o))
-    };
-    let all: Vec<Product> = lines.iter().map(|(_, l)| l.product).collect();
+    let (kind, until) = hold_of(o);
+    let all: Vec<Product> = d.lines.iter().map(|(_, l)| l.product).collect();
     availability::hold(txn, &quotas, &demand(catalogue, &all), kind, until).await?;
     Ok(Ok(()))
 }

@@ -1,0 +1,135 @@
+//! Orders placed together: concurrent plain orders of one event (no voucher, seat or cart)
+//! are placed in one transaction (group commit, see [`crate::domain::batch`]).
+//!
+//! A batch writes the orders, positions and payments of all its orders in a few statements,
+//! so that it costs about the round trips one order did. Then it lets the next batch of the
+//! event start writing, locks the quotas its orders count against, and fits the orders in
+//! the order they queued: an order that does not fit is taken back and refused alone, as it
+//! would have been a moment later on its own. Across processes, batches take turns on the
+//! quota locks, as single orders do.
+
+use chrono::{DateTime, Utc};
+use sea_orm::DatabaseConnection;
+
+use super::Order;
+use super::place::{
+    Draft, Left, PlaceError, PositionErrors, Prepared, announce, hold_of, lines, place_alone,
+    quotas_of, unwrite, write,
+};
+use crate::db::begin_write;
+use crate::domain::availability::{self, Demand, HoldKind};
+use crate::domain::batch::{Batches, Handoff};
+
+/// What an order is answered.
+pub type Placed = Result<Order, PlaceError>;
+
+/// This process's plain orders, queued per event to be placed together.
+pub type Placements = Batches<i64, Prepared, Placed>;
+
+/// Most orders placed in one transaction.
+const MAX_BATCH: usize = 64;
+
+/// Most batches of one event at once: one writing its orders while the others wait for the
+/// quota locks or commit.
+const OVERLAP: usize = 3;
+
+/// An empty queue of orders for the events of `db`, for the process.
+pub fn placements(db: DatabaseConnection) -> Placements {
+    Batches::new(
+        MAX_BATCH,
+        OVERLAP,
+        Box::new(move |_event, batch, handoff| Box::pin(place_batch(db.clone(), batch, handoff))),
+    )
+}
+
+/// Places a batch of one event's orders, giving one answer per order. When the batch fails
+/// as a whole (a database error, a plugin's or payment provider's refusal), its orders are
+/// placed again one by one, so that each gets the answer it would have had alone.
+async fn place_batch(
+    db: DatabaseConnection,
+    batch: Vec<Prepared>,
+    handoff: Handoff,
+) -> Vec<Placed> {
+    match place_together(&db, &batch, handoff).await {
+        Ok(answers) => answers,
+        Err(e) => {
+            if let PlaceError::Db(e) = &e {
+                tracing::warn!(error = %e, orders = batch.len(), "placing orders together failed; placing them one by one");
+            }
+            let mut answers = Vec::with_capacity(batch.len());
+            for p in &batch {
+                answers.push(place_alone(&db, p).await);
+            }
+            answers
+        }
+    }
+}
+
+/// Writes the batch's orders, then (letting the next batch write meanwhile) locks their
+/// quotas, fits the orders in one by one, takes back those that do not fit, holds what the
+/// others take and commits.
+async fn place_together(
+    db: &DatabaseConnection,
+    batch: &[Prepared],
+    mut handoff: Handoff,
+) -> Result<Vec<Placed>, PlaceError> {
+    let now = Utc::now();
+    let lines: Vec<_> = batch
+        .iter()
+        .map(|p| {
+            let mut errors = PositionErrors::new(p.new.positions.len());
+            let lines = lines(p, &[], &Default::default(), now, &mut errors);
+            debug_assert!(!errors.any(), "a plain order's lines need no locks");
+            lines
+        })
+        .collect();
+    let drafts: Vec<Draft<'_>> = batch
+        .iter()
+        .zip(&lines)
+        .map(|(p, lines)| Draft {
+            p,
+            lines,
+            vouchers: &[],
+        })
+        .collect();
+    let txn = begin_write(db).await?;
+    let written = write(&txn, &drafts, now).await?;
+    handoff.release();
+    let mut quota_ids: Vec<i64> = drafts.iter().flat_map(quotas_of).collect();
+    quota_ids.sort_unstable();
+    quota_ids.dedup();
+    let (quotas, availability) = availability::lock_and_read(&txn, &quota_ids).await?;
+    let mut left = Left::new(&quotas, &availability);
+    let mut holds: Vec<(HoldKind, Option<DateTime<Utc>>, Demand)> = Vec::new();
+    let (mut answers, mut refused) = (Vec::with_capacity(batch.len()), Vec::new());
+    for (d, o) in drafts.iter().zip(written) {
+        if let Err(body) = left.take(d) {
+            refused.push(o.row.id);
+            answers.push(Err(PlaceError::Invalid(body)));
+            continue;
+        }
+        let (kind, until) = hold_of(&o.row);
+        let at = match holds.iter().position(|h| h.0 == kind && h.1 == until) {
+            Some(at) => at,
+            None => {
+                holds.push((kind, until, Demand::new()));
+                holds.len() - 1
+            }
+        };
+        for q in quotas_of(d) {
+            *holds[at].2.entry(q).or_default() += 1;
+        }
+        answers.push(Ok(o));
+    }
+    unwrite(&txn, &refused).await?;
+    for (kind, until, demand) in &holds {
+        availability::hold(&txn, &quotas, demand, *kind, *until).await?;
+    }
+    for (d, answer) in drafts.iter().zip(&answers) {
+        if let Ok(o) = answer {
+            announce(&txn, d.p, o).await?;
+        }
+    }
+    crate::db::commit(txn).await?;
+    Ok(answers)
+}
