@@ -203,7 +203,13 @@ async fn an_order_its_payment_provider_refuses_is_refused_alone_among_concurrent
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let app = Arc::new(s.app);
-    let provider = |i: usize| if i % 2 == 0 { "manual" } else { "banktransfer" };
+    let provider = |i: usize| {
+        if i.is_multiple_of(2) {
+            "manual"
+        } else {
+            "banktransfer"
+        }
+    };
     let bodies = (0..40)
         .map(|i| json!({"payment_provider": provider(i), "positions": [{"item": s.ticket}]}))
         .collect();
