@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, NaiveTime, TimeDelta, TimeZone, Utc};
 use sea_orm::{
-    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    DbErr, EntityTrait, QueryFilter, Set,
+    ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection,
+    DatabaseTransaction, DbErr, EntityTrait, IntoActiveModel, QueryFilter, Set,
 };
 use serde_json::{Map, Value, json};
 
@@ -197,8 +197,8 @@ pub(super) struct Line {
 
 /// Most positions an order may have, as pretix's `PRETIX_MAX_ORDER_SIZE`; also the most carts
 /// one order may consume. 500 positions of 16 columns stay far below the bound variables a
-/// statement may take (32,766 on SQLite, 65,535 on PostgreSQL), and so do the positions of
-/// orders placed together, which are written in statements of at most this many rows.
+/// statement may take (32,766 on SQLite, 65,535 on PostgreSQL). The positions and fees of
+/// orders placed together are written in statements of at most this many rows.
 pub const MAX_POSITIONS: usize = 500;
 
 /// An order checked against the catalogue and the questions, before anything is locked.
@@ -679,34 +679,28 @@ pub(super) async fn write(
     }
     let rows = insert_with_codes(txn, templates).await?;
     let (mut position_rows, mut fee_rows, mut payment_rows) = (Vec::new(), Vec::new(), Vec::new());
+    let mut keys: Vec<(Generator, String)> = Vec::new();
     for (d, row) in drafts.iter().zip(&rows) {
-        position_rows.extend(positions_of(txn, d, row).await?);
+        let ctx = &d.p.ctx;
+        let generator = Generator::of_settings(|k| ctx.settings.get(k));
+        if !keys.iter().any(|(g, _)| *g == generator) {
+            let key = secrets::signing_key(txn, generator, &ctx.event).await?;
+            keys.push((generator, key));
+        }
+        let key = keys
+            .iter()
+            .find(|(g, _)| *g == generator)
+            .map(|(_, k)| k.as_str());
+        position_rows.extend(positions_of(d, row, generator, key.unwrap_or_default()));
         fee_rows.extend(fees_of(d, row));
         if let Some(provider) = &d.p.ctx.provider {
             let paid = d.p.new.paid;
             payment_rows.push(payment_of(&d.p.ctx, provider.as_ref(), row, paid, now).await?);
         }
     }
-    let mut positions = Vec::with_capacity(position_rows.len());
-    let mut rest = position_rows;
-    while !rest.is_empty() {
-        let tail = rest.split_off(rest.len().min(MAX_POSITIONS));
-        positions.extend(
-            order_position::Entity::insert_many(rest)
-                .exec_with_returning(txn)
-                .await?,
-        );
-        rest = tail;
-    }
-    let mut positions = by_order(positions, |p| p.order_id);
-    let fees = order_fee::Entity::insert_many(fee_rows)
-        .exec_with_returning(txn)
-        .await?;
-    let mut fees = by_order(fees, |f| f.order_id);
-    let payments = order_payment::Entity::insert_many(payment_rows)
-        .exec_with_returning(txn)
-        .await?;
-    let mut payments = by_order(payments, |p| p.order_id);
+    let mut positions = by_order(insert_chunked(txn, position_rows).await?, |p| p.order_id);
+    let mut fees = by_order(insert_chunked(txn, fee_rows).await?, |f| f.order_id);
+    let mut payments = by_order(insert_chunked(txn, payment_rows).await?, |p| p.order_id);
     sell_seats(txn, drafts.iter().flat_map(|d| d.lines)).await?;
     Ok(drafts
         .iter()
@@ -752,6 +746,28 @@ pub(super) async fn unwrite(txn: &DatabaseTransaction, ids: &[i64]) -> Result<()
         .exec(txn)
         .await?;
     Ok(())
+}
+
+/// Inserts rows in statements of at most [`MAX_POSITIONS`] rows; gives them as stored.
+async fn insert_chunked<A>(
+    txn: &DatabaseTransaction,
+    mut rows: Vec<A>,
+) -> Result<Vec<<A::Entity as EntityTrait>::Model>, DbErr>
+where
+    A: ActiveModelTrait + Send,
+    <A::Entity as EntityTrait>::Model: IntoActiveModel<A>,
+{
+    let mut stored = Vec::with_capacity(rows.len());
+    while !rows.is_empty() {
+        let rest = rows.split_off(rows.len().min(MAX_POSITIONS));
+        stored.extend(
+            A::Entity::insert_many(rows)
+                .exec_with_returning(txn)
+                .await?,
+        );
+        rows = rest;
+    }
+    Ok(stored)
 }
 
 /// Rows by the order they belong to.
@@ -862,16 +878,15 @@ async fn insert_with_codes(
     Ok(rows.into_iter().flatten().collect())
 }
 
-/// The rows of the draft's positions, with their tickets' secrets.
-async fn positions_of(
-    txn: &DatabaseTransaction,
+/// The rows of the draft's positions, with their tickets' secrets made with `key`.
+fn positions_of(
     d: &Draft<'_>,
     row: &order::Model,
-) -> Result<Vec<order_position::ActiveModel>, DbErr> {
-    let (ctx, catalogue) = (&d.p.ctx, &d.p.catalogue);
-    let generator = Generator::of_settings(|k| ctx.settings.get(k));
-    let key = secrets::signing_key(txn, generator, &ctx.event).await?;
-    Ok(d.lines
+    generator: Generator,
+    key: &str,
+) -> Vec<order_position::ActiveModel> {
+    let catalogue = &d.p.catalogue;
+    d.lines
         .iter()
         .enumerate()
         .map(|(n, (i, l))| {
@@ -893,7 +908,7 @@ async fn positions_of(
                 tax_value_cents: Set(tax.value_cents),
                 secret: Set(secrets::generate(
                     generator,
-                    &key,
+                    key,
                     TicketFacts {
                         item: l.product.item_id,
                         variation: l.product.variation_id,
@@ -904,7 +919,7 @@ async fn positions_of(
                 answers: Set(l.answers.clone()),
             }
         })
-        .collect())
+        .collect()
 }
 
 /// The rows of the draft's fees.

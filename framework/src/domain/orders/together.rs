@@ -8,8 +8,10 @@
 //! would have been a moment later on its own. Across processes, batches take turns on the
 //! quota locks, as single orders do.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
-use sea_orm::DatabaseConnection;
+use sea_orm::{DatabaseConnection, DbErr};
 
 use super::Order;
 use super::place::{
@@ -43,36 +45,99 @@ pub fn placements(db: DatabaseConnection) -> Placements {
 }
 
 /// Places a batch of one event's orders, giving one answer per order. When the batch fails
-/// as a whole (a database error, a plugin's or payment provider's refusal), its orders are
-/// placed again one by one, so that each gets the answer it would have had alone.
+/// before its commit in a way that concerns some of its orders only (a payment provider's
+/// refusal, a deadlock, a constraint, a panic), its orders are placed again one by one, so
+/// that each gets the answer it would have had alone. Other failures (the database gone, a
+/// commit that may or may not have happened) answer every order with the error.
 async fn place_batch(
     db: DatabaseConnection,
     batch: Vec<Prepared>,
     handoff: Handoff,
 ) -> Vec<Placed> {
-    match place_together(&db, &batch, handoff).await {
-        Ok(answers) => answers,
-        Err(e) => {
-            if let PlaceError::Db(e) = &e {
-                tracing::warn!(error = %e, orders = batch.len(), "placing orders together failed; placing them one by one");
-            }
-            let mut answers = Vec::with_capacity(batch.len());
-            for p in &batch {
-                answers.push(place_alone(&db, p).await);
-            }
-            answers
+    let n = batch.len();
+    let batch = Arc::new(batch);
+    let together = tokio::spawn(place_together(db.clone(), Arc::clone(&batch), handoff)).await;
+    let (failed, alone) = match together {
+        Ok(Ok(answers)) => return answers,
+        Ok(Err(Failure::Commit(e))) => {
+            tracing::error!(error = %e, orders = n, "committing a batch of orders failed");
+            return (0..n).map(|_| Err(copy(&e))).collect();
+        }
+        Ok(Err(Failure::Before(e))) => {
+            let alone = concerns_some(&e);
+            (e, alone)
+        }
+        Err(panic) => {
+            tracing::error!(error = %panic, orders = n, "a batch of orders panicked");
+            let e = DbErr::Custom("the batch of orders failed".into());
+            (e.into(), true)
+        }
+    };
+    if n == 1 || !alone {
+        if let PlaceError::Db(e) = &failed {
+            tracing::error!(error = %e, orders = n, "placing a batch of orders failed");
+        }
+        return (0..n)
+            .map(|_| {
+                Err(match &failed {
+                    PlaceError::Db(e) => copy(e),
+                    PlaceError::Invalid(body) => PlaceError::Invalid(body.clone()),
+                })
+            })
+            .collect();
+    }
+    let mut answers = Vec::with_capacity(n);
+    for p in batch.iter() {
+        answers.push(place_alone(&db, p).await);
+    }
+    answers
+}
+
+/// Why a batch failed: before its commit (nothing is stored), or at it (unknown).
+enum Failure {
+    Before(PlaceError),
+    Commit(DbErr),
+}
+
+impl From<PlaceError> for Failure {
+    fn from(e: PlaceError) -> Self {
+        Self::Before(e)
+    }
+}
+
+impl From<DbErr> for Failure {
+    fn from(e: DbErr) -> Self {
+        Self::Before(e.into())
+    }
+}
+
+/// Whether a failure may concern some orders of the batch only, so that placing them one by
+/// one gives the others their orders.
+fn concerns_some(e: &PlaceError) -> bool {
+    match e {
+        PlaceError::Invalid(_) => true,
+        PlaceError::Db(e) => {
+            let text = e.to_string();
+            e.sql_err().is_some()
+                || text.contains("deadlock detected")
+                || text.contains("could not serialize access")
         }
     }
+}
+
+/// A database error, for each order of a batch.
+fn copy(e: &DbErr) -> PlaceError {
+    PlaceError::Db(DbErr::Custom(e.to_string()))
 }
 
 /// Writes the batch's orders, then (letting the next batch write meanwhile) locks their
 /// quotas, fits the orders in one by one, takes back those that do not fit, holds what the
 /// others take and commits.
 async fn place_together(
-    db: &DatabaseConnection,
-    batch: &[Prepared],
+    db: DatabaseConnection,
+    batch: Arc<Vec<Prepared>>,
     mut handoff: Handoff,
-) -> Result<Vec<Placed>, PlaceError> {
+) -> Result<Vec<Placed>, Failure> {
     let now = Utc::now();
     let lines: Vec<_> = batch
         .iter()
@@ -92,7 +157,7 @@ async fn place_together(
             vouchers: &[],
         })
         .collect();
-    let txn = begin_write(db).await?;
+    let txn = begin_write(&db).await?;
     let written = write(&txn, &drafts, now).await?;
     handoff.release();
     let mut quota_ids: Vec<i64> = drafts.iter().flat_map(quotas_of).collect();
@@ -130,6 +195,6 @@ async fn place_together(
             announce(&txn, d.p, o).await?;
         }
     }
-    crate::db::commit(txn).await?;
+    crate::db::commit(txn).await.map_err(Failure::Commit)?;
     Ok(answers)
 }
