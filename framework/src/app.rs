@@ -102,6 +102,10 @@ impl App {
         });
         let bookings = Arc::new(crate::domain::giftcards::bookings(db.clone()));
         let placements = Arc::new(crate::domain::orders::placements(db.clone()));
+        let password_checks = Arc::new(crate::domain::users::PasswordChecks::new(
+            self.config.password_checks_at_once,
+            std::time::Duration::from_millis(self.config.password_check_wait_ms),
+        ));
         Server {
             state: AppState {
                 db,
@@ -113,6 +117,7 @@ impl App {
                 mailer,
                 bookings,
                 placements,
+                password_checks,
             },
         }
     }
@@ -273,6 +278,8 @@ impl Server {
     pub fn connection_limits(&self, shutdown_grace: Option<Duration>) -> ConnectionLimits {
         ConnectionLimits {
             max_connections: self.state.config.max_connections,
+            max_per_address: self.state.config.max_connections_per_address,
+            uncapped: self.state.config.trusted_proxies.clone(),
             header_read: self.state.config.header_read_timeout(),
             shutdown_grace,
         }

@@ -73,6 +73,17 @@ pub struct Config {
     /// default 10 MiB. Each caller's unused uploads stay limited to 100 files and 100 MiB
     /// together.
     pub talk_upload_max_bytes: usize,
+    /// How many objects `?expand=` may build into one talk-side answer (every copy of an
+    /// object placed into another counts, with what is expanded inside it); an expansion
+    /// beyond it is refused with 400. Default 10,000.
+    pub expand_max_objects: usize,
+    /// Passwords checked at once per process (sign-ins: each check takes a core and about
+    /// 19 MiB for tens of milliseconds); further checks wait their turn. Default: the number
+    /// of cores, at least 2 and at most 8.
+    pub password_checks_at_once: usize,
+    /// Milliseconds a password check waits for its turn before the sign-in is answered 503
+    /// with `Retry-After`. Default 5,000.
+    pub password_check_wait_ms: u64,
     /// Seconds a client may take to send a request's line and headers, counted from the
     /// connection's opening or the end of the previous answer: a connection that sends
     /// them slower, or nothing, is closed, as is a kept-alive one idle that long. At least 1.
@@ -83,6 +94,13 @@ pub struct Config {
     /// Connections served at once per listener; further ones wait in the kernel's backlog
     /// until one closes. At least 1.
     pub max_connections: usize,
+    /// Connections served at once per client address (IPv6: per /64); one more is closed at
+    /// once. Addresses in `trusted_proxies` are not capped (the proxy must limit its
+    /// clients). At least 1.
+    pub max_connections_per_address: usize,
+    /// Bytes a second an upload must arrive at, on average, once `body_read_timeout_secs`
+    /// have passed (a client that trickles a large file in holds a connection). At least 1.
+    pub min_upload_bytes_per_sec: u64,
     /// Size of the database connection pool.
     pub db_max_connections: u32,
     /// SMTP server for outgoing mail; without it mails stay in the outbox.
@@ -124,9 +142,16 @@ impl Default for Config {
             trusted_proxies: Vec::new(),
             max_body_bytes: 1024 * 1024,
             talk_upload_max_bytes: 10 * 1024 * 1024,
+            expand_max_objects: 10_000,
+            password_checks_at_once: std::thread::available_parallelism()
+                .map_or(2, std::num::NonZero::get)
+                .clamp(2, 8),
+            password_check_wait_ms: 5_000,
             header_read_timeout_secs: 10,
             body_read_timeout_secs: 30,
             max_connections: 2048,
+            max_connections_per_address: 128,
+            min_upload_bytes_per_sec: 1024,
             db_max_connections: 16,
             smtp_host: None,
             smtp_port: None,
@@ -277,9 +302,39 @@ impl Config {
                 })?;
             }
         }
+        if let Some(v) = env("TESSERA_EXPAND_MAX_OBJECTS") {
+            config.expand_max_objects = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_EXPAND_MAX_OBJECTS",
+                message: "expected a whole number".into(),
+            })?;
+        }
+        if let Some(v) = env("TESSERA_PASSWORD_CHECKS_AT_ONCE") {
+            config.password_checks_at_once = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_PASSWORD_CHECKS_AT_ONCE",
+                message: "expected a whole number".into(),
+            })?;
+        }
+        if let Some(v) = env("TESSERA_PASSWORD_CHECK_WAIT_MS") {
+            config.password_check_wait_ms = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_PASSWORD_CHECK_WAIT_MS",
+                message: "expected a whole number".into(),
+            })?;
+        }
         if let Some(v) = env("TESSERA_MAX_CONNECTIONS") {
             config.max_connections = v.parse().map_err(|_| ConfigError::Env {
                 name: "TESSERA_MAX_CONNECTIONS",
+                message: "expected a whole number".into(),
+            })?;
+        }
+        if let Some(v) = env("TESSERA_MAX_CONNECTIONS_PER_ADDRESS") {
+            config.max_connections_per_address = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_MAX_CONNECTIONS_PER_ADDRESS",
+                message: "expected a whole number".into(),
+            })?;
+        }
+        if let Some(v) = env("TESSERA_MIN_UPLOAD_BYTES_PER_SEC") {
+            config.min_upload_bytes_per_sec = v.parse().map_err(|_| ConfigError::Env {
+                name: "TESSERA_MIN_UPLOAD_BYTES_PER_SEC",
                 message: "expected a whole number".into(),
             })?;
         }

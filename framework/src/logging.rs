@@ -19,13 +19,20 @@ pub fn init(format: LogFormat) {
 /// Written in place of a secret path segment.
 const REDACTED: &str = "<redacted>";
 
-/// `path` as it may be logged: the segment after `order/<code>/` is replaced with
-/// `<redacted>`, as it is the secret that grants access to the order
-/// (`/<org>/<event>/order/<code>/<secret>/pay/<id>`); any path of that shape is treated alike,
-/// so that a later page under `order/<code>/` is covered too. Empty segments are skipped as
-/// the router skips them, and a query string is kept as it is. Paths without a secret are
-/// borrowed unchanged.
-pub fn redact_path(path: &str) -> std::borrow::Cow<'_, str> {
+/// Path parameters of the API's route templates that carry a secret (a ticket's secret
+/// in `checkinlists/{list}/positions/{secret}/redeem/`).
+pub const SECRET_PARAMETERS: [&str; 1] = ["{secret}"];
+
+/// `path` as it may be logged: every segment that carries a secret is replaced with
+/// `<redacted>`. Those are the segments at `secret_segments` (indexes among the non-empty
+/// segments: what the route template names with a [`SECRET_PARAMETERS`] parameter, see
+/// `http::routes::RouteTable::secret_segments`), and on pages the segment after
+/// `order/<code>/`, the secret that grants access to an order
+/// (`/<org>/<event>/order/<code>/<secret>/pay/<id>`; any path of that shape is treated
+/// alike, so that a later page under `order/<code>/` is covered too). Empty segments are
+/// skipped as the router skips them, and a query string is kept as it is. Paths without a
+/// secret are borrowed unchanged.
+pub fn redact_path<'a>(path: &'a str, secret_segments: &[usize]) -> std::borrow::Cow<'a, str> {
     let end = path.find('?').unwrap_or(path.len());
     let mut segments = Vec::new();
     let mut start = 0;
@@ -35,15 +42,21 @@ pub fn redact_path(path: &str) -> std::borrow::Cow<'_, str> {
         }
         start += part.len() + 1;
     }
-    // Windows start in order, so the secrets' ranges come out in order and never overlap.
-    let secrets: Vec<_> = segments
+    let mut secrets: Vec<_> = segments
         .windows(3)
         .filter(|w| &path[w[0].clone()] == "order")
         .map(|w| w[2].clone())
+        .chain(
+            secret_segments
+                .iter()
+                .filter_map(|i| segments.get(*i).cloned()),
+        )
         .collect();
     if secrets.is_empty() {
         return std::borrow::Cow::Borrowed(path);
     }
+    secrets.sort_by_key(|r| r.start);
+    secrets.dedup();
     let mut redacted = String::with_capacity(path.len());
     let mut kept = 0;
     for secret in secrets {
@@ -59,14 +72,34 @@ pub fn redact_path(path: &str) -> std::borrow::Cow<'_, str> {
 mod tests {
     use super::redact_path;
 
+    fn redact_path_of_page(path: &str) -> std::borrow::Cow<'_, str> {
+        redact_path(path, &[])
+    }
+
+    #[test]
+    fn the_segments_a_route_names_as_secrets_are_redacted() {
+        assert_eq!(
+            redact_path(
+                "/api/v1/organizers/o/events/e/checkinlists/3/positions/abc%2Fdef/redeem/",
+                &[9]
+            ),
+            "/api/v1/organizers/o/events/e/checkinlists/3/positions/<redacted>/redeem/"
+        );
+        assert_eq!(
+            redact_path("/a/b", &[5]),
+            "/a/b",
+            "a segment that is not there"
+        );
+    }
+
     #[test]
     fn the_secret_of_an_order_page_is_redacted() {
         assert_eq!(
-            redact_path("/acme/conf/order/ABC12/s3cr3t/"),
+            redact_path_of_page("/acme/conf/order/ABC12/s3cr3t/"),
             "/acme/conf/order/ABC12/<redacted>/"
         );
         assert_eq!(
-            redact_path("/acme/conf/order/ABC12/s3cr3t"),
+            redact_path_of_page("/acme/conf/order/ABC12/s3cr3t"),
             "/acme/conf/order/ABC12/<redacted>"
         );
     }
@@ -74,7 +107,7 @@ mod tests {
     #[test]
     fn the_secret_of_a_payment_page_is_redacted_and_the_rest_kept() {
         assert_eq!(
-            redact_path("/acme/conf/order/ABC12/s3cr3t/pay/2/?lang=de"),
+            redact_path_of_page("/acme/conf/order/ABC12/s3cr3t/pay/2/?lang=de"),
             "/acme/conf/order/ABC12/<redacted>/pay/2/?lang=de"
         );
     }
@@ -82,7 +115,7 @@ mod tests {
     #[test]
     fn repeated_slashes_do_not_move_the_secret_out_of_place() {
         assert_eq!(
-            redact_path("//acme/conf/order//ABC12//s3cr3t//"),
+            redact_path_of_page("//acme/conf/order//ABC12//s3cr3t//"),
             "//acme/conf/order//ABC12//<redacted>//"
         );
     }
@@ -90,7 +123,7 @@ mod tests {
     #[test]
     fn an_organizer_or_event_named_order_redacts_more_never_less() {
         assert_eq!(
-            redact_path("/order/conf/order/ABC12/s3cr3t/"),
+            redact_path_of_page("/order/conf/order/ABC12/s3cr3t/"),
             "/order/conf/<redacted>/ABC12/<redacted>/"
         );
     }
@@ -106,7 +139,7 @@ mod tests {
             "/order?x=order/a/b",
         ] {
             assert!(
-                matches!(redact_path(path), std::borrow::Cow::Borrowed(p) if p == path),
+                matches!(redact_path(path, &[]), std::borrow::Cow::Borrowed(p) if p == path),
                 "{path}"
             );
         }

@@ -441,6 +441,8 @@ pub async fn listen(state: &AppState) -> std::io::Result<Option<tokio::task::Joi
     let endpoint = endpoint(state);
     let limits = ConnectionLimits {
         max_connections: state.config.max_connections,
+        max_per_address: state.config.max_connections_per_address,
+        uncapped: state.config.trusted_proxies.clone(),
         header_read: state.config.header_read_timeout(),
         shutdown_grace: None,
     };

@@ -31,6 +31,8 @@ pub struct AppState {
     pub bookings: Arc<crate::domain::giftcards::Bookings>,
     /// Plain orders waiting to be placed together, per event.
     pub placements: Arc<crate::domain::orders::Placements>,
+    /// The turns of password checks in this process.
+    pub password_checks: Arc<crate::domain::users::PasswordChecks>,
 }
 
 impl AppState {

@@ -310,6 +310,13 @@ impl TestApp {
         self.token_for(organizer, Some(set), &[]).await
     }
 
+    /// A token of a new team that may manage devices: `can_change_organizer_settings` and
+    /// everything a device acts with, for all events.
+    pub async fn device_admin_token(&self, organizer: &str) -> String {
+        let set = tessera::domain::devices::acts_with().with(Permission::ChangeOrganizerSettings);
+        self.token_for(organizer, Some(set), &[]).await
+    }
+
     /// A token of a new team with every permission.
     pub async fn admin_token(&self, organizer: &str) -> String {
         self.token_for(organizer, Some(PermissionSet::all()), &[])

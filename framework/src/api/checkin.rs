@@ -26,6 +26,7 @@ use crate::domain::checkin::search::{
 };
 use crate::domain::checkin::selection::{self, Selection};
 use crate::domain::checkin::{self as checkin, CheckinRow, Direction, NewCheckin};
+use crate::domain::devices::profiles;
 use crate::domain::permissions::Permission;
 use crate::domain::webhooks;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
@@ -485,8 +486,9 @@ pub struct PositionOut {
     /// Attendee e-mail.
     #[oai(nullable)]
     pub attendee_email: Option<String>,
-    /// Ticket secret.
-    pub secret: String,
+    /// Ticket secret; left out of a kiosk device's search answers.
+    #[oai(skip_serializing_if_is_none)]
+    pub secret: Option<String>,
     /// Parent position.
     #[oai(nullable)]
     pub addon_to: Option<i64>,
@@ -530,7 +532,7 @@ impl From<PositionView> for PositionOut {
             attendee_name: crate::domain::orders::display_name(&p.attendee_name_parts),
             attendee_name_parts: rules_map(&p.attendee_name_parts),
             attendee_email: p.attendee_email,
-            secret: p.secret,
+            secret: Some(p.secret),
             addon_to: p.addon_to_id,
             subevent: p.subevent_id,
             valid_from: p.valid_from,
@@ -1618,11 +1620,16 @@ impl CheckinApi {
             }
         };
         let org = auth.0.organizer(&organizer, None)?;
-        let can_view = targets.iter().all(|t| {
-            auth.0
-                .event_permissions(org.organizer.id, t.event.id)
-                .has(Permission::ViewOrders)
-        });
+        let kiosk = auth
+            .0
+            .device_profile()
+            .is_some_and(|name| profiles::kiosk_search(name, &state.plugins));
+        let can_view = !kiosk
+            && targets.iter().all(|t| {
+                auth.0
+                    .event_permissions(org.organizer.id, t.event.id)
+                    .has(Permission::ViewOrders)
+            });
         let filter = PositionFilter {
             search: search.0,
             items: item.0.into_iter().collect(),
@@ -1634,7 +1641,7 @@ impl CheckinApi {
             ..Default::default()
         };
         let ids: Vec<i64> = targets.iter().map(|t| t.list.row.id).collect();
-        search_page(
+        let mut found = search_page(
             req,
             &state,
             &ids,
@@ -1644,7 +1651,13 @@ impl CheckinApi {
             page.0,
             page_size.0,
         )
-        .await
+        .await?;
+        if kiosk {
+            for position in &mut found.0.results {
+                position.secret = None;
+            }
+        }
+        Ok(found)
     }
 
     /// List check-ins

@@ -15,6 +15,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 
 use super::Tag;
 use crate::db::entities::{device, event, gate};
+use crate::domain::access::EventScope;
 use crate::domain::devices::{self, DeviceInput, GateInput, Stored, profiles};
 use crate::domain::permissions::Permission;
 use crate::domain::teams;
@@ -283,6 +284,23 @@ async fn input_of(
     })
 }
 
+/// 403 unless the caller may give a device each of these reaches (see
+/// [`devices::may_configure`]).
+fn within_reach(auth: &Auth, organizer_id: i64, reaches: &[&EventScope]) -> Result<(), ApiError> {
+    if reaches
+        .iter()
+        .all(|reach| devices::may_configure(&auth.0, organizer_id, reach))
+    {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden_because(
+            "A device views, changes and checks in orders, manages gift cards and reads event \
+             settings on its events: you may create or change only devices whose events you \
+             hold all of these on (all events: for all events).",
+        ))
+    }
+}
+
 /// Devices and gates.
 pub struct DevicesApi;
 
@@ -346,7 +364,9 @@ impl DevicesApi {
     ///
     /// Gives the device its `device_id`, serial and single-use initialization token; the
     /// answer also holds `qr_payload`, the QR code's content for the scanning app. Needs
-    /// `can_change_organizer_settings`.
+    /// `can_change_organizer_settings`, and on every event the device covers (all events:
+    /// for all events) what a device acts with: `can_view_orders`, `can_change_orders`,
+    /// `can_checkin_orders`, `can_manage_gift_cards`, `can_change_event_settings`.
     #[oai(path = "/api/v1/organizers/:organizer/devices", method = "post")]
     async fn create_device(
         &self,
@@ -357,14 +377,15 @@ impl DevicesApi {
     ) -> WriteResult<Created<DeviceOut>> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
         let input = input_of(&state, org.organizer.id, body.0, false).await?;
+        within_reach(&auth, org.organizer.id, &[&input.reach()])?;
         let stored = devices::create(&state.db, org.organizer.id, input).await?;
         Ok(Created::Created(Json(show(&state, stored, true))))
     }
 
     /// Replace a device
     ///
-    /// What the device reports and `revoked` stay as they are. Needs
-    /// `can_change_organizer_settings`.
+    /// What the device reports and `revoked` stay as they are. Needs what creating the
+    /// device needs, for its events before and after.
     #[oai(
         path = "/api/v1/organizers/:organizer/devices/:device_id",
         method = "put"
@@ -381,13 +402,16 @@ impl DevicesApi {
         let existing = devices::find_device(&state.db, org.organizer.id, *device_id).await?;
         let revoked = existing.revoked;
         let input = input_of(&state, org.organizer.id, body.0, revoked).await?;
+        let before = devices::stored(&state.db, existing.clone()).await?.reach();
+        within_reach(&auth, org.organizer.id, &[&before, &input.reach()])?;
         let stored = devices::update(&state.db, existing, input).await?;
         Ok(Json(show(&state, stored, false)))
     }
 
     /// Change a device
     ///
-    /// `revoked: true` revokes it for ever. Needs `can_change_organizer_settings`.
+    /// `revoked: true` revokes it for ever. Needs what creating the device needs, for its
+    /// events before and after.
     #[oai(
         path = "/api/v1/organizers/:organizer/devices/:device_id",
         method = "patch"
@@ -403,17 +427,14 @@ impl DevicesApi {
         let org = auth.0.organizer(&organizer, NEEDS)?;
         let existing = devices::find_device(&state.db, org.organizer.id, *device_id).await?;
         let patch = body.0;
+        let before = devices::stored(&state.db, existing.clone()).await?;
         let security_profile = match patch.security_profile {
             Some(name) => profile(&state, Some(name))?,
             None => existing.security_profile.clone(),
         };
         let event_ids = match &patch.limit_events {
             Some(slugs) => event_ids(&state, org.organizer.id, slugs).await?,
-            None => {
-                devices::stored(&state.db, existing.clone())
-                    .await?
-                    .event_ids
-            }
+            None => before.event_ids.clone(),
         };
         let input = DeviceInput {
             name: patch.name.unwrap_or_else(|| existing.name.clone()),
@@ -427,6 +448,7 @@ impl DevicesApi {
             },
             revoked: patch.revoked.unwrap_or(existing.revoked),
         };
+        within_reach(&auth, org.organizer.id, &[&before.reach(), &input.reach()])?;
         let stored = devices::update(&state.db, existing, input).await?;
         Ok(Json(show(&state, stored, false)))
     }

@@ -23,6 +23,7 @@ use crate::domain::items::{
     self, DeleteError, Item, ItemFields, ItemFilter, NewItem, PictureChange, WriteError,
 };
 use crate::domain::permissions::Permission;
+use crate::domain::settings;
 use crate::http::body::Refused;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::middleware::original_uri;
@@ -675,7 +676,15 @@ impl ItemsApi {
                 // The list is the same for every caller who may see the event: kept per URL, as
                 // long as it has nothing but the list's own parameters.
                 let scope = format!("items:{}", ev.event.id);
-                let key = cache::answer_key(&scope, &original_uri(req), &LIST_PARAMS);
+                let uri = original_uri(req);
+                let languages = if cache::asks_for_language(&uri) {
+                    let generation = state.cache.generation().await;
+                    let kept = generation.map(|g| (state.cache.as_ref(), g));
+                    settings::languages_of(&state.db, &state.settings, kept, &ev.event).await?
+                } else {
+                    Vec::new()
+                };
+                let key = cache::answer_key(&scope, &uri, &LIST_PARAMS, &languages);
                 let generation = match key {
                     Some(_) => state.cache.generation().await,
                     None => None,

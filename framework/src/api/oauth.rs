@@ -554,11 +554,12 @@ impl AuthorizeApi {
     /// Ask a person to authorize an application
     ///
     /// The start of the authorization code flow, for a browser. Someone not signed in is
-    /// sent to the sign-in page and back. An unknown `client_id` or a `redirect_uri` not
-    /// registered for the client is a 400 page without redirect; a missing `response_type`
-    /// is answered to the client with `error=invalid_request`, another one than `code` with
-    /// `error=unsupported_response_type`, an unknown scope with `error=invalid_scope`. The
-    /// consent page names the application and the scopes and lists the organizers the
+    /// sent to the sign-in page and back. An invalid request (an unknown `client_id`, a
+    /// `redirect_uri` not registered for the client, a missing or other `response_type`
+    /// than `code`, an unknown scope, a malformed PKCE challenge) is a 400 page, never a
+    /// redirect, since anyone may register a client with any redirect URI (RFC 9700
+    /// 4.11.2); only the person's own refusal is answered to the client
+    /// (`error=access_denied`). The consent page names the application and the scopes and lists the organizers the
     /// person may grant. `approval_prompt=auto` skips it for a `profile`-only request the
     /// person granted this application before.
     #[oai(path = "/api/v1/oauth/authorize", method = "get")]

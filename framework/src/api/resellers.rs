@@ -89,11 +89,25 @@ fn missing() -> ApiError {
 /// Reseller operations.
 pub struct ResellersApi;
 
+/// The user of an OAuth access token whose scope includes `read`; 403 for a token of
+/// another scope (`profile` alone reads only `/api/v1/me`).
+fn reader(auth: &Auth) -> Result<i64, ApiError> {
+    let (user_id, scope) = auth.0.oauth_user()?;
+    if scope.read {
+        Ok(user_id)
+    } else {
+        Err(ApiError::forbidden_because(
+            "The token's scope does not include read.",
+        ))
+    }
+}
+
 #[OpenApi(tag = "Tag::Resellers")]
 impl ResellersApi {
     /// List reseller accounts
     ///
-    /// The accounts the token's user is permitted on. Needs an OAuth access token.
+    /// The accounts the token's user is permitted on. Needs an OAuth access token with the
+    /// `read` scope.
     #[oai(path = "/api/v1/var", method = "get")]
     async fn list_resellers(
         &self,
@@ -102,7 +116,7 @@ impl ResellersApi {
         auth: Auth,
         page: Query<Option<String>>,
     ) -> ResellerResult<Json<Page<ResellerOut>>> {
-        let (user_id, _) = auth.0.oauth_user()?;
+        let user_id = reader(&auth)?;
         let found = PageRequest::new(req, &state.public_url, page.0, None)
             .fetch(&state.db, resellers::of_user(user_id))
             .await?;
@@ -110,6 +124,8 @@ impl ResellersApi {
     }
 
     /// Show a reseller account
+    ///
+    /// Needs an OAuth access token with the `read` scope.
     #[oai(path = "/api/v1/var/:id", method = "get")]
     async fn get_reseller(
         &self,
@@ -117,7 +133,7 @@ impl ResellersApi {
         auth: Auth,
         id: Path<i64>,
     ) -> ResellerResult<Json<ResellerOut>> {
-        let (user_id, _) = auth.0.oauth_user()?;
+        let user_id = reader(&auth)?;
         let found = resellers::find_for_user(&state.db, user_id, id.0)
             .await?
             .ok_or_else(missing)?;

@@ -1,4 +1,7 @@
 //! Teams of an organizer and their API tokens: `/api/v1/organizers/{organizer}/teams/`.
+//! Everything here needs `can_change_teams`; what changes a team's reach (creating,
+//! changing, deleting it, giving or taking its tokens) is limited to what the caller holds
+//! ([`Reach::within`]).
 
 use chrono::{DateTime, Utc};
 use poem::Request;
@@ -13,8 +16,9 @@ use sea_orm::{
 use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::{team, team_token};
+use crate::domain::access::EventScope;
 use crate::domain::permissions::{Permission, PermissionSet};
-use crate::domain::teams;
+use crate::domain::teams::{self, Reach};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, FieldErrors, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
@@ -240,6 +244,24 @@ async fn track_ids(state: &AppState, organizer_id: i64, ids: &[i64]) -> Result<V
         })
 }
 
+/// 403 unless the caller may give (or change, or take away) each of these reaches.
+fn within_reach(auth: &Auth, organizer_id: i64, reaches: &[&Reach]) -> Result<(), ApiError> {
+    if reaches.iter().all(|r| r.within(&auth.0, organizer_id)) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden_because(
+            "You may create, change, delete or give tokens to teams only within what you \
+             hold: their events among yours (all events only with a team for all events) and \
+             their permissions among yours there.",
+        ))
+    }
+}
+
+/// The reach of a team as stored.
+async fn stored_reach(state: &AppState, t: &team::Model) -> Result<Reach, ApiError> {
+    Ok(teams::reach(&state.db, t).await?)
+}
+
 async fn show_team(db: &impl ConnectionTrait, t: &team::Model) -> Result<TeamOut, ApiError> {
     let mut slugs = teams::event_slugs(db, &[t.id]).await?;
     let tracks = teams::track_ids(db, t.id).await?;
@@ -328,6 +350,12 @@ impl TeamsApi {
     }
 
     /// Create a team
+    ///
+    /// Needs `can_change_teams`. A caller gives a team only what it holds: its events among
+    /// the caller's (all events only with a team for all events), its permissions among the
+    /// caller's on each of them, organizer permissions only when the caller has them. The
+    /// same holds for the team before and after a change, for deleting it and for its
+    /// tokens.
     #[oai(path = "/api/v1/organizers/:organizer/teams", method = "post")]
     async fn create_team(
         &self,
@@ -342,6 +370,8 @@ impl TeamsApi {
         let new = body.0;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
         let tracks = track_ids(&state, org.organizer.id, &new.limit_tracks).await?;
+        let after = Reach::new(new.all_events, events.clone(), new.permissions.to_set());
+        within_reach(&auth, org.organizer.id, &[&after])?;
         let mut row = teams::new_team(
             org.organizer.id,
             &new.name,
@@ -371,6 +401,9 @@ impl TeamsApi {
         let new = body.0;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
         let tracks = track_ids(&state, org.organizer.id, &new.limit_tracks).await?;
+        let before = stored_reach(&state, &existing).await?;
+        let after = Reach::new(new.all_events, events.clone(), new.permissions.to_set());
+        within_reach(&auth, org.organizer.id, &[&before, &after])?;
         let mut row = teams::new_team(
             org.organizer.id,
             &new.name,
@@ -407,6 +440,25 @@ impl TeamsApi {
             Some(ids) => Some(track_ids(&state, org.organizer.id, ids).await?),
             None => None,
         };
+        let before = stored_reach(&state, &existing).await?;
+        let mut permissions = before.permissions;
+        for (p, on) in patch.permissions.changes() {
+            permissions = if on {
+                permissions.with(p)
+            } else {
+                permissions.without(p)
+            };
+        }
+        let after = Reach::new(
+            patch.all_events.unwrap_or(existing.all_events),
+            match (&events, &before.events) {
+                (Some(ids), _) => ids.clone(),
+                (None, EventScope::Only(ids)) => ids.clone(),
+                (None, EventScope::All) => teams::event_ids(&state.db, existing.id).await?,
+            },
+            permissions,
+        );
+        within_reach(&auth, org.organizer.id, &[&before, &after])?;
         let mut row: team::ActiveModel = existing.into();
         if let Some(name) = patch.name {
             row.name = Set(name);
@@ -438,6 +490,7 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *id).await?;
+        within_reach(&auth, org.organizer.id, &[&stored_reach(&state, &t).await?])?;
         team::Entity::delete_by_id(t.id).exec(&state.db).await?;
         Ok(NoContent::NoContent)
     }
@@ -512,6 +565,7 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
+        within_reach(&auth, org.organizer.id, &[&stored_reach(&state, &t).await?])?;
         let (row, token) = crate::db::in_transaction(&state.db, async |txn| {
             teams::create_token(txn, t.id, &body.0.name).await
         })
@@ -538,6 +592,7 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let t = find_team(&state, org.organizer.id, *team).await?;
+        within_reach(&auth, org.organizer.id, &[&stored_reach(&state, &t).await?])?;
         let token = find_token(&state, t.id, *id).await?;
         let mut row: team_token::ActiveModel = token.into();
         row.active = Set(false);

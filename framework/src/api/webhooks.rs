@@ -189,6 +189,7 @@ async fn shown(state: &AppState, row: webhook::Model) -> Result<WebhookOut, ApiE
 
 async fn save(
     state: &AppState,
+    auth: &Auth,
     organizer_id: i64,
     existing: Option<webhook::Model>,
     input: WebhookInput,
@@ -199,10 +200,23 @@ async fn save(
         &state.plugins,
         allow,
         organizer_id,
+        &auth.0,
         existing,
         input,
     )
     .await
+}
+
+/// The organizer's webhook with this ID, when the caller reaches all its events.
+async fn find_within_reach(
+    state: &AppState,
+    auth: &Auth,
+    organizer_id: i64,
+    id: i64,
+) -> Result<webhook::Model, ApiError> {
+    let hook = find(state, organizer_id, id).await?;
+    webhooks::within_reach(&state.db, &auth.0, &hook).await?;
+    Ok(hook)
 }
 
 fn input(body: WebhookCreate) -> WebhookInput {
@@ -262,7 +276,10 @@ impl WebhooksApi {
 
     /// Create a webhook
     ///
-    /// Answers the webhook with `secret`, which signs its calls and is shown only now.
+    /// Answers the webhook with `secret`, which signs its calls and is shown only now. A
+    /// webhook hears only of events the caller has access to: `all_events` needs access to
+    /// all events (403 otherwise); changing, disabling a webhook, rotating its secret and
+    /// reading its calls need the same of its events.
     #[oai(path = "/api/v1/organizers/:organizer/webhooks", method = "post")]
     async fn create_webhook(
         &self,
@@ -272,7 +289,7 @@ impl WebhooksApi {
         body: JsonBody<WebhookCreate>,
     ) -> WriteResult<Created<WebhookCreated>> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
-        let saved = save(&state, org.organizer.id, None, input(body.0)).await?;
+        let saved = save(&state, &auth, org.organizer.id, None, input(body.0)).await?;
         let secret = saved.row.secret.clone();
         Ok(Created::Created(Json(WebhookCreated {
             webhook: out(saved),
@@ -292,7 +309,14 @@ impl WebhooksApi {
     ) -> WriteResult<Json<WebhookOut>> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
         let existing = find(&state, org.organizer.id, *id).await?;
-        let saved = save(&state, org.organizer.id, Some(existing), input(body.0)).await?;
+        let saved = save(
+            &state,
+            &auth,
+            org.organizer.id,
+            Some(existing),
+            input(body.0),
+        )
+        .await?;
         Ok(Json(out(saved)))
     }
 
@@ -322,7 +346,7 @@ impl WebhooksApi {
             action_types: p.action_types.unwrap_or(now.action_types),
             comment: p.comment.unwrap_or(now.comment),
         };
-        let saved = save(&state, org.organizer.id, Some(existing), merged).await?;
+        let saved = save(&state, &auth, org.organizer.id, Some(existing), merged).await?;
         Ok(Json(out(saved)))
     }
 
@@ -338,7 +362,7 @@ impl WebhooksApi {
         id: Path<i64>,
     ) -> DeleteResult<NoContent> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
-        let existing = find(&state, org.organizer.id, *id).await?;
+        let existing = find_within_reach(&state, &auth, org.organizer.id, *id).await?;
         crate::db::in_transaction(&state.db, async |txn| {
             crate::db::execute(
                 txn,
@@ -367,7 +391,7 @@ impl WebhooksApi {
         id: Path<i64>,
     ) -> WriteResult<Json<WebhookSecret>> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
-        let existing = find(&state, org.organizer.id, *id).await?;
+        let existing = find_within_reach(&state, &auth, org.organizer.id, *id).await?;
         let secret = webhooks::new_secret();
         crate::db::in_transaction(&state.db, async |txn| {
             crate::db::execute(
@@ -401,7 +425,7 @@ impl WebhooksApi {
         page_size: Query<Option<u64>>,
     ) -> ListResult<Json<Page<CallOut>>> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
-        let hook = find(&state, org.organizer.id, *id).await?;
+        let hook = find_within_reach(&state, &auth, org.organizer.id, *id).await?;
         let query = webhook_call::Entity::find()
             .filter(webhook_call::Column::WebhookId.eq(hook.id))
             .order_by_desc(webhook_call::Column::Id);
@@ -427,7 +451,7 @@ impl WebhooksApi {
         call: Path<i64>,
     ) -> WriteResult<Json<CallOut>> {
         let org = auth.0.organizer(&organizer, NEEDS)?;
-        let hook = find(&state, org.organizer.id, *id).await?;
+        let hook = find_within_reach(&state, &auth, org.organizer.id, *id).await?;
         let found = webhook_call::Entity::find_by_id(*call)
             .filter(webhook_call::Column::WebhookId.eq(hook.id))
             .one(&state.db)

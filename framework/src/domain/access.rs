@@ -184,13 +184,18 @@ impl EventAccess {
 }
 
 impl Caller {
-    /// A stable name of who is calling, for what belongs to a caller (uploads).
+    /// A stable name of who is calling, for what belongs to a caller and what it is
+    /// limited to (uploads, rate limits, idempotency keys). An OAuth caller is its user
+    /// with its application, not its access token, which a client mints anew with every
+    /// refresh.
     pub fn identity(&self) -> String {
         match &self.kind {
             CallerKind::TeamToken { token_id, .. } => format!("token:{token_id}"),
             CallerKind::OAuth {
-                access_token_id, ..
-            } => format!("oauth:{access_token_id}"),
+                user_id,
+                application_id,
+                ..
+            } => format!("oauth:{user_id}:{application_id}"),
             CallerKind::UserToken { user_id, .. } => format!("user:{user_id}"),
             CallerKind::Device { id, .. } => format!("device:{id}"),
         }
@@ -343,6 +348,48 @@ impl Caller {
         self.grants.iter().any(|g| {
             g.organizer.id == organizer_id && g.events == EventScope::All && g.permissions.has(p)
         })
+    }
+
+    /// Whether the caller may hand `permissions` on `events` of the organizer on to another
+    /// holder (a team, its token, a device, a webhook): a caller never grants more than it
+    /// holds. It must hold each organizer-level permission (see
+    /// [`Permission::is_organizer_level`]), cover every event of the scope and hold each
+    /// other permission there; for all events, present and future, that takes grants for
+    /// all events.
+    pub fn may_grant(
+        &self,
+        organizer_id: i64,
+        events: &EventScope,
+        permissions: PermissionSet,
+    ) -> bool {
+        let grants = || {
+            self.grants
+                .iter()
+                .filter(|g| g.organizer.id == organizer_id)
+        };
+        let held = grants().fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions));
+        let per_event: PermissionSet = permissions
+            .iter()
+            .filter(|p| !p.is_organizer_level())
+            .collect();
+        if !held.contains(permissions) {
+            return false;
+        }
+        match events {
+            EventScope::All => {
+                let mut everywhere = grants().filter(|g| g.events == EventScope::All).peekable();
+                everywhere.peek().is_some()
+                    && everywhere
+                        .fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions))
+                        .contains(per_event)
+            }
+            EventScope::Only(ids) => ids.iter().all(|id| {
+                grants().any(|g| g.events.covers(*id))
+                    && self
+                        .event_permissions(organizer_id, *id)
+                        .contains(per_event)
+            }),
+        }
     }
 
     /// The caller's permissions for one event of an organizer.
@@ -509,20 +556,13 @@ async fn resolve_device(
     let Some(found) = devices::authenticate(db, token).await? else {
         return Ok(None);
     };
-    let mut permissions = PermissionSet::from_iter([
-        Permission::ViewOrders,
-        Permission::ChangeOrders,
-        Permission::CheckinOrders,
-        Permission::ManageGiftCards,
-    ]);
-    if matches!(method, "GET" | "HEAD" | "OPTIONS") {
-        permissions = permissions.with(Permission::ChangeEventSettings);
-    }
-    let events = if found.all_events {
-        EventScope::All
-    } else {
-        EventScope::Only(found.event_ids)
-    };
+    let permissions: PermissionSet = devices::acts_with()
+        .iter()
+        .filter(|p| {
+            *p != Permission::ChangeEventSettings || matches!(method, "GET" | "HEAD" | "OPTIONS")
+        })
+        .collect();
+    let events = devices::scope(found.all_events, &found.event_ids);
     Ok(Some(Caller {
         kind: CallerKind::Device {
             id: found.id,

@@ -82,24 +82,52 @@ impl<K: Eq + Hash, V: Clone> Generational<K, V> {
 }
 
 /// The key a list answer for `scope` (say `items:<event ID>`) at `path_and_query` is kept
-/// under, or `None` when it must not be kept: a query parameter that is not one of `known`,
-/// or one sent twice, is answered without the cache, so that made-up parameters cannot fill
-/// it. Empty parameters are left out; the others keep the order they were sent in, since the
-/// answer's page links repeat them in that order.
-pub fn answer_key(scope: &str, path_and_query: &str, known: &[&str]) -> Option<String> {
+/// under, or `None` when it must not be kept, so that made-up parameters cannot fill the
+/// cache: a query parameter that is not one of `known`, or one sent twice, a `page` or
+/// `page_size` that is not written as the server writes numbers (`07`), or a `lang` that
+/// is not one of `languages` (the event's) is answered without the cache. Empty parameters
+/// are left out; the others keep the order they were sent in, since the answer's page
+/// links repeat them in that order.
+pub fn answer_key(
+    scope: &str,
+    path_and_query: &str,
+    known: &[&str],
+    languages: &[String],
+) -> Option<String> {
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
     let params: Vec<&str> = query.split('&').filter(|p| !p.is_empty()).collect();
     let mut seen: Vec<&str> = Vec::with_capacity(params.len());
     for p in &params {
-        let name = p.split_once('=').map_or(*p, |(n, _)| n);
-        if !known.contains(&name) || seen.contains(&name) {
+        let (name, value) = p.split_once('=').unwrap_or((p, ""));
+        let canonical = match name {
+            "page" => value == "last" || is_plain_number(value),
+            "page_size" => is_plain_number(value),
+            "lang" => languages.iter().any(|l| l == value),
+            _ => true,
+        };
+        if !known.contains(&name) || seen.contains(&name) || !canonical {
             return None;
         }
         seen.push(name);
     }
     Some(format!("{scope}:{path}?{}", params.join("&")))
+}
+
+/// Whether `text` is a positive number as the server writes it (no sign, no leading zero).
+fn is_plain_number(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 19
+        && !text.starts_with('0')
+        && text.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether the query of `path_and_query` has a `lang` parameter.
+pub fn asks_for_language(path_and_query: &str) -> bool {
+    path_and_query
+        .split_once('?')
+        .is_some_and(|(_, q)| q.split('&').any(|p| p.starts_with("lang=")))
 }
 
 /// When the SQLite write-ahead log was last seen changed, and its length then.
@@ -343,11 +371,15 @@ async fn config_version(db: &DatabaseConnection) -> Result<i64, sea_orm::DbErr> 
 mod tests {
     use super::*;
 
-    const KNOWN: [&str; 3] = ["page", "active", "lang"];
+    const KNOWN: [&str; 4] = ["page", "page_size", "active", "lang"];
+
+    fn languages() -> Vec<String> {
+        vec!["de".into(), "en".into()]
+    }
 
     #[test]
     fn known_parameters_make_a_key_in_the_order_sent() {
-        let key = |uri| answer_key("items:1", uri, &KNOWN);
+        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages());
         assert_eq!(key("/items/").as_deref(), Some("items:1:/items/?"));
         assert_eq!(
             key("/items/?active=true&&page=2").as_deref(),
@@ -357,8 +389,25 @@ mod tests {
     }
 
     #[test]
+    fn only_the_events_languages_and_numbers_written_plainly_make_keys() {
+        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages());
+        assert!(key("/items/?lang=de&page=2&page_size=10").is_some());
+        assert!(key("/items/?page=last").is_some());
+        for made_up in [
+            "/items/?lang=xx",
+            "/items/?lang=",
+            "/items/?page=02",
+            "/items/?page_size=010",
+            "/items/?page=-1",
+            "/items/?page_size=1e1",
+        ] {
+            assert_eq!(key(made_up), None, "{made_up}");
+        }
+    }
+
+    #[test]
     fn unknown_or_repeated_parameters_are_not_kept() {
-        let key = |uri| answer_key("items:1", uri, &KNOWN);
+        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages());
         assert_eq!(key("/items/?nonce=1"), None);
         assert_eq!(key("/items/?active=true&x"), None);
         assert_eq!(key("/items/?page=1&page=2"), None);

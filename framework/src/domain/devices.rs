@@ -16,7 +16,8 @@ use sea_orm::{
 use serde_json::Value;
 
 use crate::db::entities::{device, device_event, gate};
-use crate::domain::access::OrganizerRef;
+use crate::domain::access::{Caller, EventScope, OrganizerRef};
+use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::tokens;
 use crate::values::{ApiError, FieldErrors};
 
@@ -32,6 +33,36 @@ pub const GATE_IDENTIFIER_LEN: usize = 8;
 pub const MAX_PUBKEY_LEN: usize = 4096;
 /// Most bytes of the `info` object a device reports, as JSON.
 pub const MAX_INFO_BYTES: usize = 16 * 1024;
+
+/// What a device acts with on its events: view and change orders, check in, gift cards,
+/// and reading events and their settings (with safe methods only; see
+/// `access::resolve`). A caller gives a device only events on which it holds all of them
+/// ([`may_configure`]).
+pub fn acts_with() -> PermissionSet {
+    PermissionSet::from_iter([
+        Permission::ViewOrders,
+        Permission::ChangeOrders,
+        Permission::CheckinOrders,
+        Permission::ManageGiftCards,
+        Permission::ChangeEventSettings,
+    ])
+}
+
+/// The events a device with these fields covers.
+pub fn scope(all_events: bool, event_ids: &[i64]) -> EventScope {
+    if all_events {
+        EventScope::All
+    } else {
+        EventScope::Only(event_ids.to_vec())
+    }
+}
+
+/// Whether `caller` may create a device reaching `reach`, or change one (then both the
+/// device's reach before and after must pass): a device acts with [`acts_with`] on every
+/// event it covers, and a caller never grants more than it holds.
+pub fn may_configure(caller: &Caller, organizer_id: i64, reach: &EventScope) -> bool {
+    caller.may_grant(organizer_id, reach, acts_with())
+}
 
 /// The pretix release whose API this service's `/api/v1/` matches, for devices that choose
 /// their endpoints by it (`checkinrpc` from 4.12.0.dev1 on).
@@ -362,6 +393,13 @@ pub struct DeviceInput {
     pub revoked: bool,
 }
 
+impl DeviceInput {
+    /// The events the device will cover.
+    pub fn reach(&self) -> EventScope {
+        scope(self.all_events, &self.event_ids)
+    }
+}
+
 /// The organizer's device with this number; 403 when there is none.
 pub async fn find_device(
     db: &impl ConnectionTrait,
@@ -476,6 +514,13 @@ pub struct Stored {
     pub event_slugs: Vec<String>,
     /// Its gate.
     pub gate: Option<gate::Model>,
+}
+
+impl Stored {
+    /// The events the device covers.
+    pub fn reach(&self) -> EventScope {
+        scope(self.device.all_events, &self.event_ids)
+    }
 }
 
 /// Creates a device numbered after the organizer's others, with a new initialization

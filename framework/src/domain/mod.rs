@@ -31,6 +31,7 @@ pub mod sessions;
 pub mod settings;
 pub mod signing;
 pub mod slug;
+pub mod special_addresses;
 pub mod subevents;
 pub mod talk;
 pub mod tax_rules;

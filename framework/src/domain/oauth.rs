@@ -340,40 +340,38 @@ impl AuthorizeRequest {
     }
 }
 
-/// Why an authorization request cannot go on (RFC 6749 4.1.2.1).
-#[derive(Debug, Clone)]
-pub enum AuthorizeRefusal {
-    /// The client or redirect URI cannot be trusted: tell the person, never redirect.
-    Page(&'static str),
-    /// The client is known: redirect to it with this error.
-    Redirect(String),
-}
+/// Why an authorization request cannot go on, told to the person on a page: an invalid
+/// request is never redirected, not even to a registered client, since anyone may register
+/// a client with any redirect URI (RFC 9700 4.11.2). Only the person's own refusal on the
+/// consent page goes back to the client (`access_denied`).
+#[derive(Debug, Clone, Copy)]
+pub struct AuthorizeRefusal(pub &'static str);
 
-/// Checks an authorization request: an unknown client or an unregistered redirect URI is a
-/// [`AuthorizeRefusal::Page`]; a missing or other `response_type`, an unknown scope or an
-/// unsupported PKCE method is answered to the client ([`AuthorizeRefusal::Redirect`]).
+/// Checks an authorization request: an unknown client, an unregistered redirect URI, a
+/// missing or other `response_type`, an unknown scope or an unsupported PKCE method is an
+/// [`AuthorizeRefusal`].
 pub async fn check_authorize(
     db: &impl ConnectionTrait,
     params: &AuthorizeParams,
 ) -> Result<Result<AuthorizeRequest, AuthorizeRefusal>, DbErr> {
     let Some(client_id) = params.client_id.as_deref().filter(|c| c.len() <= 100) else {
-        return Ok(Err(AuthorizeRefusal::Page("The application is not known.")));
+        return Ok(Err(AuthorizeRefusal("The application is not known.")));
     };
     let Some(app) = application(db, client_id).await? else {
-        return Ok(Err(AuthorizeRefusal::Page("The application is not known.")));
+        return Ok(Err(AuthorizeRefusal("The application is not known.")));
     };
     let registered = redirect_uris(&app);
     let redirect_uri = match &params.redirect_uri {
         Some(uri) if registered.contains(uri) => uri.clone(),
         Some(_) => {
-            return Ok(Err(AuthorizeRefusal::Page(
+            return Ok(Err(AuthorizeRefusal(
                 "The redirect URI is not registered for this application.",
             )));
         }
         None => match registered.first() {
             Some(first) => first.clone(),
             None => {
-                return Ok(Err(AuthorizeRefusal::Page(
+                return Ok(Err(AuthorizeRefusal(
                     "The application has no redirect URI.",
                 )));
             }
@@ -388,9 +386,9 @@ pub async fn check_authorize(
         code_challenge: params.code_challenge.clone(),
     };
     let error = match params.response_type.as_deref() {
-        None => Some("invalid_request"),
+        None => Some("The request names no response type."),
         Some("code") => None,
-        Some(_) => Some("unsupported_response_type"),
+        Some(_) => Some("Only the response type \"code\" is supported."),
     }
     .or_else(|| {
         let scope = params.scope.as_deref().unwrap_or("read write profile");
@@ -399,7 +397,7 @@ pub async fn check_authorize(
                 request.scope = parsed;
                 None
             }
-            None => Some("invalid_scope"),
+            None => Some("The request asks for an unknown scope."),
         }
     })
     .or_else(|| {
@@ -407,13 +405,11 @@ pub async fn check_authorize(
         match &params.code_challenge {
             None => None,
             Some(c) if method_ok && is_valid_challenge(c) => None,
-            Some(_) => Some("invalid_request"),
+            Some(_) => Some("The PKCE challenge is not a valid S256 challenge."),
         }
     });
     Ok(match error {
-        Some(error) => Err(AuthorizeRefusal::Redirect(
-            request.answer(&[("error", error)]),
-        )),
+        Some(error) => Err(AuthorizeRefusal(error)),
         None => Ok(request),
     })
 }
@@ -547,7 +543,8 @@ fn verifier_matches(challenge: &str, verifier: &str) -> bool {
 
 /// Exchanges an authorization code for a token pair. The code must have been issued to
 /// `app` for `redirect_uri`, be unexpired and unused, and, when a PKCE challenge was
-/// stored, come with its verifier. It can be exchanged once.
+/// stored, come with its verifier. It can be exchanged once; presented again, it revokes
+/// every live token of its authorization.
 pub async fn exchange_code(
     db: &DatabaseConnection,
     app: &oauth_application::Model,
@@ -559,8 +556,14 @@ pub async fn exchange_code(
         .filter(oauth_code::Column::CodeHash.eq(tokens::hash(code)))
         .one(db)
         .await?
-        .filter(|c| !c.used && c.expires > Utc::now() && c.redirect_uri == redirect_uri)
         .ok_or(OAuthError::InvalidGrant)?;
+    if found.used {
+        // A code presented twice: one of the two is not the client (RFC 6749 4.1.2).
+        return Err(revoke_after_replay(db, app, found.authorization_id).await);
+    }
+    if found.expires <= Utc::now() || found.redirect_uri != redirect_uri {
+        return Err(OAuthError::InvalidGrant);
+    }
     let pkce_ok = match (&found.code_challenge, code_verifier) {
         (None, None) => true,
         (Some(challenge), Some(verifier)) => verifier_matches(challenge, verifier),
@@ -581,15 +584,51 @@ pub async fn exchange_code(
         .exec(&txn)
         .await?;
     if claimed.rows_affected != 1 {
-        return Err(OAuthError::InvalidGrant);
+        txn.rollback().await?;
+        return Err(revoke_after_replay(db, app, authorization.id).await);
     }
     let pair = issue(&txn, &authorization).await?;
     crate::db::commit(txn).await?;
     Ok(pair)
 }
 
+/// After a used code or a rotated refresh token came back (someone holds a copy): every
+/// live token of the authorization is revoked, when it is `app`'s (RFC 6749 4.1.2, RFC 9700
+/// 4.14.2). The person signs in to the application again; the copy's holder has nothing.
+/// Gives the refusal to answer.
+async fn revoke_after_replay(
+    db: &DatabaseConnection,
+    app: &oauth_application::Model,
+    authorization_id: i64,
+) -> OAuthError {
+    let revoked = async {
+        let txn = begin_write(db).await?;
+        if belongs_to(&txn, app, authorization_id).await? {
+            oauth_refresh_token::Entity::update_many()
+                .col_expr(
+                    oauth_refresh_token::Column::Revoked,
+                    Some(Utc::now()).into(),
+                )
+                .filter(oauth_refresh_token::Column::AuthorizationId.eq(authorization_id))
+                .filter(oauth_refresh_token::Column::Revoked.is_null())
+                .exec(&txn)
+                .await?;
+            oauth_access_token::Entity::delete_many()
+                .filter(oauth_access_token::Column::AuthorizationId.eq(authorization_id))
+                .exec(&txn)
+                .await?;
+        }
+        crate::db::commit(txn).await
+    };
+    match revoked.await {
+        Ok(()) => OAuthError::InvalidGrant,
+        Err(e) => e.into(),
+    }
+}
+
 /// Exchanges a refresh token of `app` for a new pair. The refresh token is revoked and the
-/// access tokens issued with it are deleted at once.
+/// access tokens issued with it are deleted at once. A revoked refresh token presented again
+/// revokes every live token of its authorization.
 pub async fn refresh(
     db: &DatabaseConnection,
     app: &oauth_application::Model,
@@ -599,15 +638,18 @@ pub async fn refresh(
         .filter(oauth_refresh_token::Column::TokenHash.eq(tokens::hash(refresh_token)))
         .one(db)
         .await?
-        .filter(|t| t.revoked.is_none())
         .ok_or(OAuthError::InvalidGrant)?;
+    if found.revoked.is_some() {
+        return Err(revoke_after_replay(db, app, found.authorization_id).await);
+    }
     let authorization = authorization_of(db, app, found.authorization_id).await?;
     let txn = begin_write(db).await?;
     if !lock_authorization(&txn, authorization.id, Lock::Shared).await? {
         return Err(OAuthError::InvalidGrant);
     }
     if !revoke_refresh_token(&txn, found.id).await? {
-        return Err(OAuthError::InvalidGrant);
+        txn.rollback().await?;
+        return Err(revoke_after_replay(db, app, authorization.id).await);
     }
     let pair = issue(&txn, &authorization).await?;
     crate::db::commit(txn).await?;

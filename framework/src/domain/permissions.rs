@@ -73,6 +73,18 @@ impl Permission {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// Whether the permission applies to the whole organizer, whatever events a team
+    /// covers (as pretix's organizer permissions).
+    pub fn is_organizer_level(self) -> bool {
+        matches!(
+            self,
+            Permission::CreateEvents
+                | Permission::ChangeTeams
+                | Permission::ChangeOrganizerSettings
+                | Permission::ManageGiftCards
+        )
+    }
+
     fn bit(self) -> u16 {
         1 << (self as u16)
     }
@@ -101,9 +113,24 @@ impl PermissionSet {
         Self(self.0 | p.bit())
     }
 
+    /// Takes `p` away.
+    pub fn without(self, p: Permission) -> Self {
+        Self(self.0 & !p.bit())
+    }
+
     /// Both sets together.
     pub fn union(self, other: Self) -> Self {
         Self(self.0 | other.0)
+    }
+
+    /// Whether every permission of `other` is in the set.
+    pub fn contains(self, other: Self) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The permissions of the set, in [`Permission::ALL`]'s order.
+    pub fn iter(self) -> impl Iterator<Item = Permission> {
+        Permission::ALL.into_iter().filter(move |p| self.has(*p))
     }
 }
 

@@ -626,6 +626,26 @@ pub async fn of_event(
     Ok(values)
 }
 
+/// The event's languages (its `locales` setting), from the cache when it holds them.
+pub async fn languages_of(
+    db: &impl ConnectionTrait,
+    registry: &SettingsRegistry,
+    cache: Option<(&Cache, u64)>,
+    ev: &event::Model,
+) -> Result<Vec<String>, DbErr> {
+    let values = of_event(db, registry, cache, ev).await?;
+    Ok(values
+        .get("locales")
+        .and_then(Value::as_array)
+        .map(|l| {
+            l.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
 /// The effective value of every setting of a scope.
 pub async fn resolve(
     db: &impl ConnectionTrait,

@@ -5,6 +5,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
 
+use super::access::{Caller, EventScope};
 use super::permissions::{Permission, PermissionSet};
 use super::tokens;
 use crate::db::entities::{team, team_event, team_token};
@@ -52,6 +53,46 @@ pub fn set_permission(t: &mut team::ActiveModel, p: Permission, on: bool) {
         Permission::Review => &mut t.is_reviewer,
     };
     *field = Set(on);
+}
+
+/// What a team reaches: its events and its permissions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reach {
+    /// The events it covers.
+    pub events: EventScope,
+    /// What it may do there.
+    pub permissions: PermissionSet,
+}
+
+impl Reach {
+    /// The reach of a team for all events or for these.
+    pub fn new(all_events: bool, event_ids: Vec<i64>, permissions: PermissionSet) -> Self {
+        Self {
+            events: if all_events {
+                EventScope::All
+            } else {
+                EventScope::Only(event_ids)
+            },
+            permissions,
+        }
+    }
+
+    /// A team's reach, with its event IDs (read with [`event_ids`]).
+    pub fn of(t: &team::Model, event_ids: Vec<i64>) -> Self {
+        Self::new(t.all_events, event_ids, permissions(t))
+    }
+
+    /// Whether `caller` may create a team reaching this far, change one (both its reach
+    /// before and after), delete it or give it a token: a caller never grants more than
+    /// it holds (see [`Caller::may_grant`]).
+    pub fn within(&self, caller: &Caller, organizer_id: i64) -> bool {
+        caller.may_grant(organizer_id, &self.events, self.permissions)
+    }
+}
+
+/// The reach of a stored team.
+pub async fn reach(db: &impl ConnectionTrait, t: &team::Model) -> Result<Reach, sea_orm::DbErr> {
+    Ok(Reach::of(t, event_ids(db, t.id).await?))
 }
 
 /// A new team row with the given permissions, not yet saved.

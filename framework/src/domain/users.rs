@@ -15,6 +15,9 @@ use sea_orm::{
     QueryFilter, Set, Statement,
 };
 
+use tokio::sync::Semaphore;
+
+use super::login_failures::{self, Verdict};
 use super::teams;
 use crate::db::entities::{team, user};
 use crate::domain::access::{EventScope, Grant, OrganizerRef, ReviewLimits};
@@ -189,6 +192,42 @@ pub async fn find_active(db: &impl ConnectionTrait, id: i64) -> Result<Option<us
         .filter(|u| u.active))
 }
 
+/// The turns of password checks in this process: each argon2 computation holds a core and
+/// about 19 MiB, so a burst of sign-ins queues for a few turns rather than exhausting
+/// memory, and a check that waits too long is not made (the caller is told to come back).
+#[derive(Debug)]
+pub struct PasswordChecks {
+    turns: Semaphore,
+    wait: std::time::Duration,
+}
+
+impl PasswordChecks {
+    /// At most `at_once` checks at a time (at least one); a check waits at most `wait` for
+    /// its turn.
+    pub fn new(at_once: usize, wait: std::time::Duration) -> Self {
+        Self {
+            turns: Semaphore::new(at_once.max(1)),
+            wait,
+        }
+    }
+
+    /// Runs `work` on the blocking pool in a turn; `None` when no turn came in time.
+    async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<Option<T>, DbErr> {
+        let Ok(turn) = tokio::time::timeout(self.wait, self.turns.acquire()).await else {
+            return Ok(None);
+        };
+        let turn = turn.map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
+        let done = tokio::task::spawn_blocking(work)
+            .await
+            .map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
+        drop(turn);
+        Ok(Some(done))
+    }
+}
+
 /// Hashes a password with argon2id and a random salt, on the blocking pool; gives the PHC
 /// string to store.
 pub async fn hash_password(password: String) -> Result<String, DbErr> {
@@ -232,23 +271,99 @@ static DUMMY_HASH: LazyLock<String> = LazyLock::new(|| {
         .unwrap_or_default()
 });
 
-/// The active user with this email and password, or `None`. An unknown email, an inactive
-/// user and a wrong password take the same time: a password is verified in every case
-/// (against a dummy hash when there is no user).
+/// What a check of an email and a password found.
+#[derive(Debug)]
+pub enum Checked {
+    /// The active user with them.
+    Valid(Box<user::Model>),
+    /// No active user with them.
+    Wrong,
+    /// Not checked: too many checks are running; ask again in a moment.
+    Busy,
+}
+
+/// The active user with this email and password. An unknown email, an inactive user and a
+/// wrong password take the same time: a password is verified in every case (against a
+/// dummy hash when there is no user), in one of `checks`' turns.
 pub async fn check_credentials(
     db: &impl ConnectionTrait,
+    checks: &PasswordChecks,
     email: &str,
     password: &str,
-) -> Result<Option<user::Model>, DbErr> {
+) -> Result<Checked, DbErr> {
     let found = find_by_email(db, email).await?;
     let stored = found
         .as_ref()
         .map_or_else(|| DUMMY_HASH.clone(), |u| u.password_hash.clone());
     let password = password.to_owned();
-    let ok = tokio::task::spawn_blocking(move || verify_against(&stored, &password))
-        .await
-        .map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
-    Ok(found.filter(|u| ok && u.active))
+    let ok = checks
+        .run(move || verify_against(&stored, &password))
+        .await?;
+    Ok(match (ok, found) {
+        (None, _) => Checked::Busy,
+        (Some(true), Some(user)) if user.active => Checked::Valid(Box::new(user)),
+        _ => Checked::Wrong,
+    })
+}
+
+/// What a sign-in came to.
+#[derive(Debug)]
+pub enum SignIn {
+    /// The user with these credentials.
+    SignedIn(i64),
+    /// Wrong email or password (the same answer for both).
+    Wrong,
+    /// Refused without a check: too many attempts for the email or the client address.
+    Locked,
+    /// Not checked: too many checks are running; ask again in a moment.
+    Busy,
+}
+
+/// Signs in with an email and a password from a client address (a key of
+/// `http::limits::address_key`, when known): the attempt is counted under both before the
+/// password is checked (see [`login_failures`]), given back on success, and the email's
+/// earlier failures are forgotten then.
+pub async fn sign_in(
+    db: &impl ConnectionTrait,
+    checks: &PasswordChecks,
+    email: &str,
+    address: Option<&str>,
+    password: &str,
+) -> Result<SignIn, DbErr> {
+    let email_key = login_failures::email_key(email);
+    let mut keys = vec![(email_key.clone(), login_failures::PER_EMAIL)];
+    if let Some(address) = address {
+        keys.push((
+            login_failures::address_key(address),
+            login_failures::PER_ADDRESS,
+        ));
+    }
+    match login_failures::reserve(db, &keys).await? {
+        Verdict::Locked => return Ok(SignIn::Locked),
+        Verdict::Slow => tokio::time::sleep(login_failures::DELAY).await,
+        Verdict::Go => {}
+    }
+    let valid = email.chars().count() <= MAX_EMAIL_LEN && password.len() <= MAX_PASSWORD_LEN;
+    let checked = if valid {
+        check_credentials(db, checks, email, password).await?
+    } else {
+        Checked::Wrong
+    };
+    match checked {
+        Checked::Valid(user) => {
+            login_failures::give_back(db, &keys).await?;
+            login_failures::clear(db, &email_key).await?;
+            Ok(SignIn::SignedIn(user.id))
+        }
+        Checked::Busy => {
+            login_failures::give_back(db, &keys).await?;
+            Ok(SignIn::Busy)
+        }
+        Checked::Wrong => {
+            login_failures::failed(db, &keys).await?;
+            Ok(SignIn::Wrong)
+        }
+    }
 }
 
 /// Makes the user a member of the team; nothing happens when they already are.

@@ -2,8 +2,11 @@
 //! listens to, for all its events or some. A notification is written as a call in the
 //! transaction of the change it tells of ([`notify`]), so that it exists exactly when the
 //! change does; after the commit, a worker in every `tessera serve` process delivers due
-//! calls ([`deliver_due`]), each claimed by one process at a time (a lease longer than the
-//! call's time limit), retried on failure, and kept 30 days.
+//! calls ([`deliver_every_second`]) concurrently, up to 32 at once, at most two per webhook,
+//! fair across organizers (a slow receiver holds up only its own webhook's calls), each
+//! claimed by one process at a time (a lease from the call's own start, longer than its
+//! time limit), reading at most the part of an answer that is kept, retried on failure, and
+//! kept 30 days.
 //!
 //! Beyond pretix, every call is signed: `X-Webhook-Signature: t=<unix time>,v1=<hex>`, the
 //! HMAC-SHA256 of `<unix time>.<body>` with the webhook's secret, so that receivers can check
@@ -13,15 +16,18 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, SubsecRound, Utc};
+use chrono::{SubsecRound, Utc};
 use hmac::{Hmac, Mac};
 use sea_orm::{
-    ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait, FromQueryResult, Statement,
+    ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, Statement,
 };
 use serde_json::{Map, Value};
 use sha2::Sha256;
 
 use crate::db::entities::{webhook, webhook_call};
+use crate::domain::access::{Caller, EventScope};
+use crate::domain::permissions::PermissionSet;
+use crate::domain::special_addresses;
 
 /// pretix's action types a webhook can listen to, with what each tells of.
 pub const ACTION_TYPES: &[(&str, &str)] = &[
@@ -76,7 +82,10 @@ pub const ACTION_TYPES: &[(&str, &str)] = &[
 
 /// How long a delivery may take; the receiver must answer within it.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long a process holds a call it delivers: longer than [`CALL_TIMEOUT`].
+/// How long connecting to a receiver may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a process holds a call it delivers, from the call's start: longer than
+/// [`CALL_TIMEOUT`].
 const LEASE: chrono::Duration = chrono::Duration::seconds(90);
 /// Attempts of a call before it fails for good: the first and eleven retries.
 pub const MAX_ATTEMPTS: i32 = 12;
@@ -258,35 +267,6 @@ pub fn new_secret() -> String {
     crate::domain::tokens::generate()
 }
 
-/// Whether an address is one a webhook must not reach unless the operator allows it:
-/// loopback, private, link-local, shared, unspecified, multicast or broadcast.
-pub fn is_private(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || a == 0
-                || (a == 100 && (64..128).contains(&b))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_private(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-        }
-    }
-}
-
 /// Why a target URL cannot be called, or the addresses its host has: http or https only,
 /// and (unless `allow_private`) no address on a loopback or private network.
 pub async fn check_target(url: &str, allow_private: bool) -> Result<Vec<IpAddr>, String> {
@@ -312,42 +292,83 @@ pub async fn check_target(url: &str, allow_private: bool) -> Result<Vec<IpAddr>,
     if addresses.is_empty() {
         return Err("The host name cannot be resolved.".into());
     }
-    if !allow_private && addresses.iter().copied().any(is_private) {
+    if !allow_private && addresses.iter().copied().any(special_addresses::is_special) {
         return Err("The target is on a loopback or private network.".into());
     }
     Ok(addresses)
 }
 
-/// Delivers the calls that are due, a batch at a time, each claimed by this process alone;
-/// gives how many were attempted.
-pub async fn deliver_due(db: &DatabaseConnection, allow_private: bool) -> Result<usize, DbErr> {
+/// Calls one process delivers at once.
+const IN_FLIGHT: usize = 32;
+/// Calls of one webhook in flight at once (per process; processes claiming at the same
+/// moment may briefly exceed it).
+const PER_WEBHOOK: i64 = 2;
+
+/// Claims up to `room` due calls for this process, each with a lease from now (a call is
+/// delivered as soon as it is claimed, so the lease runs from its own start): at most
+/// [`PER_WEBHOOK`] in flight per webhook, and fair across organizers (each organizer's
+/// first due call before anyone's second). A call another process claimed meanwhile is
+/// left to it: the update checks the claim again.
+async fn claim(db: &DatabaseConnection, room: usize) -> Result<Vec<webhook_call::Model>, DbErr> {
+    if room == 0 {
+        return Ok(Vec::new());
+    }
     // As stored: PostgreSQL keeps microseconds, and the lease is compared when recording.
     let now = Utc::now().trunc_subsecs(6);
     let lease = now + LEASE;
-    let skip_locked = match db.get_database_backend() {
-        DbBackend::Postgres => " FOR UPDATE SKIP LOCKED",
-        _ => "",
-    };
     let txn = crate::db::begin_write(db).await?;
     let claimed = webhook_call::Entity::find()
         .from_raw_sql(Statement::from_sql_and_values(
             txn.get_database_backend(),
-            format!(
-                "UPDATE webhook_calls SET claimed_until = $1 WHERE id IN (SELECT id FROM \
-                 webhook_calls WHERE state = 'pending' AND next_attempt <= $2 AND \
-                 (claimed_until IS NULL OR claimed_until < $2) ORDER BY next_attempt, id \
-                 LIMIT 20{skip_locked}) RETURNING *"
-            ),
-            [lease.into(), now.into()],
+            "UPDATE webhook_calls SET claimed_until = $1 WHERE id IN (\
+               SELECT id FROM (\
+                 SELECT c.id, c.next_attempt, COALESCE(f.n, 0) AS flying, \
+                   ROW_NUMBER() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt, c.id) \
+                     AS in_hook, \
+                   ROW_NUMBER() OVER (PARTITION BY c.organizer ORDER BY c.next_attempt, c.id) \
+                     AS in_organizer \
+                 FROM webhook_calls c LEFT JOIN (\
+                   SELECT webhook_id, COUNT(*) AS n FROM webhook_calls \
+                   WHERE state = 'pending' AND claimed_until >= $2 GROUP BY webhook_id\
+                 ) f ON f.webhook_id = c.webhook_id \
+                 WHERE c.state = 'pending' AND c.next_attempt <= $2 \
+                   AND (c.claimed_until IS NULL OR c.claimed_until < $2)\
+               ) due WHERE in_hook + flying <= $3 \
+               ORDER BY in_organizer, next_attempt, id LIMIT $4\
+             ) AND state = 'pending' AND (claimed_until IS NULL OR claimed_until < $2) \
+             RETURNING *",
+            [
+                lease.into(),
+                now.into(),
+                PER_WEBHOOK.into(),
+                i64::try_from(room).unwrap_or(i64::MAX).into(),
+            ],
         ))
         .all(&txn)
         .await?;
     crate::db::commit(txn).await?;
-    let count = claimed.len();
-    for call in claimed {
-        deliver(db, call, lease, allow_private).await?;
+    Ok(claimed)
+}
+
+/// Delivers every call that is due, claimed as [`claim`] allows and delivered concurrently,
+/// round after round until none is left; gives how many were attempted.
+pub async fn deliver_due(db: &DatabaseConnection, allow_private: bool) -> Result<usize, DbErr> {
+    let mut count = 0;
+    loop {
+        let claimed = claim(db, IN_FLIGHT).await?;
+        if claimed.is_empty() {
+            return Ok(count);
+        }
+        count += claimed.len();
+        let mut attempts = tokio::task::JoinSet::new();
+        for call in claimed {
+            let db = db.clone();
+            attempts.spawn(async move { deliver(&db, call, allow_private).await });
+        }
+        while let Some(done) = attempts.join_next().await {
+            done.map_err(|e| DbErr::Custom(format!("webhook delivery task: {e}")))??;
+        }
     }
-    Ok(count)
 }
 
 /// What an attempt came to.
@@ -357,13 +378,14 @@ struct Attempt {
     took: Duration,
 }
 
-/// Makes one attempt of a claimed call and records it.
+/// Makes one attempt of a claimed call and records it, unless its lease was taken over
+/// meanwhile.
 async fn deliver(
     db: &DatabaseConnection,
     call: webhook_call::Model,
-    lease: DateTime<Utc>,
     allow_private: bool,
 ) -> Result<(), DbErr> {
+    let lease = call.claimed_until;
     let hook = webhook::Entity::find_by_id(call.webhook_id).one(db).await?;
     let attempt = match &hook {
         Some(h) if h.enabled => send(h, &call, allow_private).await,
@@ -434,6 +456,7 @@ async fn send(hook: &webhook::Model, call: &webhook_call::Model, allow_private: 
     let mut client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(CALL_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("Tessera/", env!("CARGO_PKG_VERSION")));
     if let Some(host) = reqwest::Url::parse(&hook.target_url)
         .ok()
@@ -459,12 +482,23 @@ async fn send(hook: &webhook::Model, call: &webhook_call::Model, allow_private: 
         .send()
         .await;
     match sent {
-        Ok(r) => {
+        Ok(mut r) => {
             let code = r.status().as_u16();
-            let text = r.text().await.unwrap_or_default();
+            // Only what is kept is read: a receiver's endless answer costs nothing more.
+            let mut start = Vec::new();
+            while start.len() < KEPT_RESPONSE * 4 {
+                match r.chunk().await {
+                    Ok(Some(chunk)) => start.extend_from_slice(&chunk),
+                    _ => break,
+                }
+            }
+            start.truncate(KEPT_RESPONSE * 4);
             Attempt {
                 code: Some(code),
-                body: text.chars().take(KEPT_RESPONSE).collect(),
+                body: String::from_utf8_lossy(&start)
+                    .chars()
+                    .take(KEPT_RESPONSE)
+                    .collect(),
                 took: started.elapsed(),
             }
         }
@@ -483,22 +517,32 @@ pub async fn forget_old_calls(db: &DatabaseConnection) -> Result<u64, DbErr> {
     .await
 }
 
-/// Delivers due calls for as long as the process runs: every second, and old calls are
-/// forgotten every hour.
+/// Delivers due calls for as long as the process runs: claims calls every second and
+/// whenever a delivery ends, up to [`IN_FLIGHT`] running at once; old calls are forgotten
+/// every hour.
 pub async fn deliver_every_second(db: DatabaseConnection, allow_private: bool) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut running = tokio::task::JoinSet::new();
     let mut last_cleanup = Instant::now();
     loop {
-        tick.tick().await;
-        loop {
-            match deliver_due(&db, allow_private).await {
-                Ok(0) => break,
-                Ok(_) => continue,
-                Err(error) => {
-                    tracing::warn!(%error, "webhook delivery");
-                    break;
+        tokio::select! {
+            _ = tick.tick() => {}
+            Some(done) = running.join_next(), if !running.is_empty() => {
+                match done {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => tracing::warn!(%error, "webhook delivery"),
+                    Err(error) => tracing::error!(%error, "webhook delivery task"),
                 }
             }
+        }
+        match claim(&db, IN_FLIGHT.saturating_sub(running.len())).await {
+            Ok(calls) => {
+                for call in calls {
+                    let db = db.clone();
+                    running.spawn(async move { deliver(&db, call, allow_private).await });
+                }
+            }
+            Err(error) => tracing::warn!(%error, "claiming webhook calls"),
         }
         if last_cleanup.elapsed() > Duration::from_secs(3600) {
             last_cleanup = Instant::now();
@@ -519,28 +563,6 @@ mod tests {
         assert_eq!(retry_delay(2).num_seconds(), 15);
         let last = retry_delay(MAX_ATTEMPTS - 1);
         assert!(last.num_hours() > 24 && last.num_days() <= 4, "{last}");
-    }
-
-    #[test]
-    fn private_and_loopback_addresses_are_recognized() {
-        for ip in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "192.168.0.1",
-            "172.16.5.4",
-            "169.254.1.1",
-            "::1",
-            "fd00::1",
-            "fe80::1",
-            "::ffff:127.0.0.1",
-            "0.0.0.0",
-            "100.64.0.1",
-        ] {
-            assert!(is_private(ip.parse().expect("ip")), "{ip}");
-        }
-        for ip in ["93.184.216.34", "2606:2800:220:1::1"] {
-            assert!(!is_private(ip.parse().expect("ip")), "{ip}");
-        }
     }
 
     #[test]
@@ -590,13 +612,64 @@ pub fn known_action_types(plugins: &crate::plugin::PluginRegistry) -> Vec<String
         .collect()
 }
 
+/// The events a webhook with these fields hears of.
+fn scope(all_events: bool, event_ids: Vec<i64>) -> EventScope {
+    if all_events {
+        EventScope::All
+    } else {
+        EventScope::Only(event_ids)
+    }
+}
+
+/// The events a stored webhook hears of.
+pub async fn reach(db: &impl ConnectionTrait, hook: &webhook::Model) -> Result<EventScope, DbErr> {
+    let ids = db
+        .query_all_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            "SELECT event_id FROM webhook_events WHERE webhook_id = $1",
+            [hook.id.into()],
+        ))
+        .await?
+        .iter()
+        .map(|row| row.try_get::<i64>("", "event_id"))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(scope(hook.all_events, ids))
+}
+
+/// Whether `caller` may see and change a stored webhook: it must cover every event the
+/// webhook hears of (all events: with a grant for all events), as for creating one.
+pub async fn within_reach(
+    db: &impl ConnectionTrait,
+    caller: &Caller,
+    hook: &webhook::Model,
+) -> Result<(), crate::values::ApiError> {
+    if caller.may_grant(
+        hook.organizer_id,
+        &reach(db, hook).await?,
+        PermissionSet::NONE,
+    ) {
+        Ok(())
+    } else {
+        Err(out_of_reach())
+    }
+}
+
+fn out_of_reach() -> crate::values::ApiError {
+    crate::values::ApiError::forbidden_because(
+        "A webhook may hear only of events you have access to (all events only with access \
+         to all events).",
+    )
+}
+
 /// Checks and stores a webhook (new when `existing` is `None`); 400 with the fields at
-/// fault. A new webhook gets a secret.
+/// fault, 403 when its events (before or after) are not all the caller's. A new webhook
+/// gets a secret.
 pub async fn save(
     db: &DatabaseConnection,
     plugins: &crate::plugin::PluginRegistry,
     allow_private: bool,
     organizer_id: i64,
+    caller: &Caller,
     existing: Option<webhook::Model>,
     input: WebhookInput,
 ) -> Result<Webhook, crate::values::ApiError> {
@@ -637,6 +710,16 @@ pub async fn save(
         );
     }
     errors.into_result()?;
+    let after = scope(input.all_events, events.iter().map(|e| e.id).collect());
+    let before = match &existing {
+        Some(w) => Some(reach(db, w).await?),
+        None => None,
+    };
+    if !caller.may_grant(organizer_id, &after, PermissionSet::NONE)
+        || before.is_some_and(|b| !caller.may_grant(organizer_id, &b, PermissionSet::NONE))
+    {
+        return Err(out_of_reach());
+    }
     let txn = crate::db::begin_write(db).await?;
     let id = match &existing {
         Some(w) => {

@@ -93,19 +93,30 @@ pub fn upload_limit(path: &str, ticketing: usize, talk: usize) -> Option<usize> 
     }
 }
 
-/// Reads the request body into memory within `limit` bytes and `timeout`, so that no
-/// extractor reads more: 413 for a body that is (or says it is) larger, before reading it
+/// How fast a request body must arrive.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace {
+    /// The time a whole body may take, and an upload between two of its pieces.
+    pub timeout: Duration,
+    /// Bytes a second an upload must average once `timeout` has passed since it began.
+    pub min_upload_bytes_per_sec: u64,
+}
+
+/// Reads the request body into memory within `limit` bytes and the pace's timeout, so that
+/// no extractor reads more: 413 for a body that is (or says it is) larger, before reading it
 /// when it says so; 408 for one that does not arrive in time (a client that trickles it in
 /// holds a connection and memory for no good reason). Upload bodies (`upload_limit` is their
 /// limit, see [`upload_limit`]) are left to their operations, after a check of their
-/// declared length against that limit; reading one fails when no part of it arrives for
-/// `timeout`.
+/// declared length against that limit; reading one fails when no part of it arrives for the
+/// timeout, or when, the timeout after it began, it has arrived slower than the pace's
+/// minimum rate.
 pub async fn bound_body(
     req: &mut Request,
     limit: usize,
     upload_limit: Option<usize>,
-    timeout: Duration,
+    pace: Pace,
 ) -> Result<(), ApiError> {
+    let timeout = pace.timeout;
     let upload = upload_limit.is_some();
     let limit = upload_limit.unwrap_or(limit);
     let too_large = || {
@@ -127,7 +138,7 @@ pub async fn bound_body(
     }
     if upload {
         let body = req.take_body().into_async_read();
-        req.set_body(Body::from_async_read(Stalling::new(body, timeout)));
+        req.set_body(Body::from_async_read(Stalling::new(body, pace)));
         return Ok(());
     }
     let body = req.take_body();
@@ -148,20 +159,42 @@ pub async fn bound_body(
     }
 }
 
-/// A body that fails to read when none of it arrives for its timeout.
+/// A body that fails to read when none of it arrives for its timeout, or when it falls
+/// behind its minimum rate once the timeout has passed since it began.
 struct Stalling<R> {
     inner: R,
-    timeout: Duration,
+    pace: Pace,
+    began: tokio::time::Instant,
+    received: u64,
     deadline: Pin<Box<Sleep>>,
+    /// Whether the deadline is the rate's (else: the pause's).
+    rate_bound: bool,
 }
 
 impl<R> Stalling<R> {
-    fn new(inner: R, timeout: Duration) -> Self {
+    fn new(inner: R, pace: Pace) -> Self {
+        let began = tokio::time::Instant::now();
         Self {
             inner,
-            timeout,
-            deadline: Box::pin(tokio::time::sleep(timeout)),
+            pace,
+            began,
+            received: 0,
+            deadline: Box::pin(tokio::time::sleep(pace.timeout)),
+            rate_bound: false,
         }
+    }
+
+    /// Moves the deadline after `n` more bytes arrived: the earlier of a pause of the
+    /// timeout from now and the time the bytes so far allow at the minimum rate.
+    fn arrived(&mut self, n: usize) {
+        self.received += n as u64;
+        let pause = tokio::time::Instant::now() + self.pace.timeout;
+        let earned = Duration::from_secs_f64(
+            self.received as f64 / self.pace.min_upload_bytes_per_sec as f64,
+        );
+        let rate = self.began + self.pace.timeout + earned.min(Duration::from_secs(86_400));
+        self.rate_bound = rate < pause;
+        self.deadline.as_mut().reset(pause.min(rate));
     }
 }
 
@@ -175,16 +208,23 @@ impl<R: AsyncRead + Unpin> AsyncRead for Stalling<R> {
         let before = buf.filled().len();
         match Pin::new(&mut this.inner).poll_read(cx, buf) {
             Poll::Ready(read) => {
-                if buf.filled().len() > before {
-                    let next = tokio::time::Instant::now() + this.timeout;
-                    this.deadline.as_mut().reset(next);
+                let n = buf.filled().len() - before;
+                if n > 0 {
+                    this.arrived(n);
                 }
                 Poll::Ready(read)
             }
             Poll::Pending => match this.deadline.as_mut().poll(cx) {
                 Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
-                    format!("nothing arrived for {} s", this.timeout.as_secs()),
+                    if this.rate_bound {
+                        format!(
+                            "it arrived slower than {} bytes a second",
+                            this.pace.min_upload_bytes_per_sec
+                        )
+                    } else {
+                        format!("nothing arrived for {} s", this.pace.timeout.as_secs())
+                    },
                 ))),
                 Poll::Pending => Poll::Pending,
             },

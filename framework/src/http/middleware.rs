@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use poem::error::{MethodNotAllowedError, NotFoundError, ResponseError};
 use poem::http::{Method, StatusCode, header};
@@ -46,7 +46,7 @@ pub struct Gate {
     trusted_proxies: Vec<IpAddr>,
     max_body_bytes: usize,
     talk_upload_max_bytes: usize,
-    body_timeout: Duration,
+    body_pace: limits::Pace,
 }
 
 impl Gate {
@@ -63,7 +63,10 @@ impl Gate {
             trusted_proxies: config.trusted_proxies.clone(),
             max_body_bytes: config.max_body_bytes,
             talk_upload_max_bytes: config.talk_upload_max_bytes,
-            body_timeout: config.body_read_timeout(),
+            body_pace: limits::Pace {
+                timeout: config.body_read_timeout(),
+                min_upload_bytes_per_sec: config.min_upload_bytes_per_sec.max(1),
+            },
         }
     }
 
@@ -168,8 +171,8 @@ pub async fn shared_behaviour<E: Endpoint>(
             crate::domain::files::MAX_SIZE,
             gate.talk_upload_max_bytes,
         );
-        let (limit, timeout) = (gate.max_body_bytes, gate.body_timeout);
-        if let Err(error) = limits::bound_body(&mut req, limit, upload_limit, timeout).await {
+        let (limit, pace) = (gate.max_body_bytes, gate.body_pace);
+        if let Err(error) = limits::bound_body(&mut req, limit, upload_limit, pace).await {
             return error.as_response();
         }
         let keyed = caller
@@ -201,7 +204,8 @@ pub async fn shared_behaviour<E: Endpoint>(
     }
     let status = resp.status().as_u16();
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let path = crate::logging::redact_path(&path);
+    let secrets = gate.routes.secret_segments(&path);
+    let path = crate::logging::redact_path(&path, &secrets);
     tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, queries, "request");
     Ok(resp)
 }
@@ -255,7 +259,8 @@ fn shape_error(err: poem::Error, routes: &RouteTable, method: &str, path: &str) 
     }
     let status = err.status();
     if status == StatusCode::INTERNAL_SERVER_ERROR {
-        tracing::error!(error = %err, %method, path = %crate::logging::redact_path(path), "unhandled error");
+        let path = crate::logging::redact_path(path, &routes.secret_segments(path));
+        tracing::error!(error = %err, %method, %path, "unhandled error");
         return ApiError::internal().as_response();
     }
     ApiError::detail(status, err.to_string()).as_response()

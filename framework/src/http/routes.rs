@@ -79,6 +79,20 @@ impl RouteTable {
         )
     }
 
+    /// The indexes of the request path's non-empty segments that its route names with a
+    /// secret-bearing parameter ([`crate::logging::SECRET_PARAMETERS`]), for the log.
+    pub fn secret_segments(&self, path: &str) -> Vec<usize> {
+        self.find(path).map_or_else(Vec::new, |route| {
+            route
+                .segments
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| crate::logging::SECRET_PARAMETERS.contains(&s.as_str()))
+                .map(|(i, _)| i)
+                .collect()
+        })
+    }
+
     /// The route of a request path, preferring literal segments over parameters.
     pub fn find(&self, path: &str) -> Option<&Route> {
         let segments = split(path);

@@ -12,10 +12,12 @@
 //! HTTP upgrades. Cleartext HTTP/2 is not served (a proxy in front speaks HTTP/1.1 to
 //! Tessera).
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
-use std::sync::Arc;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use hyper::body::Incoming;
@@ -30,11 +32,17 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 
 /// How many connections are served at once, and how long they may take.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ConnectionLimits {
     /// Connections served at once; further ones wait in the listener's backlog until one
     /// closes.
     pub max_connections: usize,
+    /// Connections served at once from one client address (IPv6: one /64); a connection
+    /// beyond it is closed at once, so that one client cannot take every slot.
+    pub max_per_address: usize,
+    /// Addresses the per-address cap does not apply to (reverse proxies, whose connections
+    /// carry many clients).
+    pub uncapped: Vec<IpAddr>,
     /// The longest a client may take to send a request's line and headers, and the longest
     /// a kept-alive connection stays open without a request.
     pub header_read: Duration,
@@ -58,10 +66,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
     let local = LocalAddr(Addr::SocketAddr(listener.local_addr()?));
+    let header_read = limits.header_read;
     let endpoint = Arc::new(endpoint);
     let (stop, stopping) = watch::channel(false);
     let mut connections = JoinSet::new();
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let per_address = PerAddress::new(limits.max_per_address, &limits.uncapped);
     tokio::pin!(shutdown);
     loop {
         let accept = async {
@@ -72,18 +82,22 @@ pub async fn serve(
             () = &mut shutdown => break,
             (slot, accepted) = accept => match accepted {
                 Ok((stream, remote)) => {
+                    let Some(held) = per_address.enter(remote.ip()) else {
+                        tracing::debug!(remote = %remote, "too many connections from one address");
+                        continue;
+                    };
                     let remote = RemoteAddr(Addr::SocketAddr(remote));
                     let served = connection(
                         stream,
                         local.clone(),
                         remote,
                         endpoint.clone(),
-                        limits.header_read,
+                        header_read,
                         stopping.clone(),
                     );
                     connections.spawn(async move {
                         served.await;
-                        drop(slot);
+                        drop((held, slot));
                     });
                 }
                 Err(error) => {
@@ -116,6 +130,83 @@ pub async fn serve(
         None => drain.await,
     }
     Ok(())
+}
+
+/// Connections open per client address, capped.
+#[derive(Clone)]
+struct PerAddress {
+    open: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    cap: usize,
+    uncapped: Arc<[IpAddr]>,
+}
+
+/// A connection counted under its address until dropped.
+struct Held {
+    counts: PerAddress,
+    key: Option<IpAddr>,
+}
+
+impl PerAddress {
+    fn new(cap: usize, uncapped: &[IpAddr]) -> Self {
+        Self {
+            open: Arc::default(),
+            cap: cap.max(1),
+            uncapped: uncapped.iter().map(|ip| key(*ip)).collect(),
+        }
+    }
+
+    /// Counts a connection from `ip`; `None` when its address has the most it may.
+    fn enter(&self, ip: IpAddr) -> Option<Held> {
+        let key = key(ip);
+        if self.uncapped.contains(&key) {
+            return Some(Held {
+                counts: self.clone(),
+                key: None,
+            });
+        }
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(key).or_default();
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        Some(Held {
+            counts: self.clone(),
+            key: Some(key),
+        })
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(key) = self.key else { return };
+        let mut open = self
+            .counts
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&key) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&key);
+            }
+        }
+    }
+}
+
+/// The address connections are counted under: IPv4 as it is (also when mapped into IPv6),
+/// IPv6 by its /64, which one client usually holds whole.
+fn key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        v4 => v4,
+    }
 }
 
 /// Serves one connection until the client closes it, breaks a bound, or the server stops

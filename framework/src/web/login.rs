@@ -7,7 +7,7 @@ use poem::{Body, Request, Response, handler};
 
 use super::session::{self, CSRF_FIELD};
 use super::{field, oauth, parse_form, redirect, render_with_policy};
-use crate::domain::login_failures::{self, Limits, Verdict};
+use crate::domain::users::SignIn;
 use crate::domain::{sessions, users};
 use crate::http::limits;
 use crate::state::AppState;
@@ -19,6 +19,8 @@ pub const DEFAULT_NEXT: &str = "/account";
 pub const WRONG_CREDENTIALS: &str = "Email or password is wrong.";
 /// The answer while a key is locked: the same whether or not the email exists.
 pub const LOCKED: &str = "Too many failed sign-in attempts. Try again in 15 minutes.";
+/// The answer when too many passwords are being checked at once.
+pub const BUSY: &str = "Too many sign-ins at once. Try again in a moment.";
 
 fn next_of(pairs: &[(String, String)]) -> String {
     field(pairs, "next")
@@ -63,8 +65,9 @@ pub async fn login_page(req: &Request, state: Data<&AppState>) -> Response {
 }
 
 /// Signs in with email and password: a new session and a 303 to `next` (a local path) or
-/// the account page. Failures are counted per email and per client address; past the
-/// limits attempts wait, then are refused with 429.
+/// the account page. Attempts are counted per email and per client address before the
+/// password is checked; past the limits they wait, then are refused with 429; while too many
+/// passwords are being checked the answer is 503 with `Retry-After`.
 #[handler]
 pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Response {
     let Ok(bytes) = body.into_bytes().await else {
@@ -82,80 +85,30 @@ pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Respons
     let email = users::normalize_email(&field(&pairs, "email").unwrap_or_default());
     let password = field(&pairs, "password").unwrap_or_default();
     let email_shown: String = email.chars().take(users::MAX_EMAIL_LEN).collect();
-    let keys = throttle_keys(req, &state, &email_shown);
-    match attempt(&state, &keys, &email, &password).await {
-        Ok(Outcome::SignedIn(user_id)) => start_session(req, &state, user_id, &next).await,
-        Ok(Outcome::Wrong) => {
-            form(
-                req,
-                &state,
-                StatusCode::OK,
-                &next,
-                &email_shown,
-                Some(WRONG_CREDENTIALS),
-            )
-            .await
-        }
-        Ok(Outcome::Locked) => {
-            form(
-                req,
-                &state,
-                StatusCode::TOO_MANY_REQUESTS,
-                &next,
-                &email_shown,
-                Some(LOCKED),
-            )
-            .await
+    let address = limits::client_address(req, &state.config.trusted_proxies)
+        .map(|a| limits::address_key(Some(a)));
+    let refused = |status, error| form(req, &state, status, &next, &email_shown, Some(error));
+    match users::sign_in(
+        &state.db,
+        &state.password_checks,
+        &email,
+        address.as_deref(),
+        &password,
+    )
+    .await
+    {
+        Ok(SignIn::SignedIn(user_id)) => start_session(req, &state, user_id, &next).await,
+        Ok(SignIn::Wrong) => refused(StatusCode::OK, WRONG_CREDENTIALS).await,
+        Ok(SignIn::Locked) => refused(StatusCode::TOO_MANY_REQUESTS, LOCKED).await,
+        Ok(SignIn::Busy) => {
+            let mut resp = refused(StatusCode::SERVICE_UNAVAILABLE, BUSY).await;
+            resp.headers_mut().insert(
+                poem::http::header::RETRY_AFTER,
+                "5".parse().expect("a header"),
+            );
+            resp
         }
         Err(e) => super::server_error(e),
-    }
-}
-
-enum Outcome {
-    SignedIn(i64),
-    Wrong,
-    Locked,
-}
-
-/// The keys failures are counted under: the email, and the client address when known.
-fn throttle_keys(req: &Request, state: &AppState, email: &str) -> Vec<(String, Limits)> {
-    let mut keys = vec![(login_failures::email_key(email), login_failures::PER_EMAIL)];
-    if let Some(address) = limits::client_address(req, &state.config.trusted_proxies) {
-        keys.push((
-            login_failures::address_key(&limits::address_key(Some(address))),
-            login_failures::PER_ADDRESS,
-        ));
-    }
-    keys
-}
-
-async fn attempt(
-    state: &AppState,
-    keys: &[(String, Limits)],
-    email: &str,
-    password: &str,
-) -> Result<Outcome, sea_orm::DbErr> {
-    match login_failures::verdict(&state.db, keys).await? {
-        Verdict::Locked => return Ok(Outcome::Locked),
-        Verdict::Slow => tokio::time::sleep(login_failures::DELAY).await,
-        Verdict::Go => {}
-    }
-    let valid =
-        email.chars().count() <= users::MAX_EMAIL_LEN && password.len() <= users::MAX_PASSWORD_LEN;
-    let found = if valid {
-        users::check_credentials(&state.db, email, password).await?
-    } else {
-        None
-    };
-    match found {
-        Some(user) => {
-            login_failures::clear(&state.db, &keys[0].0).await?;
-            Ok(Outcome::SignedIn(user.id))
-        }
-        None => {
-            login_failures::record(&state.db, keys).await?;
-            Ok(Outcome::Wrong)
-        }
     }
 }
 

@@ -57,17 +57,16 @@ pub fn policy_allowing(origin: Option<&str>) -> String {
 pub async fn origin_after_sign_in(state: &AppState, next: &str) -> Option<String> {
     let query = next.strip_prefix(AUTHORIZE_PATH)?.strip_prefix('?')?;
     let params = params_of(&super::parse_form(query.as_bytes()));
-    let redirect_uri = match oauth::check_authorize(&state.db, &params).await.ok()? {
-        Ok(request) => request.redirect_uri,
-        Err(AuthorizeRefusal::Redirect(uri)) => uri,
-        Err(AuthorizeRefusal::Page(_)) => return None,
-    };
-    oauth::origin(&redirect_uri).map(str::to_owned)
+    let request = oauth::check_authorize(&state.db, &params)
+        .await
+        .ok()?
+        .ok()?;
+    oauth::origin(&request.redirect_uri).map(str::to_owned)
 }
 
-/// `GET /api/v1/oauth/authorize`: the consent page, or a redirect (to sign in, or to the
-/// client with an error or, when consent may be skipped, a code), or a 400 page for an
-/// unknown client or an unregistered redirect URI.
+/// `GET /api/v1/oauth/authorize`: the consent page, or a redirect (to sign in, or, when
+/// consent may be skipped, to the client with a code), or a 400 page for an invalid request
+/// (never a redirect: see [`AuthorizeRefusal`]).
 pub async fn authorize_page(req: &Request, state: &AppState, params: AuthorizeParams) -> Response {
     let request = match oauth::check_authorize(&state.db, &params).await {
         Ok(Ok(request)) => request,
@@ -134,14 +133,9 @@ pub async fn authorize_answer(
     grant(state, &request, user.id, &organizers).await
 }
 
-/// The answer to a refused request: a 400 page, or a redirect to the client with the error.
+/// The answer to a refused request: a 400 page.
 fn refused(refusal: AuthorizeRefusal) -> Response {
-    match refusal {
-        AuthorizeRefusal::Page(text) => {
-            super::message(StatusCode::BAD_REQUEST, "Authorization failed", text)
-        }
-        AuthorizeRefusal::Redirect(uri) => found(&uri),
-    }
+    super::message(StatusCode::BAD_REQUEST, "Authorization failed", refusal.0)
 }
 
 /// Records the grant and redirects to the client with a new code.
@@ -164,7 +158,7 @@ async fn grant(
     match issued {
         Ok(code) => found(&request.answer(&[("code", &code)])),
         Err(oauth::OAuthError::Db(e)) => super::server_error(e),
-        Err(_) => found(&request.answer(&[("error", "invalid_request")])),
+        Err(_) => refused(AuthorizeRefusal("The authorization request is not valid.")),
     }
 }
 

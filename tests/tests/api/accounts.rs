@@ -273,6 +273,78 @@ async fn repeated_failures_lock_the_email_with_the_same_answer_whether_or_not_it
 }
 
 #[tokio::test]
+async fn simultaneous_guesses_for_one_email_get_ten_checks_and_the_rest_are_refused_unchecked() {
+    let app = TestApp::spawn().await;
+    user(&app, EMAIL).await;
+    let guesses = (0..45).map(|i| {
+        let app = &app;
+        async move {
+            let guess = format!("guess number {i}");
+            Browser::new(app).sign_in(EMAIL, &guess, "/account").await
+        }
+    });
+    let replies = futures::future::join_all(guesses).await;
+    let checked = replies.iter().filter(|r| r.status == 200).count();
+    let refused = replies.iter().filter(|r| r.status == 429).count();
+    assert_eq!(
+        (checked, refused),
+        (10, 35),
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    let right = Browser::new(&app)
+        .sign_in(EMAIL, PASSWORD, "/account")
+        .await;
+    assert_eq!(right.status, 429, "ten failures lock the email");
+}
+
+#[tokio::test]
+async fn sign_ins_beyond_the_checks_at_once_are_answered_503_and_not_counted() {
+    let app = TestApp::spawn_with(|config| {
+        config.password_checks_at_once = 1;
+        config.password_check_wait_ms = 0;
+    })
+    .await;
+    user(&app, EMAIL).await;
+    let attempts = (0..8).map(|i| {
+        let app = &app;
+        async move {
+            let email = format!("nobody{i}@example.org");
+            Browser::new(app)
+                .sign_in(&email, "a guess", "/account")
+                .await
+        }
+    });
+    let replies = futures::future::join_all(attempts).await;
+    let busy: Vec<&Reply> = replies.iter().filter(|r| r.status == 503).collect();
+    assert!(
+        replies.iter().all(|r| r.status == 200 || r.status == 503),
+        "{:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    assert!(replies.iter().any(|r| r.status == 200), "one check ran");
+    assert!(!busy.is_empty(), "one check at a time, none waiting");
+    assert_eq!(busy[0].header("retry-after"), Some("5"));
+    assert!(
+        html(busy[0]).contains("Too many sign-ins at once"),
+        "{}",
+        html(busy[0])
+    );
+    let counted = login_failure::Entity::find()
+        .all(&app.db)
+        .await
+        .expect("rows")
+        .into_iter()
+        .filter(|row| row.key.starts_with("email:") && row.failures > 0)
+        .count();
+    assert_eq!(counted, 8 - busy.len(), "unchecked attempts are given back");
+    let right = Browser::new(&app)
+        .sign_in(EMAIL, PASSWORD, "/account")
+        .await;
+    assert_eq!(right.status, 303, "a lone sign-in gets its turn");
+}
+
+#[tokio::test]
 async fn signing_in_clears_the_failures_of_the_email() {
     let app = TestApp::spawn().await;
     user(&app, EMAIL).await;

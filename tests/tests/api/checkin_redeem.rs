@@ -546,10 +546,7 @@ async fn bad_list_selections_are_refused_as_pretix_words_them() {
 #[tokio::test]
 async fn a_device_scan_records_the_device_and_its_gate() {
     let d = door(json!({})).await;
-    let admin =
-        d.s.app
-            .token("acme", &["can_change_organizer_settings"])
-            .await;
+    let admin = d.s.app.device_admin_token("acme").await;
     let gate = id(&created(
         &d.s.app,
         "/api/v1/organizers/acme/gates/",

@@ -1,6 +1,7 @@
 //! Finding tickets at the door: `checkinrpc/search/` and `checkinlists/{id}/positions/`, and
 //! the event's check-ins with their filters.
 
+use poem::http::Method;
 use serde_json::json;
 
 use crate::checkin_redeem::door;
@@ -116,4 +117,52 @@ async fn checkins_filter_by_type_list_and_time() {
     assert_eq!(later["count"], 0);
     let newest = d.checkins("?ordering=-id").await;
     assert_eq!(newest["results"][0]["type"], "exit");
+}
+
+#[tokio::test]
+async fn a_kiosk_searches_with_three_characters_at_least_and_never_sees_a_secret() {
+    let d = door(json!({})).await;
+    let secret = d.paid().await;
+    let admin = d.s.app.device_admin_token("acme").await;
+    let search = |device: String, query: String| {
+        let app = &d.s.app;
+        let path = format!(
+            "/api/v1/organizers/acme/checkinrpc/search/?list={}&{query}",
+            d.list
+        );
+        async move {
+            let r = crate::device_protocol::as_device(app, Method::GET, &path, &device, None).await;
+            assert_eq!(r.status, 200, "{}", r.body);
+            r.body
+        }
+    };
+    let full = crate::device_protocol::initialized_device(
+        &d.s.app,
+        &admin,
+        json!({"name": "Desk", "all_events": true}),
+    )
+    .await;
+    assert_eq!(
+        search(full, "search=a".into()).await["count"],
+        1,
+        "a full device may"
+    );
+    for profile in ["service_checkin_online_kiosk", "pretixscan_online_kiosk"] {
+        let kiosk = crate::device_protocol::initialized_device(
+            &d.s.app,
+            &admin,
+            json!({"name": profile, "all_events": true, "security_profile": profile}),
+        )
+        .await;
+        for short in ["search=a", "search=ad", ""] {
+            let found = search(kiosk.clone(), short.into()).await;
+            assert_eq!(found["count"], 0, "{profile} {short}: {found}");
+        }
+        let found = search(kiosk.clone(), "search=ada".into()).await;
+        assert_eq!(found["count"], 1, "{found}");
+        assert!(found["results"][0].get("secret").is_none(), "{found}");
+        assert!(!found.to_string().contains(&secret), "{found}");
+        let exact = search(kiosk, format!("secret={secret}")).await;
+        assert_eq!(exact["count"], 1, "an exact secret still finds its ticket");
+    }
 }

@@ -204,7 +204,7 @@ async fn a_plugin_registers_a_profile_devices_can_be_given() {
     let app = TestApp::spawn_app(|_| {}, |app| app.plugin(BadgePrinter)).await;
     app.organizer("acme").await;
     app.event("acme", "conf").await;
-    let admin = app.token("acme", &["can_change_organizer_settings"]).await;
+    let admin = app.device_admin_token("acme").await;
     let token = initialized_device(
         &app,
         &admin,

@@ -80,7 +80,7 @@ pub async fn setup() -> (TestApp, String) {
     app.organizer("acme").await;
     app.event("acme", "conf").await;
     app.event("acme", "expo").await;
-    let token = app.token("acme", &["can_change_organizer_settings"]).await;
+    let token = app.device_admin_token("acme").await;
     (app, token)
 }
 

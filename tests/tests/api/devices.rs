@@ -1,6 +1,8 @@
 //! Devices and gates of an organizer: `/api/v1/organizers/{o}/devices/` and `gates/`.
 
 use serde_json::json;
+use tessera::domain::devices;
+use tessera::domain::permissions::{Permission, PermissionSet};
 use tessera_tests::TestApp;
 
 const DEVICES: &str = "/api/v1/organizers/acme/devices/";
@@ -11,7 +13,7 @@ async fn setup() -> (TestApp, String) {
     app.organizer("acme").await;
     app.event("acme", "conf").await;
     app.event("acme", "expo").await;
-    let token = app.token("acme", &["can_change_organizer_settings"]).await;
+    let token = app.device_admin_token("acme").await;
     (app, token)
 }
 
@@ -134,7 +136,7 @@ async fn unknown_events_and_profiles_and_foreign_gates_are_field_errors() {
     assert!(r.body["security_profile"].is_array(), "{}", r.body);
 
     app.organizer("other").await;
-    let other = app.token("other", &["can_change_organizer_settings"]).await;
+    let other = app.device_admin_token("other").await;
     let foreign = app
         .post(
             "/api/v1/organizers/other/gates/",
@@ -168,7 +170,7 @@ async fn devices_need_the_organizer_settings_permission_and_stay_within_their_or
     assert_eq!(app.get(GATES, &weak).await.status, 403);
 
     app.organizer("other").await;
-    let other = app.token("other", &["can_change_organizer_settings"]).await;
+    let other = app.device_admin_token("other").await;
     assert_eq!(app.get(DEVICES, &other).await.status, 403);
     assert_eq!(app.get(&format!("{DEVICES}1/"), &other).await.status, 403);
     let theirs = app.get("/api/v1/organizers/other/devices/", &other).await;
@@ -284,7 +286,7 @@ async fn other_organizers_gates_are_invisible() {
     let r = app.post(GATES, &token, json!({"name": "North"})).await;
     let id = r.body["id"].as_i64().expect("id");
     app.organizer("other").await;
-    let other = app.token("other", &["can_change_organizer_settings"]).await;
+    let other = app.device_admin_token("other").await;
     assert_eq!(
         app.get(&format!("/api/v1/organizers/other/gates/{id}/"), &other)
             .await
@@ -306,4 +308,82 @@ async fn other_organizers_gates_are_invisible() {
         )
         .await;
     assert_eq!(same.status, 201, "{}", same.body);
+}
+
+#[tokio::test]
+async fn a_team_gives_a_device_only_events_it_holds_every_device_permission_on() {
+    let (app, admin) = setup().await;
+    let settings_only = PermissionSet::from_iter([Permission::ChangeOrganizerSettings]);
+    let limited = app.token_for("acme", Some(settings_only), &["conf"]).await;
+    for body in [
+        json!({"name": "Everywhere", "all_events": true}),
+        json!({"name": "Theirs", "limit_events": ["expo"]}),
+        json!({"name": "Ours", "limit_events": ["conf"]}),
+    ] {
+        let r = app.post(DEVICES, &limited, body.clone()).await;
+        assert_eq!(r.status, 403, "{body}: {}", r.body);
+    }
+    let doors = devices::acts_with().with(Permission::ChangeOrganizerSettings);
+    let door_team = app.token_for("acme", Some(doors), &["conf"]).await;
+    let r = app
+        .post(
+            DEVICES,
+            &door_team,
+            json!({"name": "Everywhere", "all_events": true}),
+        )
+        .await;
+    assert_eq!(
+        r.status, 403,
+        "all events need a grant for all events: {}",
+        r.body
+    );
+    let r = app
+        .post(
+            DEVICES,
+            &door_team,
+            json!({"name": "Ours", "limit_events": ["conf"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let ours = r.body["device_id"].as_i64().expect("an ID");
+    for body in [
+        json!({"all_events": true}),
+        json!({"limit_events": ["conf", "expo"]}),
+    ] {
+        let r = app
+            .patch(&format!("{DEVICES}{ours}/"), &door_team, body.clone())
+            .await;
+        assert_eq!(r.status, 403, "{body}: {}", r.body);
+    }
+    let r = app
+        .post(
+            DEVICES,
+            &admin,
+            json!({"name": "Admin's", "all_events": true}),
+        )
+        .await;
+    let theirs = r.body["device_id"].as_i64().expect("an ID");
+    let r = app
+        .patch(
+            &format!("{DEVICES}{theirs}/"),
+            &door_team,
+            json!({"limit_events": ["conf"], "all_events": false}),
+        )
+        .await;
+    assert_eq!(
+        r.status, 403,
+        "a device of all events stays out of reach: {}",
+        r.body
+    );
+    let r = app
+        .put(
+            &format!("{DEVICES}{theirs}/"),
+            &door_team,
+            json!({"name": "Mine now", "limit_events": ["conf"]}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = app.get(&format!("{DEVICES}{theirs}/"), &admin).await;
+    assert_eq!(r.body["all_events"], true, "unchanged: {}", r.body);
+    assert_eq!(r.body["name"], "Admin's");
 }

@@ -287,3 +287,89 @@ async fn an_encoded_nul_in_a_path_names_nothing_and_in_a_query_is_refused() {
     let r = app.get(&format!("{CARDS}?secret=a%2500b"), &token).await;
     assert_eq!(r.status, 200, "a literal `%00` is text: {}", r.body);
 }
+
+/// A connection to `address` from the loopback address `from` (127.0.0.0/8 is all this
+/// machine's).
+async fn connect_from(from: &str, address: &str) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{from}:0").parse().expect("an address"))
+        .expect("bind");
+    socket
+        .connect(address.parse().expect("an address"))
+        .await
+        .expect("connect")
+}
+
+#[tokio::test]
+async fn one_address_holding_its_share_of_connections_is_refused_more_and_others_are_served() {
+    let (app, _) = setup(|c| {
+        c.max_connections = 8;
+        c.max_connections_per_address = 2;
+    })
+    .await;
+    let address = app.serve().await.trim_start_matches("http://").to_owned();
+    let _held = [
+        connect_from("127.0.0.1", &address).await,
+        connect_from("127.0.0.1", &address).await,
+    ];
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut third = connect_from("127.0.0.1", &address).await;
+    third
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: tessera.test\r\n\r\n")
+        .await
+        .ok();
+    let (answer, closed) = until_closed(&mut third, Duration::from_secs(5)).await;
+    assert_eq!(answer, "", "closed unanswered");
+    assert!(
+        closed.is_some(),
+        "the third connection of one address is closed"
+    );
+
+    let mut other = connect_from("127.0.0.2", &address).await;
+    other
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: tessera.test\r\nConnection: close\r\n\r\n")
+        .await
+        .expect("write");
+    let (answer, closed) = until_closed(&mut other, Duration::from_secs(5)).await;
+    assert!(closed.is_some(), "another address is served at once");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+#[tokio::test]
+async fn an_upload_that_keeps_trickling_is_given_up_once_it_falls_behind_the_minimum_rate() {
+    let (app, token, address) = impatient().await;
+    let head = format!(
+        "POST /api/v1/upload HTTP/1.1\r\nHost: tessera.test\r\nAuthorization: Token {token}\r\n\
+         Content-Type: image/png\r\nContent-Disposition: attachment; filename=\"a.png\"\r\n\
+         Content-Length: 100000\r\n\r\n"
+    );
+    let stream = TcpStream::connect(&address).await.expect("connect");
+    let (mut read, mut write) = stream.into_split();
+    write.write_all(head.as_bytes()).await.expect("head");
+    write.write_all(b"\x89PNG\r\n\x1a\n").await.expect("start");
+    // A byte every 200 ms: never a pause of the timeout, far below 1,024 bytes a second.
+    let trickle = tokio::spawn(async move {
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if write.write_all(b"a").await.is_err() {
+                break;
+            }
+        }
+    });
+    let (answer, closed) = until_closed(&mut read, Duration::from_secs(15)).await;
+    trickle.abort();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(
+        answer.contains("slower than 1024 bytes a second"),
+        "{answer}"
+    );
+    let closed = closed.expect("the server closes the connection");
+    assert!(closed <= Duration::from_secs(1) + MARGIN, "{closed:?}");
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    let stored = tessera::db::entities::file::Entity::find()
+        .count(&app.db)
+        .await
+        .expect("count");
+    assert_eq!(stored, 0);
+}

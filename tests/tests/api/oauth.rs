@@ -311,6 +311,68 @@ async fn a_refresh_ends_the_old_access_token_and_the_used_refresh_token_at_once(
     );
 }
 
+/// Whether a Bearer token still opens the organizer list.
+async fn works(app: &TestApp, access: &str) -> bool {
+    bearer(app, Method::GET, "/api/v1/organizers/", access, None)
+        .await
+        .status
+        == 200
+}
+
+#[tokio::test]
+async fn a_code_presented_again_revokes_the_tokens_issued_for_it() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    let user = user_of(&app, "ada@example.com", &[org]).await;
+    let c = client(&app).await;
+    let code = oauth::authorize(&app.db, &c.0, user, "read", &[org], REDIRECT, None)
+        .await
+        .expect("code");
+    let first = exchange(&app, &c, &code, "").await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let access = first.body["access_token"].as_str().expect("access");
+    let refresh_token = first.body["refresh_token"].as_str().expect("refresh");
+    assert!(works(&app, access).await);
+
+    let again = exchange(&app, &c, &code, "").await;
+    assert_eq!(
+        (again.status, again.body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    assert!(
+        !works(&app, access).await,
+        "the access token of the code is revoked"
+    );
+    let r = refresh(&app, &c, refresh_token).await;
+    assert_eq!(r.status, 400, "and its refresh token: {}", r.body);
+}
+
+#[tokio::test]
+async fn a_rotated_refresh_token_presented_again_revokes_the_live_tokens_of_its_authorization() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    let user = user_of(&app, "ada@example.com", &[org]).await;
+    let c = client(&app).await;
+    let (_, stolen) = tokens(&app, &c, user, "read", &[org]).await;
+    let r = refresh(&app, &c, &stolen).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let live_access = r.body["access_token"].as_str().expect("access").to_owned();
+    let live_refresh = r.body["refresh_token"]
+        .as_str()
+        .expect("refresh")
+        .to_owned();
+    assert!(works(&app, &live_access).await);
+
+    let replayed = refresh(&app, &c, &stolen).await;
+    assert_eq!(replayed.status, 400, "{}", replayed.body);
+    assert!(
+        !works(&app, &live_access).await,
+        "the live access token is revoked"
+    );
+    let r = refresh(&app, &c, &live_refresh).await;
+    assert_eq!(r.status, 400, "so is the live refresh token: {}", r.body);
+}
+
 #[tokio::test]
 async fn revoking_an_access_token_keeps_its_refresh_token_usable() {
     let app = TestApp::spawn().await;

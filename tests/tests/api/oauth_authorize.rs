@@ -234,16 +234,15 @@ async fn an_unknown_client_or_an_unregistered_redirect_uri_gets_a_page_and_no_re
 }
 
 #[tokio::test]
-async fn a_missing_or_other_response_type_or_an_unknown_scope_is_answered_to_the_client_with_the_state()
- {
+async fn an_invalid_request_for_a_registered_client_is_a_page_and_never_a_redirect() {
     let app = TestApp::spawn().await;
     let c = client(&app).await;
     let mut browser = Browser::new(&app);
-    for (extra, error) in [
-        (vec![("state", "s1")], "invalid_request"),
+    for (extra, says) in [
+        (vec![("state", "s1")], "names no response type"),
         (
             vec![("response_type", "token"), ("state", "s1")],
-            "unsupported_response_type",
+            "Only the response type",
         ),
         (
             vec![
@@ -251,7 +250,7 @@ async fn a_missing_or_other_response_type_or_an_unknown_scope_is_answered_to_the
                 ("scope", "admin"),
                 ("state", "s1"),
             ],
-            "invalid_scope",
+            "unknown scope",
         ),
         (
             vec![
@@ -260,13 +259,19 @@ async fn a_missing_or_other_response_type_or_an_unknown_scope_is_answered_to_the
                 ("code_challenge_method", "plain"),
                 ("state", "s1"),
             ],
-            "invalid_request",
+            "PKCE challenge",
         ),
     ] {
         let reply = browser.get(&authorize_url(&c.0.client_id, &extra)).await;
-        let pairs = answer(&reply);
-        assert_eq!(value(&pairs, "error"), Some(error), "{extra:?}");
-        assert_eq!(value(&pairs, "state"), Some("s1"));
+        assert_eq!(reply.status, 400, "{extra:?}");
+        assert_eq!(reply.header("location"), None, "{extra:?}");
+        let page = unescape(html(&reply));
+        assert!(page.contains("Authorization failed"), "{page}");
+        assert!(page.contains(says), "{extra:?}: {page}");
+        assert!(
+            !page.contains(REDIRECT),
+            "no link to the client either: {page}"
+        );
     }
 }
 

@@ -176,3 +176,16 @@ async fn creating_an_organizer_needs_the_write_scope() {
     .await;
     assert_eq!(r.status, 403);
 }
+
+#[tokio::test]
+async fn a_profile_token_reads_no_reseller_account() {
+    let app = TestApp::spawn().await;
+    let (id, profile) = reseller_user(&app, "profile").await;
+    for path in ["/api/v1/var/".to_owned(), format!("/api/v1/var/{id}/")] {
+        let r = bearer(&app, Method::GET, &path, &profile, None).await;
+        assert_eq!(r.status, 403, "{path}: {}", r.body);
+        assert!(!r.body.to_string().contains("Var GmbH"), "{}", r.body);
+    }
+    let r = bearer(&app, Method::GET, "/api/v1/me", &profile, None).await;
+    assert_eq!(r.status, 200, "the profile is what it reads: {}", r.body);
+}

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tessera_tests::{Reply, TestApp};
 
-use crate::selling_support::{EVENT, Shop, shop};
+use crate::selling_support::{EVENT, Shop, availability, shop};
 
 /// Whether each request of a race carries an `X-Idempotency-Key` of its own: then each holds
 /// its transaction open until its answer is stored with it.
@@ -98,10 +98,7 @@ async fn five_hundred_concurrent_orders_sell_exactly_a_quota_of_one_hundred() {
         .collect();
     let statuses = race(&app, &token, &format!("{EVENT}/orders/"), bodies).await;
     assert_eq!(tally(&statuses), (100, 400));
-    let a = app
-        .get(&format!("{EVENT}/quotas/{quota}/availability/"), &token)
-        .await
-        .body;
+    let a = availability(&app, &token, quota).await;
     assert_eq!(a["available_number"], 0);
     let held = a["paid_orders"].as_i64().unwrap_or(-1) + a["pending_orders"].as_i64().unwrap_or(-1);
     assert_eq!(held, 100, "{a}");
@@ -128,13 +125,7 @@ async fn concurrent_orders_are_each_answered_with_their_own_order_and_a_refused_
         .collect();
     let path = format!("{EVENT}/orders/");
     let replies = race_for_replies(&app, &s.token, &path, bodies, Keys::None).await;
-    let left = app
-        .get(
-            &format!("{EVENT}/quotas/{}/availability/", s.quota),
-            &s.token,
-        )
-        .await
-        .body;
+    let left = availability(&app, &s.token, s.quota).await;
     let available = left["available_number"].as_u64().expect("a limited quota") as usize;
     let (mut sold, mut codes) = (0, std::collections::HashSet::new());
     for (i, r) in replies.iter().enumerate() {
@@ -227,13 +218,7 @@ async fn an_order_its_payment_provider_refuses_is_refused_alone_among_concurrent
             );
         }
     }
-    let a = app
-        .get(
-            &format!("{EVENT}/quotas/{}/availability/", s.quota),
-            &s.token,
-        )
-        .await
-        .body;
+    let a = availability(&app, &s.token, s.quota).await;
     assert_eq!(a["pending_orders"], 20, "{a}");
     assert_eq!(app.get(&path, &s.token).await.body["count"], 20);
 }
@@ -259,13 +244,7 @@ async fn concurrent_carts_and_orders_together_never_exceed_the_quota() {
     let (carts_ok, _) = tally(&cart_statuses);
     let (orders_ok, _) = tally(&order_statuses);
     assert_eq!(carts_ok + orders_ok, 30);
-    let a = app
-        .get(
-            &format!("{EVENT}/quotas/{}/availability/", s.quota),
-            &s.token,
-        )
-        .await
-        .body;
+    let a = availability(&app, &s.token, s.quota).await;
     assert_eq!(a["cart_positions"], carts_ok);
     assert_eq!(a["pending_orders"], orders_ok);
     assert_eq!(a["available_number"], 0);

@@ -51,6 +51,15 @@ pub async fn shop_on(app: TestApp, size: Option<i64>) -> Shop {
     }
 }
 
+/// The availability of a quota of the event, read with `token`.
+pub async fn availability(app: &TestApp, token: &str, quota: i64) -> Value {
+    let r = app
+        .get(&format!("{EVENT}/quotas/{quota}/availability/"), token)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body
+}
+
 impl Shop {
     /// POSTs an order.
     pub async fn order(&self, body: Value) -> Reply {
@@ -75,15 +84,7 @@ impl Shop {
 
     /// The availability of a quota.
     pub async fn availability(&self, quota: i64) -> Value {
-        let r = self
-            .app
-            .get(
-                &format!("{EVENT}/quotas/{quota}/availability/"),
-                &self.token,
-            )
-            .await;
-        assert_eq!(r.status, 200, "{}", r.body);
-        r.body
+        availability(&self.app, &self.token, quota).await
     }
 
     /// POSTs an action on an order (`mark_paid`, `mark_canceled`, `extend`).

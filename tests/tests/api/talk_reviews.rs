@@ -677,6 +677,49 @@ async fn reviewers_names_are_shown_as_the_phase_says() {
 }
 
 #[tokio::test]
+async fn a_reviews_log_names_its_author_only_where_the_review_does() {
+    let app = TestApp::spawn().await;
+    let s = setup(&app).await;
+    let code = submit(&app, &s, "Generics", s.track, "a@example.org").await;
+    let (other, other_user) = reviewer(&app, &s, "secret@example.org", &[]).await;
+    let theirs = reviewed(&app, &s, &other, &code, &[]).await;
+    let mine = reviewed(&app, &s, &s.c.reviewer, &code, &[]).await;
+    let other_code = user_code(&app, other_user).await;
+    let own_code = user_code(&app, s.reviewer_user).await;
+    phase(
+        &app,
+        &s,
+        json!({"can_see_reviewer_names": false, "can_see_other_reviews": "always"}),
+    )
+    .await;
+    let log_of = |id: i64| s.url(&format!("reviews/{id}/log/"));
+
+    let r = app.get(&log_of(theirs), &s.c.reviewer).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["count"], 1, "{}", r.body);
+    assert_eq!(results(&r.body)[0]["person"], Value::Null, "{}", r.body);
+    assert!(!r.body.to_string().contains(&other_code), "{}", r.body);
+    assert!(
+        !r.body.to_string().contains("secret@example.org"),
+        "{}",
+        r.body
+    );
+    let r = app.get(&log_of(mine), &s.c.reviewer).await;
+    assert_eq!(
+        results(&r.body)[0]["person"]["code"],
+        own_code.as_str(),
+        "{}",
+        r.body
+    );
+    let r = app.get(&log_of(theirs), &s.c.read).await;
+    assert_eq!(
+        results(&r.body)[0]["person"]["code"],
+        other_code.as_str(),
+        "organisers see names"
+    );
+}
+
+#[tokio::test]
 async fn reviews_filter_search_and_order_as_pretalx() {
     let app = TestApp::spawn().await;
     let s = setup(&app).await;

@@ -876,7 +876,8 @@ async fn each_object_has_its_own_activity_log_even_where_ids_coincide() {
 }
 
 #[tokio::test]
-async fn expansion_goes_three_levels_deep_and_a_bad_path_anywhere_is_400() {
+async fn expansion_goes_three_levels_deep_never_back_to_a_kind_on_its_path_and_a_bad_path_anywhere_is_400()
+ {
     let app = TestApp::spawn().await;
     let c = conference(&app).await;
     let kind = id_of(&create(&app, &c, "submission-types", json!({"name": "Talk"})).await);
@@ -925,17 +926,17 @@ async fn expansion_goes_three_levels_deep_and_a_bad_path_anywhere_is_400() {
     let one = format!("{}/submissions/{code}/", c.base);
     let r = app
         .get(
-            &format!("{one}?expand=speakers.submissions.track&lang=en"),
+            &format!("{one}?expand=speakers.answers,track&lang=en"),
             &c.read,
         )
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["track"]["name"], "Rust", "{}", r.body);
+    assert!(r.body["speakers"][0]["answers"].is_array(), "{}", r.body);
     assert_eq!(
-        r.body["speakers"][0]["submissions"][0]["track"]["name"], "Rust",
-        "{}",
-        r.body
+        r.body["submission_type"], kind,
+        "only what is asked is expanded"
     );
-    assert_eq!(r.body["track"], track, "only what is asked is expanded");
     let r = app
         .get(
             &format!("{}/submissions/?expand=answers.question.tracks", c.base),
@@ -949,20 +950,12 @@ async fn expansion_goes_three_levels_deep_and_a_bad_path_anywhere_is_400() {
         "{}",
         r.body
     );
-    let r = app
-        .get(
-            &format!("{one}?expand=speakers.submissions.speakers.answers"),
-            &c.read,
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.body);
-    assert!(
-        r.body["speakers"][0]["submissions"][0]["speakers"][0]["answers"].is_array(),
-        "{}",
-        r.body
-    );
     for bad in [
         "speakers.submissions.track.nope",
+        "speakers.submissions",
+        "speakers.submissions.track",
+        "speakers.submissions.speakers.answers",
+        "answers.person.submissions",
         "answers.question.tracks.id",
         "speakers..submissions",
         "answers.question.answers",
@@ -970,6 +963,104 @@ async fn expansion_goes_three_levels_deep_and_a_bad_path_anywhere_is_400() {
         let r = app.get(&format!("{one}?expand={bad}"), &c.read).await;
         assert_refused(&r, "expand", bad);
     }
+}
+
+/// Three sessions of two speakers each, with a track.
+async fn three_sessions_of_two(app: &TestApp, c: &Conference) {
+    let kind = id_of(&create(app, c, "submission-types", json!({"name": "Talk"})).await);
+    let track = id_of(
+        &create(
+            app,
+            c,
+            "tracks",
+            json!({"name": "Rust", "color": "#aa0000"}),
+        )
+        .await,
+    );
+    for n in 0..3 {
+        let body =
+            json!({"title": format!("Session {n}"), "submission_type": kind, "track": track});
+        let code = code_of(&create(app, c, "submissions", body).await);
+        for who in ["a", "b"] {
+            let r = app
+                .post(
+                    &format!("{}/submissions/{code}/add-speaker/", c.base),
+                    &c.write,
+                    json!({"email": format!("{who}{n}@example.org"), "name": format!("{who} {n}")}),
+                )
+                .await;
+            assert_eq!(r.status, 200, "{}", r.body);
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_expansion_building_more_objects_than_its_budget_is_400_and_one_within_it_answers() {
+    let app = TestApp::spawn_with(|config| config.expand_max_objects = 12).await;
+    let c = conference(&app).await;
+    three_sessions_of_two(&app, &c).await;
+    // Six speakers, three tracks and three session types: twelve objects, the whole budget.
+    let r = app
+        .get(
+            &format!(
+                "{}/submissions/?expand=speakers,track,submission_type",
+                c.base
+            ),
+            &c.read,
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(
+        results(&r.body)[2]["speakers"][1]["name"].is_string(),
+        "{}",
+        r.body
+    );
+    let speakers = format!("{}/speakers/", c.base);
+    let r = app
+        .get(&format!("{speakers}?expand=submissions"), &c.read)
+        .await;
+    assert_eq!(r.status, 200, "six sessions: {}", r.body);
+    // Three sessions loaded with their tracks (3 + 3), but each of the six copies carries its
+    // track: 6 + 3 + 6 objects built, over the budget.
+    let r = app
+        .get(&format!("{speakers}?expand=submissions.track"), &c.read)
+        .await;
+    assert_refused(&r, "expand", "copies count what is inside them");
+}
+
+#[tokio::test]
+async fn a_token_expands_only_the_kinds_of_the_endpoints_it_may_read() {
+    let app = TestApp::spawn().await;
+    let c = conference(&app).await;
+    three_sessions_of_two(&app, &c).await;
+    let only_submissions = Endpoints(
+        [(
+            "submissions".to_owned(),
+            vec![Action::List, Action::Retrieve],
+        )]
+        .into_iter()
+        .collect(),
+    );
+    let token = user_token(&app, c.orga_user, &only_submissions, None).await;
+    let list = format!("{}/submissions/", c.base);
+    let r = app.get(&list, &token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(results(&r.body)[0]["speakers"][0].is_string(), "{}", r.body);
+    for field in ["speakers", "track", "answers", "slots.room"] {
+        let r = app.get(&format!("{list}?expand={field}"), &token).await;
+        assert_eq!(r.status, 403, "{field}: {}", r.body);
+        assert!(
+            !r.body.to_string().contains("@example.org"),
+            "{field}: {}",
+            r.body
+        );
+    }
+    let r = app.get(&format!("{list}?expand=speakers"), &c.read).await;
+    assert_eq!(
+        r.status, 200,
+        "a token for every endpoint expands: {}",
+        r.body
+    );
 }
 
 #[tokio::test]

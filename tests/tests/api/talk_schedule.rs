@@ -909,3 +909,40 @@ async fn a_session_in_a_released_schedule_cannot_be_deleted_and_the_release_keep
         .await;
     assert_eq!(r.status, 204, "{}", r.body);
 }
+
+#[tokio::test]
+async fn an_anonymous_expansion_looping_between_speakers_and_sessions_is_refused_before_any_work() {
+    let app = TestApp::spawn().await;
+    let p = program(&app).await;
+    let code = session(&app, &p, "Public", &["accept", "confirm"]).await;
+    let r = app
+        .post(
+            &p.url(&format!("submissions/{code}/add-speaker/")),
+            &p.c.write,
+            json!({"email": "second@example.org", "name": "Second Speaker"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let slot = wip_slots_of(&app, &p, &code).await[0]["id"]
+        .as_i64()
+        .expect("an ID");
+    assert_eq!(
+        place(&app, &p, slot, "2030-06-01T09:00:00Z").await.status,
+        200
+    );
+    assert_eq!(release(&app, &p, "v1").await.status, 201);
+    let anonymous = |path: String| {
+        let app = &app;
+        async move { app.call(Method::GET, &path, None, None).await }
+    };
+    // Each level doubles the answer: 2^20 copies of the session from 270 characters.
+    let attack = ["speakers", "submissions"].repeat(20).join(".");
+    let r = anonymous(p.url(&format!("submissions/?expand={attack}"))).await;
+    assert_refused(&r, "expand", "a loop");
+    let r = anonymous(p.url(&format!("submissions/{code}/?expand={attack}"))).await;
+    assert_refused(&r, "expand", "a loop on one session");
+    let r = anonymous(p.url("slots/?expand=submission.speakers,room")).await;
+    assert_eq!(r.status, 200, "three levels, no loop: {}", r.body);
+    let speakers = &results(&r.body)[0]["submission"]["speakers"];
+    assert_eq!(speakers.as_array().map(Vec::len), Some(2), "{}", r.body);
+}

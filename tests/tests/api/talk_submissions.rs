@@ -869,26 +869,25 @@ async fn lists_filter_search_order_and_expand() {
         .await;
     assert_eq!(r.body["track"]["name"], json!({"en": "Rust", "de": "Rost"}));
     let r = app
-        .get(
-            &format!("{base}{garden}/?expand=speakers.submissions"),
-            &c.read,
-        )
+        .get(&format!("{base}{garden}/?expand=speakers"), &c.read)
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["speakers"][0]["name"], "Flora Green");
     assert_eq!(
-        r.body["speakers"][0]["submissions"][0]["title"],
-        "Gardening"
-    );
-    assert_eq!(
-        r.body["speakers"][0]["submissions"][0]["speakers"][0],
-        r.body["speakers"][0]["code"]
+        r.body["speakers"][0]["submissions"][0], r.body["code"],
+        "a speaker's sessions stay codes"
     );
     let r = app
         .get(&format!("{base}?expand=speakers,speakers,track"), &c.read)
         .await;
     assert_eq!(r.status, 200, "repeats are tolerated: {}", r.body);
-    for bad in ["nope", "speakers.nope", "track.speakers", "slots.nope"] {
+    for bad in [
+        "nope",
+        "speakers.nope",
+        "track.speakers",
+        "slots.nope",
+        "speakers.submissions",
+    ] {
         let r = app.get(&format!("{base}?expand={bad}"), &c.read).await;
         assert_eq!(r.status, 400, "{bad}: {}", r.body);
         assert!(r.body["expand"].is_array(), "{}", r.body);

@@ -2,6 +2,7 @@ use chrono::Utc;
 use sea_orm::{ActiveModelTrait, Set};
 use serde_json::json;
 use tessera::db::entities::event;
+use tessera::domain::permissions::{Permission, PermissionSet};
 use tessera_tests::TestApp;
 
 const TEAMS: &str = "/api/v1/organizers/acme/teams/";
@@ -25,7 +26,7 @@ async fn a_team_is_created_shown_changed_and_deleted() {
     let app = TestApp::spawn().await;
     let org = app.organizer("acme").await;
     add_event(&app, org, "conf").await;
-    let token = app.token("acme", &["can_change_teams"]).await;
+    let token = app.admin_token("acme").await;
 
     let r = app
         .post(TEAMS, &token, json!({"name": "Box office", "all_events": false, "limit_events": ["conf"], "can_view_orders": true}))
@@ -78,7 +79,7 @@ async fn an_event_of_another_organizer_cannot_be_given_to_a_team() {
     app.organizer("acme").await;
     let other = app.organizer("other").await;
     add_event(&app, other, "theirs").await;
-    let token = app.token("acme", &["can_change_teams"]).await;
+    let token = app.admin_token("acme").await;
     let r = app
         .post(
             TEAMS,
@@ -94,7 +95,7 @@ async fn an_event_of_another_organizer_cannot_be_given_to_a_team() {
 async fn a_team_without_a_name_is_400() {
     let app = TestApp::spawn().await;
     app.organizer("acme").await;
-    let token = app.token("acme", &["can_change_teams"]).await;
+    let token = app.admin_token("acme").await;
     let r = app.post(TEAMS, &token, json!({"all_events": "yes"})).await;
     assert_eq!(r.status, 400);
     assert!(r.body["name"][0].is_string());
@@ -105,7 +106,7 @@ async fn a_team_without_a_name_is_400() {
 async fn a_new_token_is_shown_once_and_works() {
     let app = TestApp::spawn().await;
     app.organizer("acme").await;
-    let token = app.token("acme", &["can_change_teams"]).await;
+    let token = app.admin_token("acme").await;
     let team = app
         .post(
             TEAMS,
@@ -191,7 +192,7 @@ async fn another_organizers_team_is_403() {
     app.organizer("acme").await;
     app.organizer("other").await;
     let theirs = app.token("other", &["can_change_teams"]).await;
-    let mine = app.token("acme", &["can_change_teams"]).await;
+    let mine = app.admin_token("acme").await;
     let id = app
         .get("/api/v1/organizers/other/teams/", &theirs)
         .await
@@ -258,7 +259,7 @@ async fn teams_have_the_talk_permissions_and_reviewer_limits() {
     add_event(&app, org, "conf").await;
     let keynotes = add_track(&app, "acme", "conf", "Keynotes").await;
     let rust = add_track(&app, "acme", "conf", "Rust").await;
-    let token = app.token("acme", &["can_change_teams"]).await;
+    let token = app.admin_token("acme").await;
 
     let r = app.post(TEAMS, &token, json!({"name": "Plain"})).await;
     assert_eq!(r.status, 201, "{}", r.body);
@@ -350,7 +351,7 @@ async fn a_team_cannot_be_limited_to_tracks_of_another_organizer_or_unknown_ones
     add_event(&app, other, "theirs").await;
     let ours = add_track(&app, "acme", "conf", "Ours").await;
     let theirs = add_track(&app, "other", "theirs", "Theirs").await;
-    let token = app.token("acme", &["can_change_teams"]).await;
+    let token = app.admin_token("acme").await;
 
     for tracks in [
         json!([theirs]),
@@ -380,4 +381,88 @@ async fn a_team_cannot_be_limited_to_tracks_of_another_organizer_or_unknown_ones
         .put(&one, &token, json!({"name": "x", "limit_tracks": ["one"]}))
         .await;
     assert_eq!(r.status, 400, "{}", r.body);
+}
+
+#[tokio::test]
+async fn a_team_limited_to_one_event_grants_only_that_event_and_what_it_holds_there() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    add_event(&app, org, "conf").await;
+    add_event(&app, org, "expo").await;
+    let admin = app.admin_token("acme").await;
+    let held = PermissionSet::from_iter([Permission::ChangeTeams, Permission::ViewOrders]);
+    let limited = app.token_for("acme", Some(held), &["conf"]).await;
+    let everything = json!({"name": "Everything", "all_events": true, "can_change_teams": true,
+        "can_change_organizer_settings": true, "can_view_orders": true, "can_change_orders": true,
+        "can_manage_gift_cards": true});
+    let refused = [
+        everything,
+        json!({"name": "Expo", "all_events": false, "limit_events": ["expo"], "can_view_orders": true}),
+        json!({"name": "More", "all_events": false, "limit_events": ["conf"], "can_change_orders": true}),
+        json!({"name": "Cards", "all_events": false, "limit_events": [], "can_manage_gift_cards": true}),
+    ];
+    for body in refused {
+        let r = app.post(TEAMS, &limited, body.clone()).await;
+        assert_eq!(r.status, 403, "{body}: {}", r.body);
+    }
+    let r = app
+        .post(TEAMS, &limited, json!({"name": "Desk", "all_events": false, "limit_events": ["conf"], "can_view_orders": true}))
+        .await;
+    assert_eq!(r.status, 201, "within its reach: {}", r.body);
+    let desk = r.body["id"].as_i64().expect("an ID");
+    let r = app
+        .patch(
+            &format!("{TEAMS}{desk}/"),
+            &limited,
+            json!({"all_events": true}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    let r = app
+        .post(
+            &format!("{TEAMS}{desk}/tokens/"),
+            &limited,
+            json!({"name": "desk"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    let r = app
+        .post(
+            TEAMS,
+            &admin,
+            json!({"name": "Admins", "all_events": true, "can_change_orders": true}),
+        )
+        .await;
+    let admins = r.body["id"].as_i64().expect("an ID");
+    let r = app
+        .post(
+            &format!("{TEAMS}{admins}/tokens/"),
+            &limited,
+            json!({"name": "mine"}),
+        )
+        .await;
+    assert_eq!(
+        r.status, 403,
+        "no token for a team beyond its reach: {}",
+        r.body
+    );
+    let r = app
+        .patch(
+            &format!("{TEAMS}{admins}/"),
+            &limited,
+            json!({"name": "Taken"}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(
+        app.delete(&format!("{TEAMS}{admins}/"), &limited)
+            .await
+            .status,
+        403
+    );
+    assert_eq!(
+        app.get(&format!("{TEAMS}{admins}/"), &admin).await.body["name"],
+        "Admins"
+    );
 }

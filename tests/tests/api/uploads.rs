@@ -517,3 +517,42 @@ async fn a_picture_sent_with_a_change_that_fails_stays_unclaimed() {
     .await;
     assert!(it["picture"].as_str().expect("url").ends_with("/logo.png"));
 }
+
+#[tokio::test]
+async fn an_oauth_client_refreshing_its_token_keeps_the_cap_of_its_user_and_application() {
+    let app = TestApp::spawn().await;
+    let org = app.organizer("acme").await;
+    let user = tessera_tests::user_of(&app, "ada@example.com", &[org]).await;
+    let c = crate::oauth::client(&app).await;
+    let (access, refresh_token) = crate::oauth::tokens(&app, &c, user, "read write", &[org]).await;
+    let bearer_upload = |access: String| {
+        let app = &app;
+        async move {
+            let auth = format!("Bearer {access}");
+            app.raw(
+                Method::POST,
+                "/api/v1/upload",
+                &[
+                    ("Authorization", &auth),
+                    ("Content-Type", "image/png"),
+                    ("Content-Disposition", "attachment; filename=logo.png"),
+                ],
+                PNG.to_vec(),
+            )
+            .await
+        }
+    };
+    for _ in 0..MAX_UNCLAIMED_FILES {
+        let r = bearer_upload(access.clone()).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let r = crate::oauth::refresh(&app, &c, &refresh_token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let fresh = r.body["access_token"].as_str().expect("access").to_owned();
+    let r = bearer_upload(fresh).await;
+    assert_eq!(
+        r.status, 429,
+        "a new access token is the same caller: {}",
+        r.body
+    );
+}

@@ -11,6 +11,7 @@ use poem::listener::TcpListener;
 use poem::{EndpointExt, Route, handler, post};
 use serde_json::{Value, json};
 use sha2::Sha256;
+use tessera::domain::permissions::{Permission, PermissionSet};
 use tessera::domain::webhooks::deliver_due;
 use tessera_tests::TestApp;
 
@@ -47,10 +48,18 @@ fn receive(req: &poem::Request, body: Vec<u8>, got: poem::web::Data<&Received>) 
 
 /// A receiver on a loopback port; its URL.
 async fn receiver(got: &Received) -> String {
-    let port = tessera_tests::process::free_port();
     let app = Route::new().at("/hook", post(receive)).data(got.clone());
+    serve_on_loopback(app, "/hook").await
+}
+
+/// Serves `app` on a loopback port once it listens; its URL for `path`.
+async fn serve_on_loopback<E>(app: E, path: &str) -> String
+where
+    E: poem::IntoEndpoint + Send + 'static,
+    E::Endpoint: 'static,
+{
+    let port = tessera_tests::process::free_port();
     tokio::spawn(poem::Server::new(TcpListener::bind(format!("127.0.0.1:{port}"))).run(app));
-    // Wait until it listens.
     for _ in 0..50 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
@@ -60,7 +69,7 @@ async fn receiver(got: &Received) -> String {
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    format!("http://127.0.0.1:{port}/hook")
+    format!("http://127.0.0.1:{port}{path}")
 }
 
 /// How a receiver checks a call: the HMAC of `<t>.<body>` with the secret, and a recent `t`.
@@ -197,15 +206,23 @@ async fn an_order_placed_is_told_to_the_webhook_in_a_signed_call() {
         )
         .await;
     assert_eq!(deliver(&s).await, 2, "placed and paid");
+    // Calls of one webhook may arrive in either order: two are delivered at a time.
     let calls = got.calls.lock().expect("calls").clone();
-    let (signature, body) = &calls[2];
-    assert!(verify(&new_secret, signature, body));
-    assert!(
-        !verify(&secret, signature, body),
-        "the old secret no longer signs"
+    let mut actions = Vec::new();
+    for (signature, body) in &calls[1..] {
+        assert!(verify(&new_secret, signature, body));
+        assert!(
+            !verify(&secret, signature, body),
+            "the old secret no longer signs"
+        );
+        let payload: Value = serde_json::from_slice(body).expect("json");
+        actions.push(payload["action"].as_str().unwrap_or_default().to_owned());
+    }
+    actions.sort();
+    assert_eq!(
+        actions,
+        ["pretix.event.order.paid", "pretix.event.order.placed"]
     );
-    let payload: Value = serde_json::from_slice(body).expect("json");
-    assert_eq!(payload["action"], "pretix.event.order.paid");
 }
 
 #[tokio::test]
@@ -363,13 +380,20 @@ async fn webhook_calls(s: &Shop) -> u64 {
 }
 
 #[tokio::test]
-async fn targets_on_private_networks_and_bad_input_are_refused() {
+async fn targets_on_special_purpose_networks_and_bad_input_are_refused() {
     let s = shop_with(|_| {}).await;
     for url in [
         "http://127.0.0.1:9/hook",
         "http://10.0.0.8/hook",
         "http://[::1]/hook",
         "http://localhost/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[2002:7f00:1::1]/hook",
+        "http://198.18.0.1/hook",
+        "http://240.0.0.1/hook",
+        "http://192.0.0.1/hook",
+        "http://[fec0::1]/hook",
     ] {
         let r = s
             .app
@@ -492,4 +516,189 @@ async fn changes_of_events_products_vouchers_and_gift_cards_are_told_with_their_
     let spent = find("pretix.giftcards.transaction.manual");
     assert_eq!(spent["giftcard"], card.body["id"]);
     assert!(spent["transaction"].is_i64(), "{spent}");
+}
+
+#[tokio::test]
+async fn a_team_limited_to_events_hears_only_of_them_and_reaches_no_webhook_of_others() {
+    let s = allowing_private_targets().await;
+    s.app.event("acme", "other").await;
+    let settings = PermissionSet::from_iter([Permission::ChangeOrganizerSettings]);
+    let limited = s.app.token_for("acme", Some(settings), &["other"]).await;
+    let url = "http://127.0.0.1:9/hook";
+    let r = s
+        .app
+        .post(
+            HOOKS,
+            &limited,
+            json!({"target_url": url, "action_types": ["pretix.event.order.placed"]}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "all events by default: {}", r.body);
+    let body = json!({"target_url": url, "all_events": false, "limit_events": ["other"], "action_types": ["pretix.event.order.placed"]});
+    let r = s.app.post(HOOKS, &limited, body).await;
+    assert_eq!(r.status, 201, "its own event: {}", r.body);
+    let own = r.body["id"].as_i64().expect("an ID");
+    let r = s
+        .app
+        .patch(
+            &format!("{HOOKS}{own}/"),
+            &limited,
+            json!({"all_events": true}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    let theirs = hook(&s, url, &["pretix.event.order.placed"]).await["id"]
+        .as_i64()
+        .expect("an ID");
+    let one = format!("{HOOKS}{theirs}/");
+    let narrowed = json!({"all_events": false, "limit_events": ["other"]});
+    assert_eq!(s.app.patch(&one, &limited, narrowed).await.status, 403);
+    let rotate = format!("{one}rotate_secret/");
+    assert_eq!(s.app.post(&rotate, &limited, json!({})).await.status, 403);
+    assert_eq!(
+        s.app.get(&format!("{one}calls/"), &limited).await.status,
+        403
+    );
+    assert_eq!(s.app.delete(&one, &limited).await.status, 403);
+    let r = s.app.get(&one, &s.token).await;
+    assert_eq!(
+        (r.body["all_events"].clone(), r.body["enabled"].clone()),
+        (json!(true), json!(true))
+    );
+}
+
+/// A receiver that holds each call for a second, counting the calls it holds at once.
+#[derive(Clone, Default)]
+struct Slow {
+    started: Arc<std::sync::atomic::AtomicUsize>,
+    holding: Arc<std::sync::atomic::AtomicUsize>,
+    most_at_once: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[handler]
+async fn slowly(got: poem::web::Data<&Slow>) -> StatusCode {
+    use std::sync::atomic::Ordering::SeqCst;
+    got.started.fetch_add(1, SeqCst);
+    let now = got.holding.fetch_add(1, SeqCst) + 1;
+    got.most_at_once.fetch_max(now, SeqCst);
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    got.holding.fetch_sub(1, SeqCst);
+    StatusCode::OK
+}
+
+/// What the fast receiver saw: how many slow calls had started when it was called.
+#[derive(Clone, Default)]
+struct Fast {
+    slow_started_before: Arc<Mutex<Vec<usize>>>,
+    slow: Slow,
+}
+
+#[handler]
+fn quickly(got: poem::web::Data<&Fast>) -> StatusCode {
+    let started = got.slow.started.load(std::sync::atomic::Ordering::SeqCst);
+    got.slow_started_before.lock().expect("seen").push(started);
+    StatusCode::OK
+}
+
+#[tokio::test]
+async fn a_slow_receiver_holds_up_only_its_own_webhook_two_calls_at_a_time() {
+    let s = allowing_private_targets().await;
+    let fast = Fast::default();
+    let slow_url = serve_on_loopback(
+        Route::new()
+            .at("/slow", post(slowly))
+            .data(fast.slow.clone()),
+        "/slow",
+    )
+    .await;
+    let fast_url = serve_on_loopback(
+        Route::new().at("/fast", post(quickly)).data(fast.clone()),
+        "/fast",
+    )
+    .await;
+    hook(&s, &slow_url, &["pretix.event.order.placed"]).await;
+    for _ in 0..6 {
+        s.ordered(1, json!({})).await;
+    }
+    s.app.organizer("other").await;
+    let theirs = s.app.admin_token("other").await;
+    let body = json!({"target_url": fast_url, "action_types": ["pretix.event.added"]});
+    let r = s
+        .app
+        .post("/api/v1/organizers/other/webhooks/", &theirs, body)
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = s
+        .app
+        .post(
+            "/api/v1/organizers/other/events/",
+            &theirs,
+            json!({"name": {"en": "Later"}, "slug": "later", "currency": "EUR", "date_from": "2030-01-01T10:00:00Z"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    assert_eq!(deliver(&s).await, 7);
+    let seen = fast.slow_started_before.lock().expect("seen").clone();
+    assert_eq!(seen.len(), 1, "the other organizer's call, once: {seen:?}");
+    assert!(
+        seen[0] <= 2,
+        "it came before the slow webhook's third call: {seen:?}"
+    );
+    let slow = &fast.slow;
+    assert_eq!(
+        slow.started.load(std::sync::atomic::Ordering::SeqCst),
+        6,
+        "each call once"
+    );
+    assert_eq!(
+        slow.most_at_once.load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+}
+
+#[handler]
+fn endless(produced: poem::web::Data<&Arc<std::sync::atomic::AtomicUsize>>) -> poem::Response {
+    let produced = produced.0.clone();
+    let chunks = futures::stream::unfold(0usize, move |sent| {
+        let produced = produced.clone();
+        async move {
+            (sent < 300 << 20).then(|| {
+                produced.fetch_add(64 << 10, std::sync::atomic::Ordering::SeqCst);
+                (
+                    Ok::<_, std::io::Error>(vec![b'x'; 64 << 10]),
+                    sent + (64 << 10),
+                )
+            })
+        }
+    });
+    poem::Response::builder().body(poem::Body::from_bytes_stream(chunks))
+}
+
+#[tokio::test]
+async fn a_receivers_endless_answer_is_read_only_as_far_as_it_is_kept() {
+    let s = allowing_private_targets().await;
+    let produced = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let url = serve_on_loopback(
+        Route::new()
+            .at("/endless", post(endless))
+            .data(produced.clone()),
+        "/endless",
+    )
+    .await;
+    let created = hook(&s, &url, &["pretix.event.order.placed"]).await;
+    s.ordered(1, json!({})).await;
+    assert_eq!(deliver(&s).await, 1);
+    let calls = s
+        .app
+        .get(&format!("{HOOKS}{}/calls/", created["id"]), &s.token)
+        .await;
+    let call = &calls.body["results"][0];
+    assert_eq!(call["state"], "success", "{call}");
+    assert_eq!(call["response_body"].as_str().map(str::len), Some(1000));
+    let read = produced.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        read < 64 << 20,
+        "{read} bytes of 300 MiB made before the call hung up"
+    );
 }

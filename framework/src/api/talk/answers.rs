@@ -66,6 +66,7 @@ pub struct AnswerOut {
 pub static KIND: Kind = Kind {
     name: OBJECT,
     key: "id",
+    endpoint: ENDPOINT,
     load,
     fields: &[
         ("question", &super::questions::BARE_KIND),

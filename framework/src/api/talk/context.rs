@@ -20,23 +20,8 @@ pub async fn event_locales(
     ev: &crate::db::entities::event::Model,
 ) -> Result<Vec<String>, ApiError> {
     let generation = state.cache.generation().await;
-    let values = settings::of_event(
-        &state.db,
-        &state.settings,
-        generation.map(|g| (state.cache.as_ref(), g)),
-        ev,
-    )
-    .await?;
-    Ok(values
-        .get("locales")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default())
+    let cache = generation.map(|g| (state.cache.as_ref(), g));
+    Ok(settings::languages_of(&state.db, &state.settings, cache, ev).await?)
 }
 
 /// Where a context reads: the pool, or a write's own transaction (an answer built after a
@@ -61,6 +46,8 @@ pub struct Ctx<'a> {
     pub lang: Option<String>,
     /// The public base URL, for links to files.
     pub public_url: &'a str,
+    /// How many expanded objects one answer may build (`?expand=`).
+    pub expand_limit: usize,
 }
 
 impl<'a> Ctx<'a> {
@@ -86,6 +73,7 @@ impl<'a> Ctx<'a> {
             ev,
             lang,
             public_url: &state.public_url,
+            expand_limit: state.config.expand_max_objects,
         })
     }
 
@@ -96,6 +84,7 @@ impl<'a> Ctx<'a> {
             ev: self.ev,
             lang: self.lang.clone(),
             public_url: self.public_url,
+            expand_limit: self.expand_limit,
         }
     }
 

@@ -2,6 +2,14 @@
 //! fields and nested paths deep. Every kind of object knows how to load a set of its
 //! objects at once ([`Kind::load`]), so an expanded field costs a constant number of
 //! queries, whatever the number of rows.
+//!
+//! Expansion is bounded three ways, since each level multiplies the answer: a path is at
+//! most [`MAX_DEPTH`] fields long (as deep as pretalx documents), never leads back to a kind
+//! of object already on it (`speakers.submissions` from a submission), and one answer
+//! builds at most the caller's budget of expanded objects (each copy of an object placed
+//! into another counts, with everything expanded inside it); beyond it the request is 400
+//! before the answer grows. A token limited to some endpoints expands only the kinds of
+//! those endpoints.
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -21,6 +29,8 @@ pub struct Kind {
     pub name: &'static str,
     /// The field that identifies an object (`id` or `code`).
     pub key: &'static str,
+    /// The endpoint a token must be allowed to read for these objects to be expanded.
+    pub endpoint: &'static str,
     /// Loads the objects with these keys, unexpanded, as the caller may see them; keys the
     /// caller may not see are left out.
     pub load: for<'a> fn(&'a Ctx<'a>, &'a [Value]) -> Loaded<'a>,
@@ -50,22 +60,40 @@ pub struct Expand(BTreeMap<String, Expand>);
 /// At most this many characters of `?expand=` are read.
 const MAX_EXPAND_LEN: usize = 1000;
 
+/// The longest path of fields expanded inside each other (`slots.submission.speakers`).
+pub const MAX_DEPTH: usize = 3;
+
 impl Expand {
     /// Parses `a,b.c` against the fields of `kind`; a child implies its parent, repeats are
-    /// tolerated, an unknown field is 400.
+    /// tolerated; an unknown field, a path longer than [`MAX_DEPTH`] or one that leads back
+    /// to a kind already on it is 400.
     pub fn parse(text: Option<&str>, kind: &Kind) -> Result<Self, ApiError> {
         let mut tree = Expand::default();
         let text = text.unwrap_or_default();
         if text.len() > MAX_EXPAND_LEN {
             return Err(ApiError::field("expand", "Too many fields to expand."));
         }
+        let refuse = |message: String| ApiError::field("expand", message);
         for path in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let mut node = &mut tree;
             let mut at = kind;
+            let mut on_path = vec![kind.name];
             for part in path.split('.') {
-                at = at.field(part).ok_or_else(|| {
-                    ApiError::field("expand", format!("Unknown field to expand: {path}"))
-                })?;
+                if on_path.len() > MAX_DEPTH {
+                    return Err(refuse(format!(
+                        "Fields can be expanded at most {MAX_DEPTH} levels deep: {path}"
+                    )));
+                }
+                at = at
+                    .field(part)
+                    .ok_or_else(|| refuse(format!("Unknown field to expand: {path}")))?;
+                if on_path.contains(&at.name) {
+                    return Err(refuse(format!(
+                        "{path} leads back to a {} already expanded on that path.",
+                        at.name
+                    )));
+                }
+                on_path.push(at.name);
                 node = node.0.entry(part.to_owned()).or_default();
             }
         }
@@ -92,6 +120,23 @@ fn key_of(v: &Value) -> Option<String> {
     }
 }
 
+/// How many more expanded objects an answer may build.
+struct Budget(usize);
+
+impl Budget {
+    /// Takes `n` objects from the budget; 400 when it has fewer.
+    fn take(&mut self, n: usize) -> Result<(), ApiError> {
+        self.0 = self.0.checked_sub(n).ok_or_else(|| {
+            ApiError::field(
+                "expand",
+                "This expansion would answer too many objects: expand fewer fields or ask \
+                 for a smaller page.",
+            )
+        })?;
+        Ok(())
+    }
+}
+
 /// Loads the objects of `keys` as `kind` and expands them as `expand` asks, in the order of
 /// `keys` (keys the caller may not see are left out).
 pub async fn load(
@@ -100,14 +145,29 @@ pub async fn load(
     keys: &[Value],
     expand: &Expand,
 ) -> Result<Vec<Value>, ApiError> {
+    let mut budget = Budget(ctx.expand_limit);
+    let loaded = load_within(ctx, kind, keys, expand, &mut budget).await?;
+    Ok(loaded.into_iter().map(|(object, _)| object).collect())
+}
+
+/// [`load`] within a budget: each object with its weight, the number of objects it is
+/// built of (itself and every expanded object inside it).
+async fn load_within(
+    ctx: &Ctx<'_>,
+    kind: &'static Kind,
+    keys: &[Value],
+    expand: &Expand,
+    budget: &mut Budget,
+) -> Result<Vec<(Value, usize)>, ApiError> {
     if keys.is_empty() {
         return Ok(Vec::new());
     }
     let mut objects = (kind.load)(ctx, keys).await?;
-    Box::pin(expand_in(ctx, kind, &mut objects, expand)).await?;
-    let mut by_key: HashMap<String, Value> = objects
+    let weights = Box::pin(expand_in(ctx, kind, &mut objects, expand, budget)).await?;
+    let mut by_key: HashMap<String, (Value, usize)> = objects
         .into_iter()
-        .filter_map(|o| Some((key_of(o.get(kind.key)?)?, o)))
+        .zip(weights)
+        .filter_map(|(o, w)| Some((key_of(o.get(kind.key)?)?, (o, w))))
         .collect();
     Ok(keys
         .iter()
@@ -115,25 +175,37 @@ pub async fn load(
         .collect())
 }
 
-/// Replaces, in each object, the references of every field of `expand` by their objects.
-pub async fn expand_in(
+/// Replaces, in each object, the references of every field of `expand` by their objects;
+/// each object is loaded once and copied where it is named, each copy paid for from the
+/// budget with its weight. Gives each object's weight.
+async fn expand_in(
     ctx: &Ctx<'_>,
     kind: &'static Kind,
     objects: &mut [Value],
     expand: &Expand,
-) -> Result<(), ApiError> {
+    budget: &mut Budget,
+) -> Result<Vec<usize>, ApiError> {
+    let mut weights = vec![1; objects.len()];
     for (field, inner) in &expand.0 {
         let Some(target) = kind.field(field) else {
             continue;
         };
+        if !ctx.ev.caller.may_read(target.endpoint) {
+            return Err(ApiError::forbidden_because(format!(
+                "This token may not read {}, which the expansion of {field} needs.",
+                target.endpoint
+            )));
+        }
         let mut keys: Vec<Value> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut placed = 0;
         for o in objects.iter() {
             let refs = match o.get(field) {
                 Some(Value::Array(items)) => items.iter().collect(),
                 Some(v) if !v.is_null() => vec![v],
                 _ => Vec::new(),
             };
+            placed += refs.len();
             for r in refs {
                 if let Some(k) = key_of(r)
                     && seen.insert(k)
@@ -142,30 +214,37 @@ pub async fn expand_in(
                 }
             }
         }
-        let loaded = Box::pin(load(ctx, target, &keys, inner)).await?;
-        let by_key: HashMap<String, Value> = loaded
+        // Every copy costs at least its object: refuse before loading what cannot fit.
+        budget.take(placed)?;
+        let loaded = Box::pin(load_within(ctx, target, &keys, inner, budget)).await?;
+        let by_key: HashMap<String, (Value, usize)> = loaded
             .into_iter()
-            .filter_map(|o| Some((key_of(o.get(target.key)?)?, o)))
+            .filter_map(|(o, w)| Some((key_of(o.get(target.key)?)?, (o, w))))
             .collect();
-        for o in objects.iter_mut() {
+        let mut copy = |r: &Value, weight: &mut usize| -> Result<Option<Value>, ApiError> {
+            let Some((object, w)) = key_of(r).and_then(|k| by_key.get(&k)) else {
+                return Ok(None);
+            };
+            budget.take(w - 1)?;
+            *weight += w;
+            Ok(Some(object.clone()))
+        };
+        for (o, weight) in objects.iter_mut().zip(weights.iter_mut()) {
             let Some(slot) = o.get_mut(field) else {
                 continue;
             };
             match slot {
                 Value::Array(items) => {
-                    *items = items
-                        .iter()
-                        .filter_map(|r| by_key.get(&key_of(r)?).cloned())
-                        .collect();
+                    let mut expanded = Vec::with_capacity(items.len());
+                    for r in items.iter() {
+                        expanded.extend(copy(r, weight)?);
+                    }
+                    *items = expanded;
                 }
-                v if !v.is_null() => {
-                    *v = key_of(v)
-                        .and_then(|k| by_key.get(&k).cloned())
-                        .unwrap_or(Value::Null);
-                }
+                v if !v.is_null() => *v = copy(v, weight)?.unwrap_or(Value::Null),
                 _ => {}
             }
         }
     }
-    Ok(())
+    Ok(weights)
 }

@@ -260,9 +260,6 @@ impl PublicList {
         if talk.caller.is_some() {
             return Ok(None);
         }
-        let Some(url_key) = cache::answer_key("", &original_uri(req), &KEPT_PARAMS) else {
-            return Ok(None);
-        };
         let Some(generation) = state.cache.generation().await else {
             return Ok(None);
         };
@@ -270,6 +267,15 @@ impl PublicList {
             .await?
             .filter(agenda_visible)
         else {
+            return Ok(None);
+        };
+        let uri = original_uri(req);
+        let languages = if cache::asks_for_language(&uri) {
+            super::context::event_locales(state, &ev.event).await?
+        } else {
+            Vec::new()
+        };
+        let Some(url_key) = cache::answer_key("", &uri, &KEPT_PARAMS, &languages) else {
             return Ok(None);
         };
         let Some(schedule) = ev.current_schedule else {

@@ -57,7 +57,7 @@ pub async fn log_page(
     let window = request.window(count)?;
     let entries = talk_log::list(
         &state.db,
-        ev.event.id,
+        ev,
         object_type,
         object_id,
         window.offset,

@@ -300,6 +300,7 @@ pub struct OptionOut {
 pub static KIND: Kind = Kind {
     name: OBJECT,
     key: "id",
+    endpoint: ENDPOINT,
     load: load_questions,
     fields: &[
         ("options", &NESTED_OPTION_KIND),
@@ -312,6 +313,7 @@ pub static KIND: Kind = Kind {
 pub static BARE_KIND: Kind = Kind {
     name: OBJECT,
     key: "id",
+    endpoint: ENDPOINT,
     load: load_bare_questions,
     fields: &[
         ("tracks", &super::tracks::KIND),
@@ -323,6 +325,7 @@ pub static BARE_KIND: Kind = Kind {
 pub static OPTION_KIND: Kind = Kind {
     name: OPTION_OBJECT,
     key: "id",
+    endpoint: OPTION_ENDPOINT,
     load: load_options,
     fields: &[("question", &BARE_KIND)],
 };
@@ -331,6 +334,7 @@ pub static OPTION_KIND: Kind = Kind {
 pub static NESTED_OPTION_KIND: Kind = Kind {
     name: OPTION_OBJECT,
     key: "id",
+    endpoint: OPTION_ENDPOINT,
     load: load_nested_options,
     fields: &[],
 };

@@ -85,6 +85,7 @@ pub struct PhaseOut {
 pub static KIND: Kind = Kind {
     name: "review_phase",
     key: "id",
+    endpoint: Phases::ENDPOINT,
     load: simple::load::<Phases>,
     fields: &[],
 };

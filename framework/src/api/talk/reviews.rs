@@ -92,6 +92,7 @@ pub struct ReviewOut {
 pub static KIND: Kind = Kind {
     name: OBJECT,
     key: "id",
+    endpoint: ENDPOINT,
     load,
     fields: &[
         ("submission", &super::submissions::KIND),
@@ -105,6 +106,7 @@ pub static KIND: Kind = Kind {
 pub static SCORE_KIND: Kind = Kind {
     name: "score",
     key: "id",
+    endpoint: ENDPOINT,
     load: load_scores,
     fields: &[("category", &super::score_categories::KIND)],
 };
@@ -113,6 +115,7 @@ pub static SCORE_KIND: Kind = Kind {
 pub static USER_KIND: Kind = Kind {
     name: "user",
     key: "code",
+    endpoint: ENDPOINT,
     load: load_users,
     fields: &[],
 };

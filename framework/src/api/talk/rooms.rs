@@ -69,6 +69,7 @@ pub struct RoomOut {
 pub static KIND: Kind = Kind {
     name: "room",
     key: "id",
+    endpoint: ENDPOINT,
     load,
     fields: &[],
 };

@@ -66,6 +66,7 @@ pub struct ScheduleOut {
 pub static KIND: Kind = Kind {
     name: "schedule",
     key: "id",
+    endpoint: ENDPOINT,
     load: load_full,
     fields: &[("slots", &super::slots::KIND)],
 };
@@ -74,6 +75,7 @@ pub static KIND: Kind = Kind {
 pub static LIST_KIND: Kind = Kind {
     name: "schedule",
     key: "id",
+    endpoint: ENDPOINT,
     load: load_listed,
     fields: &[],
 };
@@ -82,6 +84,7 @@ pub static LIST_KIND: Kind = Kind {
 pub static SLOT_SCHEDULE_KIND: Kind = Kind {
     name: "schedule",
     key: "id",
+    endpoint: ENDPOINT,
     load: load_brief,
     fields: &[],
 };

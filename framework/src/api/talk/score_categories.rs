@@ -74,6 +74,7 @@ pub struct CategoryOut {
 pub static KIND: Kind = Kind {
     name: CATEGORY_OBJECT,
     key: "id",
+    endpoint: ENDPOINT,
     load,
     fields: &[("limit_tracks", &super::tracks::KIND)],
 };

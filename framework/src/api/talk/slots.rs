@@ -77,6 +77,7 @@ pub struct SlotOut {
 pub static KIND: Kind = Kind {
     name: "slot",
     key: "id",
+    endpoint: ENDPOINT,
     load,
     fields: &[
         ("room", &super::rooms::KIND),

@@ -95,6 +95,7 @@ pub struct SpeakerOut {
 pub static KIND: Kind = Kind {
     name: OBJECT,
     key: "code",
+    endpoint: ENDPOINT,
     load,
     fields: &[
         ("submissions", &super::submissions::KIND),

@@ -53,6 +53,7 @@ pub struct SubmissionTypeOut {
 pub static KIND: Kind = Kind {
     name: SubmissionTypes::OBJECT,
     key: "id",
+    endpoint: SubmissionTypes::ENDPOINT,
     load: simple::load::<SubmissionTypes>,
     fields: &[],
 };

@@ -191,6 +191,7 @@ pub struct SubmissionOut {
 pub static KIND: Kind = Kind {
     name: OBJECT,
     key: "code",
+    endpoint: ENDPOINT,
     load,
     fields: &[
         ("speakers", &speakers::KIND),
@@ -207,6 +208,7 @@ pub static KIND: Kind = Kind {
 pub static RESOURCE_KIND: Kind = Kind {
     name: "resource",
     key: "id",
+    endpoint: ENDPOINT,
     load: load_resources,
     fields: &[],
 };

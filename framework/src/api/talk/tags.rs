@@ -44,6 +44,7 @@ pub struct TagOut {
 pub static KIND: Kind = Kind {
     name: Tags::OBJECT,
     key: "id",
+    endpoint: Tags::ENDPOINT,
     load: simple::load::<Tags>,
     fields: &[],
 };

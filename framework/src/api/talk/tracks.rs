@@ -54,6 +54,7 @@ pub struct TrackOut {
 pub static KIND: Kind = Kind {
     name: Tracks::OBJECT,
     key: "id",
+    endpoint: Tracks::ENDPOINT,
     load: simple::load::<Tracks>,
     fields: &[],
 };

@@ -18,6 +18,8 @@ pub struct DeviceProfile {
     reported_as: Option<String>,
     /// `None`: everything is allowed.
     allows: Option<Vec<(String, String)>>,
+    /// Whether ticket searches are held to what a person at a kiosk needs.
+    kiosk_search: bool,
 }
 
 /// A route template without parameter names and trailing slash, so that
@@ -31,6 +33,9 @@ fn shape(template: &str) -> String {
         .join("/")
 }
 
+/// The shortest search text a kiosk's ticket search takes.
+pub const KIOSK_SEARCH_MIN: usize = 3;
+
 /// The prefix of organizer-level templates.
 pub const ORGANIZER: &str = "/api/v1/organizers/{organizer}/";
 
@@ -42,6 +47,7 @@ impl DeviceProfile {
             description: description.into(),
             reported_as: None,
             allows: None,
+            kiosk_search: false,
         }
     }
 
@@ -70,7 +76,21 @@ impl DeviceProfile {
                     })
                     .collect(),
             ),
+            kiosk_search: false,
         }
+    }
+
+    /// Holds the profile's ticket searches to what a person at a kiosk needs: at least
+    /// [`KIOSK_SEARCH_MIN`] characters (or an exact secret), and no ticket secrets in the
+    /// answers, so that a kiosk cannot harvest secrets and names.
+    pub fn with_kiosk_search(mut self) -> Self {
+        self.kiosk_search = true;
+        self
+    }
+
+    /// Whether ticket searches are held to a kiosk's needs ([`Self::with_kiosk_search`]).
+    pub fn kiosk_search(&self) -> bool {
+        self.kiosk_search
     }
 
     /// The name devices are told at initialization (scanner apps act on pretix's literal
@@ -179,7 +199,8 @@ static BUILTIN: LazyLock<Vec<DeviceProfile>> = LazyLock::new(|| {
             "Badge station: online check-in and badge printing only.",
             KIOSK.iter().copied(),
         )
-        .reported_as("pretixscan_online_kiosk"),
+        .reported_as("pretixscan_online_kiosk")
+        .with_kiosk_search(),
     ]
 });
 
@@ -212,6 +233,14 @@ pub fn permits(
     }
     let extra = plugins.device_profiles();
     find(name, &extra).is_some_and(|p| p.permits(method, template))
+}
+
+/// Whether the device profile stored as `name` holds ticket searches to a kiosk's needs.
+pub fn kiosk_search(name: &str, plugins: &crate::plugin::PluginRegistry) -> bool {
+    match find(name, &[]) {
+        Some(p) => p.kiosk_search(),
+        None => find(name, &plugins.device_profiles()).is_some_and(DeviceProfile::kiosk_search),
+    }
 }
 
 /// The names a device may be given: the core's profiles, their aliases and the plugins'.

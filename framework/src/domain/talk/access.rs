@@ -69,6 +69,14 @@ impl TalkCaller {
         }
     }
 
+    /// Whether the token's scopes let it read `endpoint` at all (list or retrieve; anonymous
+    /// callers may: what they see is decided per object).
+    pub fn may_read(&self, endpoint: &str) -> bool {
+        self.token().is_none_or(|(_, endpoints, _)| {
+            endpoints.allows(endpoint, Action::Retrieve) || endpoints.allows(endpoint, Action::List)
+        })
+    }
+
     /// Whether the caller's token covers the event (anonymous callers cover none).
     fn covers(&self, event_id: i64) -> bool {
         self.token()

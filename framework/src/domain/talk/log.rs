@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DbErr, Statement};
 use serde_json::Value;
 
+use super::access::TalkEvent;
+
 /// A new entry, written by [`write`].
 #[derive(Debug, Clone)]
 pub struct Change<'a> {
@@ -75,7 +77,8 @@ pub struct Entry {
     pub action_type: String,
     /// Whether an organiser did it.
     pub is_orga_action: bool,
-    /// Who did it: code and name; `None` for the system or a deleted user.
+    /// Who did it: code and name; `None` for the system, a deleted user, or someone the
+    /// caller may not see named.
     pub person: Option<(String, String)>,
     /// Details.
     pub data: Value,
@@ -100,25 +103,30 @@ pub async fn count(
     Ok(n.max(0) as u64)
 }
 
-/// A page of an object's entries, newest first.
+/// A page of an object's entries, newest first, as the caller may see them: who made a
+/// change is named only to callers who may see reviewers' names (organisers, and reviewers
+/// while the phase shows names), or to the person who made it, so that a log never names
+/// whom the object itself hides.
 pub async fn list(
     db: &impl ConnectionTrait,
-    event_id: i64,
+    ev: &TalkEvent,
     object_type: &str,
     object_id: i64,
     offset: u64,
     limit: u64,
 ) -> Result<Vec<Entry>, DbErr> {
+    let names = super::reviews::names_visible(ev);
+    let caller = ev.user_id();
     let rows = db
         .query_all_raw(Statement::from_sql_and_values(
             db.get_database_backend(),
             "SELECT l.id, l.timestamp, l.action_type, l.is_orga_action, l.data, \
-             u.code AS person_code, u.fullname AS person_name \
+             l.user_id, u.code AS person_code, u.fullname AS person_name \
              FROM talk_log l LEFT JOIN users u ON u.id = l.user_id \
              WHERE l.event_id = $1 AND l.object_type = $2 AND l.object_id = $3 \
              ORDER BY l.timestamp DESC, l.id DESC LIMIT $4 OFFSET $5",
             [
-                event_id.into(),
+                ev.event.id.into(),
                 object_type.into(),
                 object_id.into(),
                 (limit as i64).into(),
@@ -128,7 +136,10 @@ pub async fn list(
         .await?;
     rows.iter()
         .map(|r| {
+            let user: Option<i64> = r.try_get("", "user_id")?;
+            let shown = names || (user.is_some() && user == caller);
             let code: Option<String> = r.try_get("", "person_code")?;
+            let code = code.filter(|_| shown);
             let name: Option<String> = r.try_get("", "person_name")?;
             Ok(Entry {
                 id: r.try_get("", "id")?,
