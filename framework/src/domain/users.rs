@@ -330,7 +330,9 @@ pub async fn sign_in(
     address: Option<&str>,
     password: &str,
 ) -> Result<SignIn, DbErr> {
-    let email_key = login_failures::email_key(email);
+    // Counted under at most the characters an email can have: the key's column is bounded.
+    let counted: String = email.chars().take(MAX_EMAIL_LEN).collect();
+    let email_key = login_failures::email_key(&counted);
     let mut keys = vec![(email_key.clone(), login_failures::PER_EMAIL)];
     if let Some(address) = address {
         keys.push((

@@ -299,6 +299,34 @@ async fn simultaneous_guesses_for_one_email_get_ten_checks_and_the_rest_are_refu
 }
 
 #[tokio::test]
+async fn an_overlong_email_or_password_is_a_wrong_sign_in_and_counted_like_any_other() {
+    let app = TestApp::spawn().await;
+    user(&app, EMAIL).await;
+    let long_email = format!("{}@example.org", "a".repeat(5000));
+    let mut browser = Browser::new(&app);
+    let r = browser.sign_in(&long_email, PASSWORD, "/account").await;
+    assert_eq!(r.status, 200, "the form again, with its error");
+    assert!(html(&r).contains("Email or password is wrong."));
+    let r = browser
+        .sign_in(EMAIL, &"p".repeat(100_000), "/account")
+        .await;
+    assert_eq!(r.status, 200);
+    let counted = login_failure::Entity::find()
+        .all(&app.db)
+        .await
+        .expect("rows");
+    assert!(
+        counted.iter().all(|row| row.key.len() <= 300),
+        "{counted:?}"
+    );
+    assert!(
+        counted
+            .iter()
+            .any(|row| row.key == format!("email:{EMAIL}"))
+    );
+}
+
+#[tokio::test]
 async fn sign_ins_beyond_the_checks_at_once_are_answered_503_and_not_counted() {
     let app = TestApp::spawn_with(|config| {
         config.password_checks_at_once = 1;

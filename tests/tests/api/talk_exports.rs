@@ -752,3 +752,30 @@ async fn the_demo_conference_has_a_released_schedule_in_its_exports() {
         assert_eq!(r.status, 200, "{name}");
     }
 }
+
+#[tokio::test]
+async fn made_up_languages_and_page_numbers_do_not_crowd_kept_answers_out() {
+    let app = TestApp::spawn().await;
+    let p = program(&app).await;
+    released(&app, &p).await;
+    cache_live(&app).await;
+    let slots = p.url("slots/?page_size=1");
+    for path in [JSON, slots.as_str()] {
+        assert_eq!(anonymous(&app, path).await.status, 200, "{path}");
+    }
+    // More made-up variants than the cache keeps answers: were they kept, the cache would
+    // be emptied to make room, and every event's kept answers with it.
+    for i in 0..(tessera::domain::cache::MAX_ANSWERS + 100) {
+        let path = match i % 3 {
+            0 => p.url(&format!("slots/?lang=x{i}")),
+            1 => format!("{JSON}?lang=y{i}"),
+            _ => p.url(&format!("slots/?page_size={}1", "0".repeat(i % 40 + 1))),
+        };
+        assert_eq!(anonymous(&app, &path).await.status, 200, "{path}");
+    }
+    for path in [JSON, slots.as_str()] {
+        let (kept, queries) = tessera::db::count_queries(anonymous(&app, path)).await;
+        assert_eq!(kept.status, 200, "{path}");
+        assert_eq!(queries, 1, "{path} is still kept");
+    }
+}
