@@ -102,7 +102,9 @@ impl Server {
             url: url.to_owned(),
             bind: format!("127.0.0.1:{}", free_port()),
             log: dir.join(format!("{name}.log")),
-            env: Vec::new(),
+            // Every request of a test comes from one loopback address, hundreds at once in
+            // the races: the per-address cap is for clients, not for a test driving a node.
+            env: vec![("TESSERA_MAX_CONNECTIONS_PER_ADDRESS".into(), "4096".into())],
             child: None,
             _dir: None,
         }
