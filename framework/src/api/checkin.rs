@@ -636,7 +636,17 @@ pub enum RedeemAnswer {
     Unknown(Json<RedeemOut>),
 }
 
-fn redeem_answer(o: Outcome) -> RedeemAnswer {
+/// Whether the caller is a kiosk device, held to a kiosk's needs (see
+/// [`profiles::kiosk_search`]): searches of three characters or more, no ticket secrets.
+fn is_kiosk(auth: &Auth, state: &AppState) -> bool {
+    auth.0
+        .device_profile()
+        .is_some_and(|name| profiles::kiosk_search(name, &state.plugins))
+}
+
+/// The answer of a scan; a kiosk is not shown the ticket's secret (a scan of a revoked one
+/// would tell the ticket's new secret).
+fn redeem_answer(o: Outcome, kiosk: bool) -> RedeemAnswer {
     let unknown = o.unknown();
     let status = o.status;
     let out = RedeemOut {
@@ -651,7 +661,13 @@ fn redeem_answer(o: Outcome) -> RedeemAnswer {
         reason: o.reason.map(str::to_owned),
         reason_explanation: o.explanation,
         require_attention: Some(o.require_attention),
-        position: o.position.map(Into::into),
+        position: o.position.map(|p| {
+            let mut out = PositionOut::from(p);
+            if kiosk {
+                out.secret = None;
+            }
+            out
+        }),
         list: Some(RedeemListOut {
             id: o.list.row.id,
             name: o.list.row.name,
@@ -1420,6 +1436,7 @@ impl CheckinApi {
             has_checkin: has_checkin.0,
             ignore_status: ignore_status.0.unwrap_or(false),
             attendee_name: attendee_name.0,
+            search_without_secrets: false,
         };
         let can_view = ev.permissions.has(Permission::ViewOrders);
         search_page(
@@ -1491,7 +1508,7 @@ impl CheckinApi {
             event: ev.event,
         };
         let outcome = redeem::redeem(&state.db, &[target], scan).await?;
-        Ok(redeem_answer(outcome))
+        Ok(redeem_answer(outcome, is_kiosk(&auth, &state)))
     }
 
     /// Scan a ticket
@@ -1574,7 +1591,7 @@ impl CheckinApi {
             },
         };
         let outcome = redeem::redeem(&state.db, &targets, scan).await?;
-        Ok(redeem_answer(outcome))
+        Ok(redeem_answer(outcome, is_kiosk(&auth, &state)))
     }
 
     /// Search tickets
@@ -1620,10 +1637,7 @@ impl CheckinApi {
             }
         };
         let org = auth.0.organizer(&organizer, None)?;
-        let kiosk = auth
-            .0
-            .device_profile()
-            .is_some_and(|name| profiles::kiosk_search(name, &state.plugins));
+        let kiosk = is_kiosk(&auth, &state);
         let can_view = !kiosk
             && targets.iter().all(|t| {
                 auth.0
@@ -1638,6 +1652,7 @@ impl CheckinApi {
             subevents: subevent.0.into_iter().collect(),
             has_checkin: has_checkin.0,
             ignore_status: ignore_status.0.unwrap_or(false),
+            search_without_secrets: kiosk,
             ..Default::default()
         };
         let ids: Vec<i64> = targets.iter().map(|t| t.list.row.id).collect();

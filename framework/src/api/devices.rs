@@ -42,7 +42,8 @@ pub struct DeviceOut {
     pub device_id: i64,
     /// Serial number, 16 characters, unique.
     pub unique_serial: String,
-    /// The single-use initialization token; `null` once the device is initialized.
+    /// The single-use initialization token; `null` once the device is initialized, and for
+    /// callers who may not configure the device (see creating one).
     pub initialization_token: Option<String>,
     /// Access to all events of the organizer.
     pub all_events: bool,
@@ -301,6 +302,19 @@ fn within_reach(auth: &Auth, organizer_id: i64, reaches: &[&EventScope]) -> Resu
     }
 }
 
+/// Leaves out the initialization token of a device the caller may not configure: whoever
+/// holds it initializes the device and acts with it.
+fn hide_token_beyond_reach(
+    auth: &Auth,
+    organizer_id: i64,
+    reach: &EventScope,
+    out: &mut DeviceOut,
+) {
+    if !devices::may_configure(&auth.0, organizer_id, reach) {
+        out.initialization_token = None;
+    }
+}
+
 /// Devices and gates.
 pub struct DevicesApi;
 
@@ -331,12 +345,13 @@ impl DevicesApi {
         let ids: Vec<i64> = page.results.iter().map(|d| d.id).collect();
         let links = devices::event_ids_of(&state.db, &ids).await?;
         let known = slugs(&state.db, links.values().flatten().copied()).await?;
+        let org_id = org.organizer.id;
         Ok(Json(page.map(|d| {
-            let events = links
-                .get(&d.id)
-                .map(|ids| sorted_slugs(ids, &known))
-                .unwrap_or_default();
-            device_out(d, events, None)
+            let ids = links.get(&d.id).cloned().unwrap_or_default();
+            let reach = devices::scope(d.all_events, &ids);
+            let mut out = device_out(d, sorted_slugs(&ids, &known), None);
+            hide_token_beyond_reach(&auth, org_id, &reach, &mut out);
+            out
         })))
     }
 
@@ -357,7 +372,10 @@ impl DevicesApi {
         let org = auth.0.organizer(&organizer, NEEDS)?;
         let d = devices::find_device(&state.db, org.organizer.id, *device_id).await?;
         let stored = devices::stored(&state.db, d).await?;
-        Ok(Json(show(&state, stored, false)))
+        let reach = stored.reach();
+        let mut out = show(&state, stored, false);
+        hide_token_beyond_reach(&auth, org.organizer.id, &reach, &mut out);
+        Ok(Json(out))
     }
 
     /// Create a device

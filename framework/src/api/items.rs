@@ -27,6 +27,7 @@ use crate::domain::settings;
 use crate::http::body::Refused;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::middleware::original_uri;
+use crate::http::pagination;
 use crate::http::{
     ApiError, Auth, Created, Decimal2, FieldErrors, I18nString, JsonBody, JsonBytes, Money,
     NoContent, Page, PageRequest, patched,
@@ -684,7 +685,13 @@ impl ItemsApi {
                 } else {
                     Vec::new()
                 };
-                let key = cache::answer_key(&scope, &uri, &LIST_PARAMS, &languages);
+                let key = cache::answer_key(
+                    &scope,
+                    &uri,
+                    &LIST_PARAMS,
+                    &languages,
+                    pagination::PAGE_SIZE,
+                );
                 let generation = match key {
                     Some(_) => state.cache.generation().await,
                     None => None,

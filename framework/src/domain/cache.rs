@@ -71,10 +71,16 @@ impl<K: Eq + Hash, V: Clone> Generational<K, V> {
             .map(|(_, v)| v.clone())
     }
 
+    /// Keeps `value` under `key`. A full map first forgets what older generations kept;
+    /// when this generation's entries alone fill it, the value is not kept: what was kept
+    /// first stays, so a flood of new keys cannot push out everyone else's.
     fn put(&self, generation: u64, key: K, value: V) {
         if let Ok(mut map) = self.map.write() {
             if map.len() >= self.max && !map.contains_key(&key) {
-                map.clear();
+                map.retain(|_, (g, _)| *g == generation);
+                if map.len() >= self.max {
+                    return;
+                }
             }
             map.insert(key, (generation, value));
         }
@@ -84,8 +90,10 @@ impl<K: Eq + Hash, V: Clone> Generational<K, V> {
 /// The key a list answer for `scope` (say `items:<event ID>`) at `path_and_query` is kept
 /// under, or `None` when it must not be kept, so that made-up parameters cannot fill the
 /// cache: a query parameter that is not one of `known`, or one sent twice, a `page` or
-/// `page_size` that is not written as the server writes numbers (`07`), or a `lang` that
-/// is not one of `languages` (the event's) is answered without the cache. Empty parameters
+/// `page_size` that is not written as the server writes numbers (`07`), a `page_size`
+/// above `max_page_size` (answered as the largest page, so it would be a second key for
+/// one answer), or a `lang` that is not one of `languages` (the event's) is answered
+/// without the cache. Empty parameters
 /// are left out; the others keep the order they were sent in, since the answer's page
 /// links repeat them in that order.
 pub fn answer_key(
@@ -93,6 +101,7 @@ pub fn answer_key(
     path_and_query: &str,
     known: &[&str],
     languages: &[String],
+    max_page_size: u64,
 ) -> Option<String> {
     let (path, query) = path_and_query
         .split_once('?')
@@ -103,7 +112,9 @@ pub fn answer_key(
         let (name, value) = p.split_once('=').unwrap_or((p, ""));
         let canonical = match name {
             "page" => value == "last" || is_plain_number(value),
-            "page_size" => is_plain_number(value),
+            "page_size" => {
+                is_plain_number(value) && value.parse::<u64>().is_ok_and(|n| n <= max_page_size)
+            }
             "lang" => languages.iter().any(|l| l == value),
             _ => true,
         };
@@ -379,7 +390,7 @@ mod tests {
 
     #[test]
     fn known_parameters_make_a_key_in_the_order_sent() {
-        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages());
+        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages(), 50);
         assert_eq!(key("/items/").as_deref(), Some("items:1:/items/?"));
         assert_eq!(
             key("/items/?active=true&&page=2").as_deref(),
@@ -390,7 +401,7 @@ mod tests {
 
     #[test]
     fn only_the_events_languages_and_numbers_written_plainly_make_keys() {
-        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages());
+        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages(), 50);
         assert!(key("/items/?lang=de&page=2&page_size=10").is_some());
         assert!(key("/items/?page=last").is_some());
         for made_up in [
@@ -400,6 +411,7 @@ mod tests {
             "/items/?page_size=010",
             "/items/?page=-1",
             "/items/?page_size=1e1",
+            "/items/?page_size=51",
         ] {
             assert_eq!(key(made_up), None, "{made_up}");
         }
@@ -407,7 +419,7 @@ mod tests {
 
     #[test]
     fn unknown_or_repeated_parameters_are_not_kept() {
-        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages());
+        let key = |uri| answer_key("items:1", uri, &KNOWN, &languages(), 50);
         assert_eq!(key("/items/?nonce=1"), None);
         assert_eq!(key("/items/?active=true&x"), None);
         assert_eq!(key("/items/?page=1&page=2"), None);
@@ -415,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    fn a_full_map_is_emptied_before_it_grows_and_others_are_left_alone() {
+    fn a_full_map_forgets_older_generations_and_otherwise_keeps_what_it_has() {
         let answers: Generational<String, u8> = Generational::new(3);
         let callers: Generational<String, u8> = Generational::new(3);
         callers.put(1, "caller".into(), 1);
@@ -429,8 +441,15 @@ mod tests {
             "replacing is not growing"
         );
         answers.put(1, "d".into(), 3);
+        assert_eq!(answers.get(1, &"d".into()), None, "full of this generation");
+        assert_eq!(answers.get(1, &"a".into()), Some(0), "what was kept stays");
+        answers.put(2, "d".into(), 3);
+        assert_eq!(
+            answers.get(2, &"d".into()),
+            Some(3),
+            "a new generation makes room"
+        );
         assert_eq!(answers.get(1, &"a".into()), None);
-        assert_eq!(answers.get(1, &"d".into()), Some(3));
         assert_eq!(callers.get(1, &"caller".into()), Some(1));
     }
 }

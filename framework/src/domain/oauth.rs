@@ -557,9 +557,13 @@ pub async fn exchange_code(
         .one(db)
         .await?
         .ok_or(OAuthError::InvalidGrant)?;
-    if found.used {
-        // A code presented twice: one of the two is not the client (RFC 6749 4.1.2).
+    if found.used && found.expires > Utc::now() {
+        // A code presented twice while valid: one of the two is not the client (RFC 6749
+        // 4.1.2). An expired one revokes nothing, so an old code cannot log anyone out.
         return Err(revoke_after_replay(db, app, found.authorization_id).await);
+    }
+    if found.used {
+        return Err(OAuthError::InvalidGrant);
     }
     if found.expires <= Utc::now() || found.redirect_uri != redirect_uri {
         return Err(OAuthError::InvalidGrant);

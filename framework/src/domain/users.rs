@@ -4,7 +4,7 @@
 //! stored as argon2id hashes; hashing and verifying are slow on purpose, so the async
 //! functions here run them on the blocking pool.
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use argon2::Argon2;
 use argon2::password_hash::rand_core::OsRng;
@@ -197,7 +197,7 @@ pub async fn find_active(db: &impl ConnectionTrait, id: i64) -> Result<Option<us
 /// memory, and a check that waits too long is not made (the caller is told to come back).
 #[derive(Debug)]
 pub struct PasswordChecks {
-    turns: Semaphore,
+    turns: Arc<Semaphore>,
     wait: std::time::Duration,
 }
 
@@ -206,24 +206,30 @@ impl PasswordChecks {
     /// its turn.
     pub fn new(at_once: usize, wait: std::time::Duration) -> Self {
         Self {
-            turns: Semaphore::new(at_once.max(1)),
+            turns: Arc::new(Semaphore::new(at_once.max(1))),
             wait,
         }
     }
 
-    /// Runs `work` on the blocking pool in a turn; `None` when no turn came in time.
+    /// Runs `work` on the blocking pool in a turn; `None` when no turn came in time. The
+    /// turn ends with the work, not with the request: a client that hangs up does not
+    /// free it while the work still runs.
     async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<Option<T>, DbErr> {
-        let Ok(turn) = tokio::time::timeout(self.wait, self.turns.acquire()).await else {
+        let turns = Arc::clone(&self.turns);
+        let Ok(turn) = tokio::time::timeout(self.wait, turns.acquire_owned()).await else {
             return Ok(None);
         };
         let turn = turn.map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
-        let done = tokio::task::spawn_blocking(work)
-            .await
-            .map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
-        drop(turn);
+        let done = tokio::task::spawn_blocking(move || {
+            let done = work();
+            drop(turn);
+            done
+        })
+        .await
+        .map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
         Ok(Some(done))
     }
 }

@@ -158,6 +158,9 @@ async fn a_kiosk_searches_with_three_characters_at_least_and_never_sees_a_secret
             let found = search(kiosk.clone(), short.into()).await;
             assert_eq!(found["count"], 0, "{profile} {short}: {found}");
         }
+        let prefix = format!("search={}", &secret[..6]);
+        let found = search(kiosk.clone(), prefix).await;
+        assert_eq!(found["count"], 0, "no secret a letter at a time: {found}");
         let found = search(kiosk.clone(), "search=ada".into()).await;
         assert_eq!(found["count"], 1, "{found}");
         assert!(found["results"][0].get("secret").is_none(), "{found}");

@@ -386,4 +386,29 @@ async fn a_team_gives_a_device_only_events_it_holds_every_device_permission_on()
     let r = app.get(&format!("{DEVICES}{theirs}/"), &admin).await;
     assert_eq!(r.body["all_events"], true, "unchanged: {}", r.body);
     assert_eq!(r.body["name"], "Admin's");
+    assert!(r.body["initialization_token"].is_string(), "{}", r.body);
+    // Whoever holds the initialization token becomes the device: only those who may
+    // configure it see it.
+    for token in [&limited, &door_team] {
+        let r = app.get(&format!("{DEVICES}{theirs}/"), token).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(
+            r.body["initialization_token"],
+            serde_json::Value::Null,
+            "{}",
+            r.body
+        );
+        let list = app.get(DEVICES, token).await;
+        for d in list.body["results"].as_array().expect("results") {
+            if d["device_id"] == theirs {
+                assert_eq!(d["initialization_token"], serde_json::Value::Null, "{d}");
+            }
+        }
+    }
+    let r = app.get(&format!("{DEVICES}{ours}/"), &door_team).await;
+    assert!(
+        r.body["initialization_token"].is_string(),
+        "its own: {}",
+        r.body
+    );
 }

@@ -778,10 +778,11 @@ async fn made_up_languages_and_page_numbers_do_not_crowd_kept_answers_out() {
     // More made-up variants than the cache keeps answers: were they kept, the cache would
     // be emptied to make room, and every event's kept answers with it.
     for i in 0..(tessera::domain::cache::MAX_ANSWERS + 100) {
-        let path = match i % 3 {
+        let path = match i % 4 {
             0 => p.url(&format!("slots/?lang=x{i}")),
             1 => format!("{JSON}?lang=y{i}"),
-            _ => p.url(&format!("slots/?page_size={}1", "0".repeat(i % 40 + 1))),
+            2 => p.url(&format!("slots/?page_size={}1", "0".repeat(i % 40 + 1))),
+            _ => p.url(&format!("slots/?page_size={}", 51 + i)),
         };
         assert_eq!(anonymous(&app, &path).await.status, 200, "{path}");
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::Endpoints;
+use tessera::domain::talk::tokens::{Action, Endpoints};
 use tessera_tests::talk::{
     Conference, conference, create, results, rows, sql, talk_user, user_token,
 };
@@ -674,6 +674,32 @@ async fn reviewers_names_are_shown_as_the_phase_says() {
         results(&r.body)[0]["user"]["name"],
         "User secret@example.org"
     );
+}
+
+#[tokio::test]
+async fn a_token_for_reviews_alone_writes_and_reads_reviews_with_their_answers() {
+    let app = TestApp::spawn().await;
+    let s = setup(&app).await;
+    let code = submit(&app, &s, "Generics", s.track, "a@example.org").await;
+    let all = [
+        Action::List,
+        Action::Retrieve,
+        Action::Create,
+        Action::Update,
+        Action::Destroy,
+    ];
+    let reviews_only = Endpoints([("reviews".to_owned(), all.to_vec())].into_iter().collect());
+    let token = user_token(&app, s.reviewer_user, &reviews_only, None).await;
+    let r = review(&app, &s, &token, &code, &[s.values[2]]).await;
+    assert_eq!(r.status, 201, "answers are part of a review: {}", r.body);
+    assert_eq!(r.body["answers"], json!([]));
+    let id = id_of(&r.body);
+    let one = s.url(&format!("reviews/{id}/"));
+    let r = app.get(&one, &token).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["scores"][0]["value"], "2.00", "{}", r.body);
+    let r = app.get(&format!("{one}?expand=submission"), &token).await;
+    assert_eq!(r.status, 403, "sessions are another endpoint: {}", r.body);
 }
 
 #[tokio::test]

@@ -75,6 +75,20 @@ pub static KIND: Kind = Kind {
     ],
 };
 
+/// Answers as part of the review they belong to (pretalx shows a review with its answers):
+/// read with the review's scope.
+pub static IN_REVIEW_KIND: Kind = Kind {
+    name: OBJECT,
+    key: "id",
+    endpoint: super::reviews::ENDPOINT,
+    load,
+    fields: &[
+        ("question", &super::questions::BARE_KIND),
+        ("options", &super::questions::NESTED_OPTION_KIND),
+        ("person", &super::speakers::KIND),
+    ],
+};
+
 fn load<'a>(ctx: &'a Ctx<'a>, keys: &'a [Value]) -> Loaded<'a> {
     Box::pin(async move {
         let (ids, mut values) = keys_in(keys);

@@ -28,6 +28,7 @@ use crate::domain::talk::version;
 use crate::http::ApiError;
 use crate::http::error::TalkResult;
 use crate::http::middleware::original_uri;
+use crate::http::pagination;
 use crate::http::talk::Talk;
 use crate::state::AppState;
 
@@ -275,7 +276,9 @@ impl PublicList {
         } else {
             Vec::new()
         };
-        let Some(url_key) = cache::answer_key("", &uri, &KEPT_PARAMS, &languages) else {
+        let Some(url_key) =
+            cache::answer_key("", &uri, &KEPT_PARAMS, &languages, pagination::PAGE_SIZE)
+        else {
             return Ok(None);
         };
         let Some(schedule) = ev.current_schedule else {

@@ -35,7 +35,8 @@ use crate::http::talk::Talk;
 use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};
 use crate::state::AppState;
 
-const ENDPOINT: &str = "reviews";
+/// The token scope reviews are read and written with.
+pub const ENDPOINT: &str = "reviews";
 
 /// A reviewer, as a review's expanded `user`.
 #[derive(Object)]
@@ -98,7 +99,7 @@ pub static KIND: Kind = Kind {
         ("submission", &super::submissions::KIND),
         ("user", &USER_KIND),
         ("scores", &SCORE_KIND),
-        ("answers", &super::answers::KIND),
+        ("answers", &super::answers::IN_REVIEW_KIND),
     ],
 };
 

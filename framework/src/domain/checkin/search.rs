@@ -34,6 +34,8 @@ pub struct PositionFilter {
     pub ignore_status: bool,
     /// Attendee name, ignoring case.
     pub attendee_name: Option<String>,
+    /// Whether `search` leaves secrets out (a kiosk must not learn them a letter at a time).
+    pub search_without_secrets: bool,
 }
 
 /// Order of a position search.
@@ -92,8 +94,13 @@ pub async fn positions(
         let pre = values.len();
         values.push(like.into());
         let any = values.len();
+        let secrets = if f.search_without_secrets {
+            String::new()
+        } else {
+            format!("LOWER(p.secret) LIKE ${pre} ESCAPE '\\' OR ")
+        };
         sql.push_str(&format!(
-            " AND (LOWER(p.secret) LIKE ${pre} ESCAPE '\\' OR LOWER(o.code) LIKE ${pre} ESCAPE '\\' \
+            " AND ({secrets}LOWER(o.code) LIKE ${pre} ESCAPE '\\' \
              OR LOWER(CAST(p.attendee_name_parts AS TEXT)) LIKE ${any} ESCAPE '\\' \
              OR LOWER(COALESCE(p.attendee_email, '')) LIKE ${any} ESCAPE '\\' \
              OR LOWER(COALESCE(o.email, '')) LIKE ${any} ESCAPE '\\' \
