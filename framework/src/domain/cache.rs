@@ -295,6 +295,11 @@ impl Cache {
         self.answers.get(generation, &key.to_owned())
     }
 
+    /// How many finished answers the process holds, of any generation.
+    pub fn answers_held(&self) -> usize {
+        self.answers.map.read().map_or(0, |map| map.len())
+    }
+
     /// Keeps a finished JSON answer made in `generation`.
     pub fn keep_answer(&self, generation: u64, key: String, body: Arc<[u8]>) {
         self.answers.put(generation, key, body);
