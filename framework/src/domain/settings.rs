@@ -633,8 +633,12 @@ pub async fn languages_of(
     cache: Option<(&Cache, u64)>,
     ev: &event::Model,
 ) -> Result<Vec<String>, DbErr> {
-    let values = of_event(db, registry, cache, ev).await?;
-    Ok(values
+    Ok(locales(&*of_event(db, registry, cache, ev).await?))
+}
+
+/// The languages (`locales`) among an event's effective settings.
+pub fn locales(values: &EventSettings) -> Vec<String> {
+    values
         .get("locales")
         .and_then(Value::as_array)
         .map(|l| {
@@ -643,7 +647,7 @@ pub async fn languages_of(
                 .map(str::to_owned)
                 .collect()
         })
-        .unwrap_or_default())
+        .unwrap_or_default()
 }
 
 /// The effective value of every setting of a scope.

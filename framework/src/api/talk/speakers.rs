@@ -217,16 +217,7 @@ pub(super) async fn languages(state: &AppState, ev: &TalkEvent) -> Result<Langua
         &ev.event,
     )
     .await?;
-    let all: Vec<String> = values
-        .get("locales")
-        .and_then(Value::as_array)
-        .map(|l| {
-            l.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
+    let all = settings::locales(&values);
     let default = values
         .get("locale")
         .and_then(Value::as_str)

@@ -33,9 +33,6 @@ fn shape(template: &str) -> String {
         .join("/")
 }
 
-/// The shortest search text a kiosk's ticket search takes.
-pub const KIOSK_SEARCH_MIN: usize = 3;
-
 /// The prefix of organizer-level templates.
 pub const ORGANIZER: &str = "/api/v1/organizers/{organizer}/";
 
@@ -81,8 +78,8 @@ impl DeviceProfile {
     }
 
     /// Holds the profile's ticket searches to what a person at a kiosk needs: at least
-    /// [`KIOSK_SEARCH_MIN`] characters (or an exact secret), and no ticket secrets in the
-    /// answers, so that a kiosk cannot harvest secrets and names.
+    /// three characters (or an exact secret), as for callers who may not view orders, and no
+    /// ticket secrets in the answers, so that a kiosk cannot harvest secrets and names.
     pub fn with_kiosk_search(mut self) -> Self {
         self.kiosk_search = true;
         self
