@@ -106,13 +106,15 @@ impl App {
             self.config.password_checks_at_once,
             std::time::Duration::from_millis(self.config.password_check_wait_ms),
         ));
+        let registry = Arc::new(self.plugins);
         Server {
+            registry: registry.clone(),
             state: AppState {
                 db,
                 config: Arc::new(self.config),
                 public_url,
-                settings: Arc::new(self.plugins.settings()),
-                plugins: Arc::new(self.plugins),
+                settings: Arc::new(registry.settings()),
+                plugins: registry,
                 cache,
                 mailer,
                 bookings,
@@ -126,6 +128,8 @@ impl App {
 /// A server ready to run.
 pub struct Server {
     state: AppState,
+    /// The plugins, whose routes the server mounts.
+    registry: Arc<PluginRegistry>,
 }
 
 fn service() -> OpenApiService<impl poem_openapi::OpenApi, ()> {
@@ -181,12 +185,17 @@ impl Server {
         &self.state
     }
 
+    /// The plugins the server was built with.
+    pub fn plugins(&self) -> &PluginRegistry {
+        &self.registry
+    }
+
     /// The whole HTTP surface as one endpoint: the API under `/api/v1/`, the OpenAPI
     /// document at `/api/v1/openapi.json`, the interactive UI at `/docs/`, and the probes
     /// and metrics of [`crate::ops`].
     pub fn endpoint(&self) -> BoxEndpoint<'static> {
         let service = service();
-        let mounts = Arc::new(mounts(&self.state.plugins));
+        let mounts = Arc::new(mounts(&self.registry));
         let spec = document(&mounts);
         let document = pretty(&spec);
         let ops = Arc::new(crate::ops::Operations::new(&self.state, &spec));

@@ -1,4 +1,4 @@
-//! What every handler can reach: the database, the configuration and the plugins.
+//! What every handler can reach: the database, the configuration and the extensions.
 
 use std::sync::Arc;
 
@@ -6,9 +6,9 @@ use sea_orm::DatabaseConnection;
 
 use crate::config::Config;
 use crate::domain::cache::Cache;
+use crate::domain::extensions::Extensions;
 use crate::domain::mail::Mailer;
 use crate::domain::settings::SettingsRegistry;
-use crate::plugin::PluginRegistry;
 
 /// Shared state of a running server, cheap to clone.
 #[derive(Clone)]
@@ -19,8 +19,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// The public base URL, without trailing slash.
     pub public_url: Arc<str>,
-    /// Registered plugins.
-    pub plugins: Arc<PluginRegistry>,
+    /// What the registered plugins bring, as the rules ask for it.
+    pub plugins: Arc<dyn Extensions>,
     /// Every declared setting, the core's and the plugins'.
     pub settings: Arc<SettingsRegistry>,
     /// What this process keeps of the configuration between requests.
@@ -40,7 +40,7 @@ impl AppState {
     pub fn seller<'a>(&'a self, organizer: &'a str) -> crate::domain::orders::Seller<'a> {
         crate::domain::orders::Seller {
             db: &self.db,
-            plugins: &self.plugins,
+            plugins: &*self.plugins,
             settings: &self.settings,
             cache: &self.cache,
             public_url: &self.public_url,

@@ -137,6 +137,11 @@ impl TestApp {
             .expect("stored")
     }
 
+    /// The plugins the server was built with.
+    pub fn plugins(&self) -> &tessera::plugin::PluginRegistry {
+        self.server.plugins()
+    }
+
     /// A server with the default configuration.
     pub async fn spawn() -> Self {
         Self::spawn_with(|_| {}).await

@@ -641,7 +641,7 @@ pub enum RedeemAnswer {
 fn is_kiosk(auth: &Auth, state: &AppState) -> bool {
     auth.0
         .device_profile()
-        .is_some_and(|name| profiles::kiosk_search(name, &state.plugins))
+        .is_some_and(|name| profiles::kiosk_search(name, || state.plugins.device_profiles()))
 }
 
 /// The answer of a scan; a kiosk is not shown the ticket's secret (a scan of a revoked one

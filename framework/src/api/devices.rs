@@ -257,7 +257,7 @@ async fn event_ids(
 /// A known security profile name; 400 on `security_profile` otherwise.
 fn profile(state: &AppState, name: Option<String>) -> Result<String, ApiError> {
     let name = name.unwrap_or_else(|| profiles::DEFAULT.to_owned());
-    if profiles::known_names(&state.plugins).contains(&name) {
+    if profiles::known_names(state.plugins.device_profiles()).contains(&name) {
         Ok(name)
     } else {
         Err(ApiError::field(

@@ -16,6 +16,7 @@ use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::event;
 use crate::domain::events::{self, EventFilter, string_list, string_map};
+use crate::domain::extensions::Hook;
 use crate::domain::meta;
 use crate::domain::permissions::Permission;
 use crate::domain::seating;
@@ -26,7 +27,6 @@ use crate::http::{
     ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, NullableMap, Page,
     PageRequest, patched,
 };
-use crate::plugin::Hook;
 use crate::state::AppState;
 
 /// An event.
@@ -420,7 +420,7 @@ async fn create_event(
     candidate: event::Model,
     source: Option<&event::Model>,
 ) -> Result<event::Model, ApiError> {
-    events::validate(&state.db, &state.plugins, &candidate, None)
+    events::validate(&state.db, &*state.plugins, &candidate, None)
         .await?
         .into_result()?;
     let (plan, mapping) = (
@@ -642,13 +642,14 @@ impl EventsApi {
         let existing = access.event;
         let mut candidate = existing.clone();
         apply_patch(&mut candidate, body.0);
-        events::validate(&state.db, &state.plugins, &candidate, Some(&existing))
+        events::validate(&state.db, &*state.plugins, &candidate, Some(&existing))
             .await?
             .into_result()?;
         if candidate.live
             && !existing.live
             && let Some(reason) =
-                events::live_blocker(&state.db, &state.plugins, &state.settings, &candidate).await?
+                events::live_blocker(&state.db, &*state.plugins, &state.settings, &candidate)
+                    .await?
         {
             return Err(ApiError::field("live", reason).into());
         }

@@ -197,7 +197,7 @@ async fn save(
     let allow = state.config.webhooks_allow_private_targets;
     webhooks::save(
         &state.db,
-        &state.plugins,
+        &*state.plugins,
         allow,
         organizer_id,
         &auth.0,

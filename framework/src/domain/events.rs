@@ -14,8 +14,8 @@ use super::meta::{self, Property};
 use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
+use crate::domain::extensions::Extensions;
 use crate::domain::webhooks;
-use crate::plugin::PluginRegistry;
 use crate::values::FieldErrors;
 use serde_json::json;
 
@@ -50,7 +50,7 @@ pub fn string_map(value: &Value) -> BTreeMap<String, String> {
 /// is a change. Every broken rule is reported on its field.
 pub async fn validate(
     db: &impl ConnectionTrait,
-    plugins: &PluginRegistry,
+    plugins: &dyn Extensions,
     candidate: &event::Model,
     existing: Option<&event::Model>,
 ) -> Result<FieldErrors, DbErr> {
@@ -171,7 +171,7 @@ async fn slug_taken(
 /// built-in `manual` provider when the `payment_manual__enabled` setting says so.
 pub async fn enabled_payment_providers(
     db: &impl ConnectionTrait,
-    plugins: &PluginRegistry,
+    plugins: &dyn Extensions,
     registry: &SettingsRegistry,
     e: &event::Model,
 ) -> Result<Vec<String>, DbErr> {
@@ -196,7 +196,7 @@ pub async fn enabled_payment_providers(
 /// Why an event cannot go live, when it cannot.
 pub async fn live_blocker(
     db: &impl ConnectionTrait,
-    plugins: &PluginRegistry,
+    plugins: &dyn Extensions,
     registry: &SettingsRegistry,
     e: &event::Model,
 ) -> Result<Option<&'static str>, DbErr> {

@@ -12,6 +12,7 @@ pub mod checkin;
 pub mod devices;
 pub mod event_config;
 pub mod events;
+pub mod extensions;
 pub mod files;
 pub mod giftcards;
 pub mod items;

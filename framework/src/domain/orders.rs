@@ -11,6 +11,7 @@
 mod lifecycle;
 mod mails;
 mod place;
+pub mod read_model;
 pub mod refunds;
 pub mod ticket;
 mod together;
@@ -24,6 +25,7 @@ pub use place::{
     AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
     payment_page, payment_term_end, place,
 };
+pub use read_model::{Order, PositionCheckin};
 pub use together::{Placed, Placements, placements};
 
 use std::collections::HashMap;
@@ -38,44 +40,6 @@ use serde_json::Value;
 use super::availability::{self, Demand, HoldKind};
 use super::sale::{Catalogue, Product};
 use crate::db::entities::{order, order_fee, order_payment, order_position, seat};
-
-/// An order with everything shown with it.
-#[derive(Debug, Clone)]
-pub struct Order {
-    /// The row.
-    pub row: order::Model,
-    /// Its positions, by position number.
-    pub positions: Vec<order_position::Model>,
-    /// Its fees.
-    pub fees: Vec<order_fee::Model>,
-    /// Its payments, by number.
-    pub payments: Vec<order_payment::Model>,
-    /// The seats its positions hold.
-    pub seats: Vec<seat::Model>,
-    /// Successful check-ins of its positions, oldest first.
-    pub checkins: Vec<PositionCheckin>,
-    /// Its refunds, by number.
-    pub refunds: Vec<refunds::Refund>,
-}
-
-/// A successful check-in of a position, as orders show it.
-#[derive(Debug, Clone, FromQueryResult)]
-pub struct PositionCheckin {
-    /// Internal ID.
-    pub id: i64,
-    /// The position.
-    pub position_id: i64,
-    /// The check-in list.
-    pub list_id: i64,
-    /// When it happened (as the scanner says).
-    pub datetime: DateTime<Utc>,
-    /// `entry` or `exit`.
-    pub kind: String,
-    /// The gate it happened at.
-    pub gate_id: Option<i64>,
-    /// Whether it was made automatically.
-    pub auto_checked_in: bool,
-}
 
 /// Successful check-ins of these positions, oldest first.
 pub async fn checkins_of(

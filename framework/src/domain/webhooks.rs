@@ -26,6 +26,7 @@ use sha2::Sha256;
 
 use crate::db::entities::{webhook, webhook_call};
 use crate::domain::access::{Caller, EventScope};
+use crate::domain::extensions::{Extensions, OrderEvent};
 use crate::domain::permissions::PermissionSet;
 use crate::domain::special_addresses;
 
@@ -160,11 +161,7 @@ impl Notice {
 
 /// The action types an order event stands for: placed (or placed needing approval), paid
 /// (with its payment confirmed), canceled.
-pub fn order_actions(
-    what: crate::plugin::OrderEvent,
-    require_approval: bool,
-) -> &'static [&'static str] {
-    use crate::plugin::OrderEvent;
+pub fn order_actions(what: OrderEvent, require_approval: bool) -> &'static [&'static str] {
     match what {
         OrderEvent::Placed if require_approval => &["pretix.event.order.placed.require_approval"],
         OrderEvent::Placed => &["pretix.event.order.placed"],
@@ -604,7 +601,7 @@ pub struct WebhookInput {
 }
 
 /// The action types webhooks can listen to: pretix's and the plugins'.
-pub fn known_action_types(plugins: &crate::plugin::PluginRegistry) -> Vec<String> {
+pub fn known_action_types(plugins: &dyn Extensions) -> Vec<String> {
     ACTION_TYPES
         .iter()
         .map(|(a, _)| (*a).to_owned())
@@ -666,7 +663,7 @@ fn out_of_reach() -> crate::values::ApiError {
 /// gets a secret.
 pub async fn save(
     db: &DatabaseConnection,
-    plugins: &crate::plugin::PluginRegistry,
+    plugins: &dyn Extensions,
     allow_private: bool,
     organizer_id: i64,
     caller: &Caller,

@@ -99,7 +99,7 @@ impl Gate {
         let permitted = req.data::<AppState>().is_some_and(|state| {
             crate::domain::devices::profiles::permits(
                 profile,
-                &state.plugins,
+                || state.plugins.device_profiles(),
                 method,
                 &route.template,
             )

@@ -16,8 +16,10 @@ use tessera_plugin_sdk as sdk;
 
 use super::api::PluginApi;
 use super::library::{self, PluginLibrary};
-use super::payment::{CreatedPayment, PaymentContext, PaymentProvider, PaymentRecord};
 use super::{Plugin, PluginLevel};
+use crate::domain::extensions::payments::{
+    CreatedPayment, PaymentContext, PaymentProvider, PaymentRecord,
+};
 use crate::domain::permissions::Permission;
 use crate::domain::settings::{self, Level, Scope, SettingDef, SettingType};
 use crate::http::auth::{EventAccess, OrganizerAccess, TOKEN_SCHEME};

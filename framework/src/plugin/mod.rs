@@ -11,13 +11,16 @@
 pub mod api;
 pub mod dynamic;
 pub mod library;
-pub mod payment;
 
 use std::sync::Arc;
 
-use sea_orm::{DatabaseTransaction, DbErr};
+use sea_orm::DbErr;
 
 use crate::db::entities::event;
+use crate::domain::devices::profiles::DeviceProfile;
+use crate::domain::extensions::Extensions;
+pub use crate::domain::extensions::payments as payment;
+pub use crate::domain::extensions::{Hook, OrderEvent};
 use crate::domain::orders::Order;
 use crate::domain::settings::{SettingDef, SettingsRegistry};
 pub use api::PluginApi;
@@ -32,15 +35,6 @@ pub enum PluginLevel {
     Organizer,
     /// Both: organizer endpoints always, event parts where an event enables it.
     Both,
-}
-
-/// The transaction and event a lifecycle hook runs in.
-#[derive(Clone, Copy)]
-pub struct Hook<'a> {
-    /// The core's transaction: the plugin's writes commit with the change, or not at all.
-    pub txn: &'a DatabaseTransaction,
-    /// The event concerned.
-    pub event: &'a event::Model,
 }
 
 /// A plugin of the host app. Only `name`, `version` and `description` are required; every
@@ -78,7 +72,7 @@ pub trait Plugin: Send + Sync + 'static {
     /// Device security profiles the plugin brings, beside the core's `full`,
     /// `service_checkin` and `service_checkin_online_kiosk`; devices may then be given their
     /// names (see [`crate::domain::devices::profiles`]).
-    fn device_profiles(&self) -> Vec<crate::domain::devices::profiles::DeviceProfile> {
+    fn device_profiles(&self) -> Vec<DeviceProfile> {
         Vec::new()
     }
     /// Webhook action types the plugin notifies of, beside pretix's (see
@@ -113,17 +107,6 @@ pub trait Plugin: Send + Sync + 'static {
     async fn event_cloned(&self, _hook: Hook<'_>, _source: &event::Model) -> Result<(), DbErr> {
         Ok(())
     }
-}
-
-/// A lifecycle event of an order, for [`PluginRegistry::order_changed`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OrderEvent {
-    /// Placed.
-    Placed,
-    /// Marked paid.
-    Paid,
-    /// Canceled.
-    Canceled,
 }
 
 /// The plugins a host app was built with.
@@ -163,17 +146,6 @@ impl PluginRegistry {
             .collect()
     }
 
-    /// Whether the plugin of that name answers for this event: registered and enabled, or
-    /// working per organizer.
-    pub fn active_for(&self, name: &str, ev: Option<&event::Model>) -> bool {
-        match (self.get(name).map(|p| p.level()), ev) {
-            (None, _) => false,
-            (Some(PluginLevel::Event), None) => false,
-            (Some(_), None) => true,
-            (Some(_), Some(ev)) => self.enabled_for(ev).iter().any(|p| p.name() == name),
-        }
-    }
-
     /// The core settings and those every plugin declares.
     pub fn settings(&self) -> SettingsRegistry {
         let mut registry = SettingsRegistry::default();
@@ -182,9 +154,23 @@ impl PluginRegistry {
         }
         registry
     }
+}
+
+#[async_trait::async_trait]
+impl Extensions for PluginRegistry {
+    /// Whether the plugin of that name answers for this event: registered and enabled, or
+    /// working per organizer.
+    fn active_for(&self, name: &str, ev: Option<&event::Model>) -> bool {
+        match (self.get(name).map(|p| p.level()), ev) {
+            (None, _) => false,
+            (Some(PluginLevel::Event), None) => false,
+            (Some(_), None) => true,
+            (Some(_), Some(ev)) => self.enabled_for(ev).iter().any(|p| p.name() == name),
+        }
+    }
 
     /// The device security profiles every plugin brings.
-    pub fn device_profiles(&self) -> Vec<crate::domain::devices::profiles::DeviceProfile> {
+    fn device_profiles(&self) -> Vec<DeviceProfile> {
         self.plugins
             .iter()
             .flat_map(|p| p.device_profiles())
@@ -192,7 +178,7 @@ impl PluginRegistry {
     }
 
     /// The webhook action types every plugin brings.
-    pub fn webhook_action_types(&self) -> Vec<String> {
+    fn webhook_action_types(&self) -> Vec<String> {
         self.plugins
             .iter()
             .flat_map(|p| p.webhook_action_types())
@@ -201,7 +187,7 @@ impl PluginRegistry {
 
     /// The payment providers an event offers: the core's `manual`, then those of the
     /// plugins it enables.
-    pub fn payment_providers(&self, ev: &event::Model) -> Vec<Arc<dyn PaymentProvider>> {
+    fn payment_providers(&self, ev: &event::Model) -> Vec<Arc<dyn PaymentProvider>> {
         let mut all: Vec<Arc<dyn PaymentProvider>> = vec![Arc::new(ManualPayment)];
         all.extend(
             self.enabled_for(ev)
@@ -211,19 +197,8 @@ impl PluginRegistry {
         all
     }
 
-    /// The payment provider of that identifier the event offers.
-    pub fn payment_provider(
-        &self,
-        ev: &event::Model,
-        identifier: &str,
-    ) -> Option<Arc<dyn PaymentProvider>> {
-        self.payment_providers(ev)
-            .into_iter()
-            .find(|p| p.identifier() == identifier)
-    }
-
     /// Tells the plugins the event enables that one of its orders changed.
-    pub async fn order_changed(
+    async fn order_changed(
         &self,
         hook: Hook<'_>,
         what: OrderEvent,
@@ -240,7 +215,7 @@ impl PluginRegistry {
     }
 
     /// Tells the plugins a new event enables that it was created, or cloned from `source`.
-    pub async fn event_created(
+    async fn event_created(
         &self,
         hook: Hook<'_>,
         source: Option<&event::Model>,
@@ -257,7 +232,7 @@ impl PluginRegistry {
     /// The messages of an event's `plugins` list that cannot be: unknown names, plugins
     /// that work per organizer, and plugins being enabled (not in `before`) whose own
     /// checks refuse the event.
-    pub fn refusals(&self, ev: &event::Model, before: &[String]) -> Vec<String> {
+    fn refusals(&self, ev: &event::Model, before: &[String]) -> Vec<String> {
         let mut refused = Vec::new();
         for name in crate::domain::events::string_list(&ev.plugins) {
             match self.get(&name) {

@@ -58,7 +58,7 @@ async fn the_running_server_serves_the_document_and_a_ui() {
         .call(poem::http::Method::GET, "/api/v1/openapi.json", None, None)
         .await;
     assert_eq!(r.status, 200);
-    assert_eq!(r.body, tessera::openapi_document(&app.state.plugins));
+    assert_eq!(r.body, tessera::openapi_document(app.plugins()));
     let r = app
         .call(poem::http::Method::GET, "/docs/", None, None)
         .await;

@@ -143,7 +143,7 @@ async fn probes_are_never_rate_limited() {
 #[tokio::test]
 async fn probes_and_metrics_are_not_in_the_api_document() {
     let app = TestApp::spawn().await;
-    let doc = tessera::openapi_document(&app.state.plugins);
+    let doc = tessera::openapi_document(app.plugins());
     let paths = doc["paths"].as_object().expect("paths");
     assert!(paths.keys().all(|p| {
         !["healthz", "readyz", "metrics"]

@@ -327,7 +327,7 @@ async fn a_server_with_a_plugin_directory_others_can_write_to_starts_without_its
 
     let app = tessera_tests::TestApp::spawn_with(move |c| c.plugin_dir = Some(plugin_dir)).await;
 
-    assert!(!app.state.plugins.is_registered("paylink"));
+    assert!(!app.plugins().is_registered("paylink"));
     let organizers = app
         .call(poem::http::Method::GET, "/api/v1/organizers/", None, None)
         .await;

@@ -603,8 +603,7 @@ async fn a_dynamic_plugin_works_end_to_end_and_broken_libraries_are_refused() {
     let s = with_plugin_dir(dir.path()).await;
     let names: Vec<String> = s
         .app
-        .state
-        .plugins
+        .plugins()
         .all()
         .iter()
         .map(|p| p.name().to_owned())

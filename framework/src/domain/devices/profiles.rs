@@ -6,7 +6,7 @@
 //! and accepts pretix's names as aliases: `pretixscan` (= `service_checkin`),
 //! `pretixscan_online_noorders` and `pretixscan_online_kiosk` (both
 //! `service_checkin_online_kiosk`, the nearest: no order sync). Plugins bring their own
-//! through [`crate::plugin::Plugin::device_profiles`].
+//! through [`crate::domain::extensions::Extensions::device_profiles`].
 
 use std::sync::LazyLock;
 
@@ -221,32 +221,32 @@ pub fn find<'a>(name: &str, extra: &'a [DeviceProfile]) -> Option<&'a DeviceProf
 /// (a plugin's, since removed) allows nothing.
 pub fn permits(
     name: &str,
-    plugins: &crate::plugin::PluginRegistry,
+    extra: impl FnOnce() -> Vec<DeviceProfile>,
     method: &str,
     template: &str,
 ) -> bool {
     if let Some(p) = find(name, &[]) {
         return p.permits(method, template);
     }
-    let extra = plugins.device_profiles();
+    let extra = extra();
     find(name, &extra).is_some_and(|p| p.permits(method, template))
 }
 
 /// Whether the device profile stored as `name` holds ticket searches to a kiosk's needs.
-pub fn kiosk_search(name: &str, plugins: &crate::plugin::PluginRegistry) -> bool {
+pub fn kiosk_search(name: &str, extra: impl FnOnce() -> Vec<DeviceProfile>) -> bool {
     match find(name, &[]) {
         Some(p) => p.kiosk_search(),
-        None => find(name, &plugins.device_profiles()).is_some_and(DeviceProfile::kiosk_search),
+        None => find(name, &extra()).is_some_and(DeviceProfile::kiosk_search),
     }
 }
 
 /// The names a device may be given: the core's profiles, their aliases and the plugins'.
-pub fn known_names(plugins: &crate::plugin::PluginRegistry) -> Vec<String> {
+pub fn known_names(extra: Vec<DeviceProfile>) -> Vec<String> {
     BUILTIN
         .iter()
         .map(|p| p.name.clone())
         .chain(ALIASES.iter().map(|(a, _)| (*a).to_owned()))
-        .chain(plugins.device_profiles().into_iter().map(|p| p.name))
+        .chain(extra.into_iter().map(|p| p.name))
         .collect()
 }
 

@@ -14,13 +14,13 @@ use crate::db::begin_write;
 use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
+use crate::domain::extensions::payments::{PaymentContext, PaymentProvider, PaymentRecord};
+use crate::domain::extensions::{Extensions, Hook, OrderEvent};
 use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::settings::SettingsRegistry;
 use crate::domain::{settings, vouchers, webhooks};
-use crate::plugin::payment::{PaymentProvider, PaymentRecord};
-use crate::plugin::{Hook, OrderEvent, PluginRegistry};
 use sea_orm::DatabaseConnection;
 
 /// Why a change of an order was refused.
@@ -56,7 +56,7 @@ pub struct Seller<'a> {
     /// The connection pool.
     pub db: &'a DatabaseConnection,
     /// The registered plugins (payment providers, order hooks).
-    pub plugins: &'a PluginRegistry,
+    pub plugins: &'a dyn Extensions,
     /// Every declared setting.
     pub settings: &'a SettingsRegistry,
     /// The process cache.
@@ -100,7 +100,7 @@ impl Seller<'_> {
 }
 
 /// What a provider is told of a payment.
-type Told = (crate::plugin::payment::PaymentContext, PaymentRecord);
+type Told = (PaymentContext, PaymentRecord);
 
 /// An order locked in a transaction, with its positions and the catalogue they are of.
 pub(super) struct Locked<'a> {

@@ -20,6 +20,8 @@ use crate::db::entities::{
 use crate::db::{begin_write, unit_of_work};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
+use crate::domain::extensions::payments::{PaymentContext, PaymentProvider};
+use crate::domain::extensions::{Extensions, Hook, OrderEvent};
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
@@ -27,8 +29,6 @@ use crate::domain::seating::sell;
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
 use crate::domain::{vouchers, webhooks};
-use crate::plugin::payment::{PaymentContext, PaymentProvider};
-use crate::plugin::{Hook, OrderEvent, PluginRegistry};
 
 /// An answer to a question, as sent.
 #[derive(Debug, Clone)]
@@ -147,7 +147,7 @@ pub struct PlaceContext {
     /// The payment provider chosen, already checked to be offered for the event.
     pub provider: Option<Arc<dyn PaymentProvider>>,
     /// The plugins, whose hooks hear of the order.
-    pub plugins: Arc<PluginRegistry>,
+    pub plugins: Arc<dyn Extensions>,
 }
 
 impl PlaceContext {

@@ -12,10 +12,11 @@ use sea_orm::{
 use serde_json::{Value, json};
 
 use super::lifecycle::{Locked, Seller, give_back_and_cancel, open, refused};
+pub use super::read_model::Refund;
 use super::{LifecycleError, Order};
 use crate::db::entities::{event, order_payment, order_refund};
+use crate::domain::extensions::OrderEvent;
 use crate::domain::giftcards::{self, TransactError, Visibility};
-use crate::plugin::OrderEvent;
 
 /// States a refund can be in.
 pub const STATES: [&str; 6] = [
@@ -27,15 +28,6 @@ pub const SOURCES: [&str; 3] = ["admin", "buyer", "external"];
 
 /// States whose amount counts as given back (or on its way).
 const GIVING_BACK: [&str; 3] = ["created", "transit", "done"];
-
-/// A refund with the number of the payment it gives back.
-#[derive(Debug, Clone)]
-pub struct Refund {
-    /// The row.
-    pub row: order_refund::Model,
-    /// The payment's number within the order.
-    pub payment: Option<i32>,
-}
 
 /// A refund to record.
 #[derive(Debug, Clone)]
