@@ -230,11 +230,11 @@ impl Server {
             )
             .at(
                 "/:organizer/:event/order/:code/:secret",
-                get(crate::pages::order_page),
+                get(crate::web::orders::order_page),
             )
             .at(
                 "/:organizer/:event/order/:code/:secret/pay/:local_id",
-                get(crate::pages::payment_page),
+                get(crate::web::orders::payment_page),
             )
             .at(
                 "/login",

@@ -20,7 +20,6 @@ pub mod http;
 pub mod logging;
 pub mod metrics;
 pub mod ops;
-pub mod pages;
 pub mod plugin;
 pub mod state;
 pub mod values;

@@ -546,7 +546,7 @@ impl From<PositionView> for PositionOut {
                 .unwrap_or_default(),
             require_attention: p.checkin_attention,
             order_status: p.order_status,
-            pdf_data: v.pdf_data.map(super::orders::pdf_data_out),
+            pdf_data: v.pdf_data.map(super::orders::wire::pdf_data_out),
         }
     }
 }

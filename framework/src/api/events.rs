@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::event;
-use crate::domain::events::{self, EventFilter, string_list, string_map};
+use crate::domain::events::{self, EventFilter};
 use crate::domain::extensions::Hook;
 use crate::domain::meta;
 use crate::domain::permissions::Permission;
@@ -28,6 +28,7 @@ use crate::http::{
     PageRequest, patched,
 };
 use crate::state::AppState;
+use crate::values::stored::{string_list, string_map};
 
 /// An event.
 #[derive(Object)]

@@ -9,9 +9,10 @@ use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi};
 
 use super::Tag;
-use super::items::{delete_error, find_item, write_error};
 use crate::db::entities::{item, item_addon, item_bundle, item_variation};
-use crate::domain::items::{self, AddonFields, BundleFields, VariationFields};
+use crate::domain::items::{
+    self, AddonFields, BundleFields, DeleteError, VariationFields, WriteError,
+};
 use crate::domain::permissions::Permission;
 use crate::http::auth::EventAccess;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
@@ -821,4 +822,36 @@ async fn save_bundle(
             .map_err(write_error)?
             .into(),
     ))
+}
+
+/// The item of the event, or 403.
+pub async fn find_item(state: &AppState, event_id: i64, id: i64) -> Result<item::Model, ApiError> {
+    items::find_row(&state.db, event_id, id)
+        .await?
+        .ok_or_else(ApiError::forbidden)
+}
+
+/// The answer to a refused or failed write of an item or a part of it: broken rules are 400
+/// on their fields, something deleted meanwhile is 403 like anything missing.
+pub fn write_error(e: WriteError) -> ApiError {
+    match e {
+        WriteError::Invalid(invalid) => FieldErrors::check(invalid)
+            .err()
+            .unwrap_or_else(ApiError::internal),
+        WriteError::Gone => ApiError::forbidden(),
+        WriteError::Db(e) => e.into(),
+    }
+}
+
+/// The answer to a refused or failed delete of an item or variation.
+pub fn delete_error(e: DeleteError) -> ApiError {
+    match e {
+        DeleteError::Ordered => ApiError::forbidden_because(
+            "This item has been ordered and cannot be deleted; deactivate it instead.",
+        ),
+        DeleteError::LastVariation => ApiError::forbidden_because(
+            "An item with variations keeps at least one; this is its last variation.",
+        ),
+        DeleteError::Db(e) => e.into(),
+    }
 }

@@ -13,15 +13,14 @@ use poem_openapi::{Object, OpenApi};
 
 use super::Tag;
 use super::item_parts::{
-    AddonCreate, AddonOut, BundleCreate, BundleOut, VariationCreate, VariationOut,
+    AddonCreate, AddonOut, BundleCreate, BundleOut, VariationCreate, VariationOut, delete_error,
+    find_item, write_error,
 };
-use crate::db::entities::{event, item};
+use crate::db::entities::event;
 use crate::domain::cache;
 use crate::domain::catalogue_changes;
 use crate::domain::files;
-use crate::domain::items::{
-    self, DeleteError, Item, ItemFields, ItemFilter, NewItem, PictureChange, WriteError,
-};
+use crate::domain::items::{self, Item, ItemFields, ItemFilter, NewItem, PictureChange};
 use crate::domain::permissions::Permission;
 use crate::domain::settings;
 use crate::http::body::Refused;
@@ -248,7 +247,7 @@ pub fn item_out(it: Item, ev: &event::Model, public_url: &str) -> ItemOut {
         admission: r.admission,
         position: r.position,
         picture: r.picture.as_deref().map(|p| files::url(public_url, p)),
-        sales_channels: crate::domain::events::string_list(&r.sales_channels),
+        sales_channels: crate::values::stored::string_list(&r.sales_channels),
         available_from: r.available_from,
         available_until: r.available_until,
         hidden_if_available: r.hidden_if_available,
@@ -631,13 +630,6 @@ const LIST_PARAMS: [&str; 9] = [
 /// Item operations.
 pub struct ItemsApi;
 
-/// The item of the event, or 403.
-pub async fn find_item(state: &AppState, event_id: i64, id: i64) -> Result<item::Model, ApiError> {
-    items::find_row(&state.db, event_id, id)
-        .await?
-        .ok_or_else(ApiError::forbidden)
-}
-
 async fn check(state: &AppState, ev: &event::Model, f: &ItemFields) -> Result<(), ApiError> {
     FieldErrors::check(items::invalid_fields(&state.db, ev, f).await?)
 }
@@ -898,30 +890,5 @@ impl ItemsApi {
             Ok(()) => Ok(NoContent::NoContent),
             Err(e) => Err(delete_error(e).into()),
         }
-    }
-}
-
-/// The answer to a refused or failed write of an item or a part of it: broken rules are 400
-/// on their fields, something deleted meanwhile is 403 like anything missing.
-pub fn write_error(e: WriteError) -> ApiError {
-    match e {
-        WriteError::Invalid(invalid) => FieldErrors::check(invalid)
-            .err()
-            .unwrap_or_else(ApiError::internal),
-        WriteError::Gone => ApiError::forbidden(),
-        WriteError::Db(e) => e.into(),
-    }
-}
-
-/// The answer to a refused or failed delete of an item or variation.
-pub fn delete_error(e: DeleteError) -> ApiError {
-    match e {
-        DeleteError::Ordered => ApiError::forbidden_because(
-            "This item has been ordered and cannot be deleted; deactivate it instead.",
-        ),
-        DeleteError::LastVariation => ApiError::forbidden_because(
-            "An item with variations keeps at least one; this is its last variation.",
-        ),
-        DeleteError::Db(e) => e.into(),
     }
 }

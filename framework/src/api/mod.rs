@@ -18,7 +18,6 @@ pub mod organizers;
 pub mod properties;
 pub mod questions;
 pub mod quotas;
-pub mod refunds;
 pub mod resellers;
 pub mod seating;
 pub mod secrets;
@@ -110,7 +109,9 @@ pub fn ticketing_api() -> impl OpenApi {
             questions::QuestionsApi,
             files::FilesApi,
             orders::OrdersApi,
-            refunds::RefundsApi,
+            orders::lifecycle::LifecycleApi,
+            orders::payments::PaymentsApi,
+            orders::refunds::RefundsApi,
             carts::CartsApi,
         ),
         (

@@ -11,11 +11,11 @@ use serde_json::json;
 use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::{event, meta_property};
-use crate::domain::events::string_list;
 use crate::domain::permissions::Permission;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::stored::string_list;
 
 /// A meta data property events of the organizer carry values for.
 #[derive(Object)]

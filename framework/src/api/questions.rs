@@ -202,7 +202,7 @@ impl From<Question> for QuestionOut {
             hidden: r.hidden,
             print_on_invoice: r.print_on_invoice,
             dependency_question: r.dependency_question,
-            dependency_values: crate::domain::events::string_list(&r.dependency_values),
+            dependency_values: crate::values::stored::string_list(&r.dependency_values),
             valid_number_min: r.valid_number_min,
             valid_number_max: r.valid_number_max,
             valid_date_min: r.valid_date_min,

@@ -15,36 +15,11 @@ use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
 use crate::domain::extensions::Extensions;
+use crate::domain::sale::SALES_CHANNELS;
 use crate::domain::webhooks;
 use crate::values::FieldErrors;
+use crate::values::stored::{string_list, string_map};
 use serde_json::json;
-
-/// Sales channels an event can be sold on.
-pub const SALES_CHANNELS: [&str; 2] = ["web", "resellers"];
-
-/// A JSON list of strings as stored.
-pub fn string_list(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .map(|l| {
-            l.iter()
-                .filter_map(|v| v.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// A JSON object of strings as stored.
-pub fn string_map(value: &Value) -> BTreeMap<String, String> {
-    value
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// Checks a complete event as it would be stored; `existing` is the stored event when this
 /// is a change. Every broken rule is reported on its field.

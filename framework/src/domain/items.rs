@@ -11,14 +11,15 @@ use sea_orm::{
 };
 use serde_json::Value;
 
-use super::events::{SALES_CHANNELS, string_list, string_map};
 use super::files::{self, ClaimRefused};
 use super::meta::{self, Property};
+use super::sale::SALES_CHANNELS;
 use crate::db::entities::{
     category, event, item, item_addon, item_bundle, item_variation, order_position, quota, tax_rule,
 };
 use crate::db::{begin_write, is_unique_violation};
 use crate::domain::webhooks;
+use crate::values::stored::{string_list, string_map};
 use serde_json::json;
 
 /// A rule broken by a change, reported on a field.

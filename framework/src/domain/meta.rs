@@ -24,7 +24,7 @@ impl From<meta_property::Model> for Property {
         Self {
             name: m.name,
             default: m.default_value,
-            allowed_values: super::events::string_list(&m.allowed_values),
+            allowed_values: crate::values::stored::string_list(&m.allowed_values),
             required: m.required,
         }
     }

@@ -23,10 +23,10 @@ pub use lifecycle::{
 pub use mails::Storefront;
 pub use place::{
     AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
-    payment_page, payment_term_end, place,
+    payment_page, payment_term_end,
 };
 pub use read_model::{Order, PositionCheckin};
-pub use together::{Placed, Placements, placements};
+pub use together::{Placed, Placements, place, placements};
 
 use std::collections::HashMap;
 

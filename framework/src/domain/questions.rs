@@ -15,11 +15,11 @@ use sea_orm::{
 };
 use serde_json::Value;
 
-use super::events::string_list;
 use super::items::Invalid;
 use crate::db::begin_write;
 use crate::db::entities::{question, question_item, question_option};
 use crate::values::I18nString;
+use crate::values::stored::string_list;
 
 /// Number: a decimal answer.
 pub const NUMBER: &str = "N";

@@ -139,7 +139,7 @@ impl PluginRegistry {
 
     /// The registered plugins an event enables, in the order of its list.
     pub fn enabled_for(&self, ev: &event::Model) -> Vec<&Arc<dyn Plugin>> {
-        crate::domain::events::string_list(&ev.plugins)
+        crate::values::stored::string_list(&ev.plugins)
             .iter()
             .filter_map(|name| self.get(name))
             .filter(|p| p.level() != PluginLevel::Organizer)
@@ -234,7 +234,7 @@ impl Extensions for PluginRegistry {
     /// checks refuse the event.
     fn refusals(&self, ev: &event::Model, before: &[String]) -> Vec<String> {
         let mut refused = Vec::new();
-        for name in crate::domain::events::string_list(&ev.plugins) {
+        for name in crate::values::stored::string_list(&ev.plugins) {
             match self.get(&name) {
                 None => refused.push(format!("Unknown plugin: '{name}'.")),
                 Some(p) if p.level() == PluginLevel::Organizer => refused.push(format!(

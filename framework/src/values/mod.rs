@@ -6,6 +6,7 @@ pub mod currency;
 pub mod error;
 pub mod i18n;
 pub mod money;
+pub mod stored;
 
 pub use error::{ApiError, FieldErrors};
 pub use i18n::I18nString;

@@ -4,23 +4,25 @@
 //! compiled into the binary and rendered with autoescaping.
 //!
 //! Every response goes through [`page`] / [`render`], which add the protective headers of
-//! `crate::pages::protect_with` with [`CONTENT_SECURITY_POLICY`].
+//! [`page_with_policy`] with [`CONTENT_SECURITY_POLICY`]; `orders` (an order's pages,
+//! reached through its secret link) uses a stricter policy of its own.
 
 pub mod account;
 pub mod applications;
 pub mod login;
 pub mod oauth;
+pub mod orders;
 pub mod session;
 pub mod talk_tokens;
 
 use std::sync::LazyLock;
 
 use minijinja::Environment;
-use poem::http::{StatusCode, header};
+use poem::http::{HeaderValue, StatusCode, header};
 use poem::web::Html;
 use poem::{IntoResponse, Response};
 
-/// The policy of these pages: like `crate::pages::CONTENT_SECURITY_POLICY`, but inline
+/// The policy of these pages: like [`orders::CONTENT_SECURITY_POLICY`], but inline
 /// styles are allowed (the layout's stylesheet) and forms may post to this site only.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
      form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -105,9 +107,23 @@ pub fn page(resp: Response) -> Response {
     page_with_policy(resp, CONTENT_SECURITY_POLICY)
 }
 
-/// [`page`] with another content security policy.
-pub fn page_with_policy(resp: Response, policy: &str) -> Response {
-    crate::pages::protect_with(resp, policy)
+/// [`page`] with another content security policy. Whatever the status, the page stays out
+/// of caches (`no-store`), its URL out of the `Referer` of links followed from it
+/// (`no-referrer`), and it cannot be framed by another site or read as another type.
+pub fn page_with_policy(mut resp: Response, policy: &str) -> Response {
+    let headers = resp.headers_mut();
+    for (name, value) in [
+        (header::CACHE_CONTROL, "no-store"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    let policy = HeaderValue::from_str(policy)
+        .unwrap_or(HeaderValue::from_static(orders::CONTENT_SECURITY_POLICY));
+    headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    resp
 }
 
 /// A short page with a title and one message (errors, refusals).

@@ -30,7 +30,7 @@ fn assert_page_headers(reply: &Reply, what: &str) {
 fn assert_order_page_headers(reply: &Reply) {
     for (name, value) in PAGE_HEADERS {
         let value = if name == "content-security-policy" {
-            tessera::pages::ORDER_PAGE_POLICY
+            tessera::web::orders::ORDER_PAGE_POLICY
         } else {
             value
         };

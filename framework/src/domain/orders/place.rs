@@ -11,13 +11,12 @@ use sea_orm::{
 use serde_json::{Map, Value, json};
 
 use super::mails::{self, Storefront};
-use super::together::Placements;
 use super::{Order, demand};
+use crate::db::begin_write;
 use crate::db::entities::{
     cart_position, event, order, order_fee, order_payment, order_position, question,
     question_option, quota, seat, voucher,
 };
-use crate::db::{begin_write, unit_of_work};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
 use crate::domain::extensions::payments::{PaymentContext, PaymentProvider};
@@ -214,21 +213,6 @@ pub struct Prepared {
     listens: bool,
 }
 
-impl Prepared {
-    /// Whether the order may be placed together with others: it names no voucher, seat or
-    /// cart, needs no seat, and is kept.
-    fn is_plain(&self) -> bool {
-        let n = &self.new;
-        !n.simulate
-            && n.consume_carts.is_empty()
-            && n.positions.iter().all(|p| {
-                p.voucher.is_none()
-                    && p.seat.is_none()
-                    && !sell::sold_by_seat(&self.ctx.event, p.item)
-            })
-    }
-}
-
 /// An order ready to be written: checked, with its lines and the vouchers they use (locked).
 pub(super) struct Draft<'a> {
     pub(super) p: &'a Prepared,
@@ -236,34 +220,8 @@ pub(super) struct Draft<'a> {
     pub(super) vouchers: &'a [voucher::Model],
 }
 
-/// Places an order in one transaction: the whole order or nothing. Quotas, seats and
-/// vouchers are checked under their locks, so concurrent orders never oversell. With
-/// `simulate`, everything is checked and priced and nothing is kept.
-///
-/// `cache` is the process cache and its generation when the request began, for the event's
-/// products. With `together`, an order without vouchers, seats or carts queues to be placed
-/// with the others of its event that arrive meanwhile, in one transaction (group commit;
-/// see [`super::together`]); a keyed request (`X-Idempotency-Key`) is placed alone, in the
-/// transaction that keeps its answer.
-pub async fn place(
-    db: &DatabaseConnection,
-    cache: Option<(&Cache, u64)>,
-    together: Option<&Arc<Placements>>,
-    ctx: PlaceContext,
-    new: NewOrder,
-) -> Result<Order, PlaceError> {
-    let prepared = prepare(db, cache, ctx, new).await?;
-    match together {
-        Some(queue) if prepared.is_plain() && !unit_of_work::in_unit_of_work() => queue
-            .submit(prepared.ctx.event.id, prepared)
-            .await
-            .unwrap_or_else(|| Err(DbErr::Custom("the batch of orders failed".into()).into())),
-        _ => place_alone(db, &prepared).await,
-    }
-}
-
 /// Checks what can be checked without locks: sizes, products, prices, answers and fees.
-async fn prepare(
+pub(super) async fn prepare(
     db: &DatabaseConnection,
     cache: Option<(&Cache, u64)>,
     ctx: PlaceContext,

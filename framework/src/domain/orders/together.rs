@@ -13,10 +13,14 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use sea_orm::{DatabaseConnection, DbErr};
 
+use crate::db::unit_of_work;
+use crate::domain::cache::Cache;
+use crate::domain::seating::sell;
+
 use super::Order;
 use super::place::{
-    Draft, Left, PlaceError, PositionErrors, Prepared, announce, hold_of, lines, place_alone,
-    quotas_of, unwrite, write,
+    Draft, Left, NewOrder, PlaceContext, PlaceError, PositionErrors, Prepared, announce, hold_of,
+    lines, place_alone, prepare, quotas_of, unwrite, write,
 };
 use crate::db::begin_write;
 use crate::domain::availability::{self, Demand, HoldKind};
@@ -197,4 +201,45 @@ async fn place_together(
     }
     crate::db::commit(txn).await.map_err(Failure::Commit)?;
     Ok(answers)
+}
+
+/// Places an order in one transaction: the whole order or nothing. Quotas, seats and
+/// vouchers are checked under their locks, so concurrent orders never oversell. With
+/// `simulate`, everything is checked and priced and nothing is kept.
+///
+/// `cache` is the process cache and its generation when the request began, for the event's
+/// products. With `together`, an order without vouchers, seats or carts queues to be placed
+/// with the others of its event that arrive meanwhile, in one transaction (group commit;
+/// see this module); a keyed request (`X-Idempotency-Key`) is placed alone, in the
+/// transaction that keeps its answer.
+pub async fn place(
+    db: &DatabaseConnection,
+    cache: Option<(&Cache, u64)>,
+    together: Option<&Arc<Placements>>,
+    ctx: PlaceContext,
+    new: NewOrder,
+) -> Result<Order, PlaceError> {
+    let prepared = prepare(db, cache, ctx, new).await?;
+    match together {
+        Some(queue) if prepared.is_plain() && !unit_of_work::in_unit_of_work() => queue
+            .submit(prepared.ctx.event.id, prepared)
+            .await
+            .unwrap_or_else(|| Err(DbErr::Custom("the batch of orders failed".into()).into())),
+        _ => place_alone(db, &prepared).await,
+    }
+}
+
+impl Prepared {
+    /// Whether the order may be placed together with others: it names no voucher, seat or
+    /// cart, needs no seat, and is kept.
+    fn is_plain(&self) -> bool {
+        let n = &self.new;
+        !n.simulate
+            && n.consume_carts.is_empty()
+            && n.positions.iter().all(|p| {
+                p.voucher.is_none()
+                    && p.seat.is_none()
+                    && !sell::sold_by_seat(&self.ctx.event, p.item)
+            })
+    }
 }

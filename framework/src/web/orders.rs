@@ -3,7 +3,7 @@
 
 use poem::error::ResponseError;
 use poem::handler;
-use poem::http::{HeaderValue, StatusCode, header};
+use poem::http::StatusCode;
 use poem::web::{Data, Html};
 use poem::{IntoResponse, Request, Response};
 use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
@@ -24,35 +24,18 @@ fn escape(text: &str) -> String {
         .replace('\'', "&#39;")
 }
 
-/// The policy of every page: nothing but the document itself may load (the pages have no
-/// styles, scripts or images), no form may post anywhere, and no other site may frame it.
+/// The policy of every order page: nothing but the document itself may load (the pages
+/// have no styles, scripts or images), no form may post anywhere, and no other site may
+/// frame it.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; form-action 'none'; \
      frame-ancestors 'none'; base-uri 'none'";
 
-/// Adds the headers every page needs to `resp`, whatever its status. The page's URL is the
-/// order's only credential: it must stay out of caches (`no-store`) and out of the
-/// `Referer` sent when following a link such as a payment provider's (`no-referrer`), and the
-/// page must not be framed by another site or read as another type of content.
-pub fn protect(resp: Response) -> Response {
-    protect_with(resp, CONTENT_SECURITY_POLICY)
-}
-
-/// [`protect`] with another content security policy: pages with forms and styles (the
-/// account pages, `crate::web`) allow what they need and keep the rest.
-pub fn protect_with(mut resp: Response, policy: &str) -> Response {
-    let headers = resp.headers_mut();
-    for (name, value) in [
-        (header::CACHE_CONTROL, "no-store"),
-        (header::REFERRER_POLICY, "no-referrer"),
-        (header::X_FRAME_OPTIONS, "DENY"),
-        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-    ] {
-        headers.insert(name, HeaderValue::from_static(value));
-    }
-    let policy =
-        HeaderValue::from_str(policy).unwrap_or(HeaderValue::from_static(CONTENT_SECURITY_POLICY));
-    headers.insert(header::CONTENT_SECURITY_POLICY, policy);
-    resp
+/// Adds the protective headers of every page to `resp`, whatever its status, with
+/// [`CONTENT_SECURITY_POLICY`]. The page's URL is the order's only credential: the headers
+/// keep it out of caches and out of the `Referer` sent when following a link such as a
+/// payment provider's.
+fn protect(resp: Response) -> Response {
+    super::page_with_policy(resp, CONTENT_SECURITY_POLICY)
 }
 
 fn not_found() -> Response {

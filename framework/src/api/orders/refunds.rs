@@ -11,61 +11,14 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 use serde_json::Value;
 
-use super::Tag;
-use super::orders::{change_orders, lifecycle_error, seller, viewed};
-use crate::domain::orders::refunds::{self, NewRefund, Refund, Step};
+use super::wire::{RefundOut, refund};
+use super::{change_orders, lifecycle_error, seller, viewed};
+use crate::api::Tag;
+
+use crate::domain::orders::refunds::{self, NewRefund, Step};
 use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, Money, Page, PageRequest};
 use crate::state::AppState;
-
-/// A refund of an order.
-#[derive(Object)]
-#[oai(rename = "OrderRefund")]
-pub struct RefundOut {
-    /// Number within the order.
-    pub local_id: i32,
-    /// `created`, `transit`, `done`, `canceled`, `failed` or `external`.
-    pub state: String,
-    /// `admin`, `buyer` or `external`.
-    pub source: String,
-    /// Amount.
-    pub amount: Money,
-    /// The payment it gives back, by number.
-    #[oai(nullable)]
-    pub payment: Option<i32>,
-    /// When it was created.
-    pub created: DateTime<Utc>,
-    /// When it was done.
-    #[oai(nullable)]
-    pub execution_date: Option<DateTime<Utc>>,
-    /// Internal comment.
-    pub comment: String,
-    /// Payment provider.
-    pub provider: String,
-    /// Provider details.
-    pub details: BTreeMap<String, Value>,
-}
-
-/// A refund as the API shows it.
-pub fn refund(r: &Refund) -> RefundOut {
-    RefundOut {
-        local_id: r.row.local_id,
-        state: r.row.state.clone(),
-        source: r.row.source.clone(),
-        amount: Money(r.row.amount_cents),
-        payment: r.payment,
-        created: r.row.created,
-        execution_date: r.row.execution_date,
-        comment: r.row.comment.clone(),
-        provider: r.row.provider.clone(),
-        details: r
-            .row
-            .details
-            .as_object()
-            .map(|m| m.clone().into_iter().collect())
-            .unwrap_or_default(),
-    }
-}
 
 /// A refund to record.
 #[derive(Object)]

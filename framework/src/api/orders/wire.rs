@@ -1,0 +1,536 @@
+//! The order resources' wire types: an order, its positions, fees, payments and refunds as
+//! the API shows them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use poem_openapi::Object;
+use serde_json::{Map, Value};
+
+use crate::db::entities::{event, order_fee, order_payment, order_position, seat};
+use crate::domain::orders::refunds::Refund;
+use crate::domain::orders::ticket::TicketNames;
+use crate::domain::orders::{self, Order};
+use crate::http::auth::EventAccess;
+use crate::http::{Decimal2, Money};
+use crate::state::AppState;
+
+/// An answer to a question.
+#[derive(Object, Clone)]
+pub struct Answer {
+    /// The question's ID.
+    pub question: i64,
+    /// The question's identifier.
+    #[oai(read_only)]
+    pub question_identifier: Option<String>,
+    /// The answer as text. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
+    pub answer: String,
+    /// Chosen option IDs (choice questions).
+    #[oai(default, validator(max_items = 1000))]
+    pub options: Vec<i64>,
+    /// Identifiers of the chosen options.
+    #[oai(read_only)]
+    pub option_identifiers: Option<Vec<String>>,
+}
+
+/// A seat taken by a position.
+#[derive(Object)]
+pub struct SeatRef {
+    /// Internal ID.
+    pub id: i64,
+    /// Human-readable name.
+    pub name: String,
+    /// Identifier in the plan.
+    pub seat_guid: String,
+}
+
+/// A position (ticket or product) of an order.
+#[derive(Object)]
+#[oai(rename = "OrderPosition")]
+pub struct PositionOut {
+    /// Internal ID.
+    pub id: i64,
+    /// The order's code.
+    pub order: String,
+    /// Number within the order.
+    pub positionid: i32,
+    /// The item.
+    pub item: i64,
+    /// The variation.
+    #[oai(nullable)]
+    pub variation: Option<i64>,
+    /// Price, taxes included.
+    pub price: Money,
+    /// Attendee name, from its parts.
+    #[oai(nullable)]
+    pub attendee_name: Option<String>,
+    /// Attendee name parts.
+    pub attendee_name_parts: BTreeMap<String, String>,
+    /// Attendee e-mail.
+    #[oai(nullable)]
+    pub attendee_email: Option<String>,
+    /// Voucher redeemed.
+    #[oai(nullable)]
+    pub voucher: Option<i64>,
+    /// Tax rate in percent.
+    pub tax_rate: Decimal2,
+    /// Tax included in the price.
+    pub tax_value: Money,
+    /// Tax rule applied.
+    #[oai(nullable)]
+    pub tax_rule: Option<i64>,
+    /// Ticket secret.
+    pub secret: String,
+    /// Position this one is an add-on to.
+    #[oai(nullable)]
+    pub addon_to: Option<i64>,
+    /// The date of a series.
+    #[oai(nullable)]
+    pub subevent: Option<i64>,
+    /// The seat.
+    #[oai(nullable)]
+    pub seat: Option<SeatRef>,
+    /// Answers to questions.
+    pub answers: Vec<Answer>,
+    /// Whether it was canceled.
+    pub canceled: bool,
+    /// Successful check-ins of the ticket, oldest first.
+    pub checkins: Vec<PositionCheckinOut>,
+    /// The ticket's text variables (`event_name`, `itemvar`, `attendee_name`, `secret`,
+    /// `event_begin`, ...) and `images` (none: tickets have no image variables); only in the
+    /// order list with `pdf_data=true`.
+    #[oai(skip_serializing_if_is_none)]
+    pub pdf_data: Option<BTreeMap<String, Value>>,
+}
+
+/// A successful check-in of a position.
+#[derive(Object)]
+#[oai(rename = "OrderPositionCheckin")]
+pub struct PositionCheckinOut {
+    /// Internal ID.
+    pub id: i64,
+    /// The check-in list.
+    pub list: i64,
+    /// When it happened.
+    pub datetime: DateTime<Utc>,
+    /// `entry` or `exit`.
+    #[oai(rename = "type")]
+    pub kind: String,
+    /// The gate.
+    #[oai(nullable)]
+    pub gate: Option<i64>,
+    /// Whether it was made automatically.
+    pub auto_checked_in: bool,
+}
+
+/// A fee of an order.
+#[derive(Object)]
+#[oai(rename = "OrderFee")]
+pub struct FeeOut {
+    /// Internal ID.
+    pub id: i64,
+    /// Kind of fee.
+    pub fee_type: String,
+    /// Amount, taxes included.
+    pub value: Money,
+    /// Description.
+    pub description: String,
+    /// Internal type.
+    #[oai(nullable)]
+    pub internal_type: Option<String>,
+    /// Tax rate in percent.
+    pub tax_rate: Decimal2,
+    /// Tax included.
+    pub tax_value: Money,
+    /// Tax rule.
+    #[oai(nullable)]
+    pub tax_rule: Option<i64>,
+    /// Whether it was canceled.
+    pub canceled: bool,
+}
+
+/// A payment of an order.
+#[derive(Object)]
+#[oai(rename = "OrderPayment")]
+pub struct PaymentOut {
+    /// Number within the order.
+    pub local_id: i32,
+    /// `created`, `pending`, `confirmed`, `canceled`, `failed` or `refunded`.
+    pub state: String,
+    /// Amount.
+    pub amount: Money,
+    /// When it was created.
+    pub created: DateTime<Utc>,
+    /// When it was confirmed.
+    #[oai(nullable)]
+    pub payment_date: Option<DateTime<Utc>>,
+    /// Payment provider.
+    pub provider: String,
+    /// Where the customer pays.
+    #[oai(nullable)]
+    pub payment_url: Option<String>,
+    /// Provider-specific details.
+    pub details: BTreeMap<String, Value>,
+}
+
+/// An invoice address.
+#[derive(Object, Clone, Default)]
+pub struct InvoiceAddress {
+    /// A business customer.
+    #[oai(default)]
+    pub is_business: bool,
+    /// Company.
+    #[oai(default, validator(max_length = 255))]
+    pub company: String,
+    /// Name, from its parts.
+    #[oai(read_only)]
+    pub name: Option<String>,
+    /// Name parts. Each at most 255 characters.
+    #[oai(default, validator(max_length = 255, max_properties = 100))]
+    pub name_parts: BTreeMap<String, String>,
+    /// Street. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
+    pub street: String,
+    /// Postal code.
+    #[oai(default, validator(max_length = 30))]
+    pub zipcode: String,
+    /// City.
+    #[oai(default, validator(max_length = 255))]
+    pub city: String,
+    /// Country code.
+    #[oai(default, validator(max_length = 2))]
+    pub country: String,
+    /// State.
+    #[oai(default, validator(max_length = 255))]
+    pub state: String,
+    /// The customer's reference. At most 10,000 characters (pretix sets no limit).
+    #[oai(default, validator(max_length = 10000))]
+    pub internal_reference: String,
+    /// VAT ID.
+    #[oai(default, validator(max_length = 255))]
+    pub vat_id: String,
+}
+
+/// An order.
+#[derive(Object)]
+#[oai(rename = "Order")]
+pub struct OrderOut {
+    /// Order code.
+    pub code: String,
+    /// The event's slug.
+    pub event: String,
+    /// `n` pending, `p` paid, `e` expired, `c` canceled.
+    pub status: String,
+    /// Placed in test mode.
+    pub testmode: bool,
+    /// Secret of the order's links.
+    pub secret: String,
+    /// Customer e-mail.
+    #[oai(nullable)]
+    pub email: Option<String>,
+    /// Customer phone.
+    #[oai(nullable)]
+    pub phone: Option<String>,
+    /// Customer language.
+    pub locale: String,
+    /// When it was placed.
+    pub datetime: DateTime<Utc>,
+    /// End of the payment term.
+    #[oai(nullable)]
+    pub expires: Option<DateTime<Utc>>,
+    /// When it was paid.
+    #[oai(nullable)]
+    pub payment_date: Option<DateTime<Utc>>,
+    /// Provider of the latest payment.
+    #[oai(nullable)]
+    pub payment_provider: Option<String>,
+    /// Fees.
+    pub fees: Vec<FeeOut>,
+    /// Total.
+    pub total: Money,
+    /// Internal comment.
+    pub comment: String,
+    /// Invoice address.
+    #[oai(nullable)]
+    pub invoice_address: Option<InvoiceAddress>,
+    /// Positions.
+    pub positions: Vec<PositionOut>,
+    /// Payments.
+    pub payments: Vec<PaymentOut>,
+    /// Refunds.
+    pub refunds: Vec<RefundOut>,
+    /// Whether it awaits approval.
+    pub require_approval: bool,
+    /// Sales channel.
+    pub sales_channel: String,
+    /// The confirmation page.
+    pub url: String,
+    /// Last change.
+    #[oai(nullable)]
+    pub last_modified: Option<DateTime<Utc>>,
+    /// When it was canceled.
+    #[oai(nullable)]
+    pub cancellation_date: Option<DateTime<Utc>>,
+    /// Free data of API clients.
+    pub api_meta: BTreeMap<String, Value>,
+}
+
+pub(super) fn object(v: &Value) -> BTreeMap<String, Value> {
+    v.as_object()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
+}
+
+pub(super) fn strings(v: &Value) -> BTreeMap<String, String> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Builds the API's view of orders.
+pub struct OrderView<'a> {
+    public_url: &'a str,
+    organizer: &'a str,
+    event: &'a str,
+    seats: HashMap<i64, seat::Model>,
+    tickets: Option<(&'a event::Model, TicketNames)>,
+}
+
+/// A ticket's text variables as pretix's `pdf_data` shows them, with its (here no) images.
+pub(crate) fn pdf_data_out(vars: BTreeMap<String, String>) -> BTreeMap<String, Value> {
+    let mut out: BTreeMap<String, Value> = vars
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    out.insert("images".into(), Value::Object(Map::new()));
+    out
+}
+
+impl<'a> OrderView<'a> {
+    /// Prepares the view of these orders.
+    pub fn new(state: &'a AppState, ev: &'a EventAccess, orders: &[Order]) -> Self {
+        Self {
+            public_url: &state.public_url,
+            organizer: &ev.organizer.slug,
+            event: &ev.event.slug,
+            seats: orders
+                .iter()
+                .flat_map(|o| &o.seats)
+                .map(|s| (s.id, s.clone()))
+                .collect(),
+            tickets: None,
+        }
+    }
+
+    /// Shows each position's text variables (`pdf_data`), with the names loaded for them.
+    pub fn with_pdf_data(mut self, ev: &'a event::Model, names: TicketNames) -> Self {
+        self.tickets = Some((ev, names));
+        self
+    }
+
+    /// The order as shown.
+    pub fn show(&self, o: Order) -> OrderOut {
+        let r = &o.row;
+        let now = Utc::now();
+        OrderOut {
+            url: orders::confirmation_page(self.public_url, self.organizer, self.event, r),
+            code: r.code.clone(),
+            event: self.event.to_owned(),
+            status: orders::status(r, now).to_owned(),
+            testmode: r.testmode,
+            secret: r.secret.clone(),
+            email: r.email.clone(),
+            phone: r.phone.clone(),
+            locale: r.locale.clone(),
+            datetime: r.datetime,
+            expires: r.expires,
+            payment_date: r.payment_date,
+            payment_provider: o.payments.last().map(|p| p.provider.clone()),
+            total: Money(r.total_cents),
+            comment: r.comment.clone(),
+            invoice_address: r.invoice_address.as_ref().map(invoice_address),
+            positions: o.positions.iter().map(|p| self.position(&o, p)).collect(),
+            fees: o.fees.iter().map(|f| fee(f, r.status == "c")).collect(),
+            payments: o.payments.iter().map(payment).collect(),
+            refunds: o.refunds.iter().map(refund).collect(),
+            require_approval: r.require_approval,
+            sales_channel: r.sales_channel.clone(),
+            last_modified: r.last_modified,
+            cancellation_date: r.cancellation_date,
+            api_meta: object(&r.api_meta),
+        }
+    }
+
+    fn position(&self, o: &Order, p: &order_position::Model) -> PositionOut {
+        let seat = p.seat_id.and_then(|id| self.seats.get(&id));
+        PositionOut {
+            pdf_data: self.tickets.as_ref().map(|(ev, names)| {
+                pdf_data_out(orders::ticket::pdf_data(ev, &o.row, p, names, seat))
+            }),
+            checkins: o
+                .checkins
+                .iter()
+                .filter(|c| c.position_id == p.id)
+                .map(|c| PositionCheckinOut {
+                    id: c.id,
+                    list: c.list_id,
+                    datetime: c.datetime,
+                    kind: c.kind.clone(),
+                    gate: c.gate_id,
+                    auto_checked_in: c.auto_checked_in,
+                })
+                .collect(),
+            id: p.id,
+            order: o.row.code.clone(),
+            positionid: p.positionid,
+            item: p.item_id,
+            variation: p.variation_id,
+            price: Money(p.price_cents),
+            attendee_name: orders::display_name(&p.attendee_name_parts),
+            attendee_name_parts: strings(&p.attendee_name_parts),
+            attendee_email: p.attendee_email.clone(),
+            voucher: p.voucher_id,
+            tax_rate: Decimal2(p.tax_rate_bps),
+            tax_value: Money(p.tax_value_cents),
+            tax_rule: p.tax_rule_id,
+            secret: p.secret.clone(),
+            addon_to: None,
+            subevent: p.subevent_id,
+            seat: seat.map(|s| SeatRef {
+                id: s.id,
+                name: s.name.clone(),
+                seat_guid: s.seat_guid.clone(),
+            }),
+            answers: serde_json::from_value::<Vec<Value>>(p.answers.clone())
+                .unwrap_or_default()
+                .iter()
+                .map(answer)
+                .collect(),
+            canceled: o.row.status == "c",
+        }
+    }
+}
+
+pub(super) fn answer(v: &Value) -> Answer {
+    let ids = |key: &str| -> Vec<i64> {
+        v[key]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default()
+    };
+    Answer {
+        question: v["question"].as_i64().unwrap_or_default(),
+        question_identifier: v["question_identifier"].as_str().map(str::to_owned),
+        answer: v["answer"].as_str().unwrap_or_default().to_owned(),
+        options: ids("options"),
+        option_identifiers: Some(
+            v["option_identifiers"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        ),
+    }
+}
+
+pub(super) fn invoice_address(v: &Value) -> InvoiceAddress {
+    let text = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+    InvoiceAddress {
+        is_business: v["is_business"].as_bool().unwrap_or(false),
+        company: text("company"),
+        name: orders::display_name(&v["name_parts"]),
+        name_parts: strings(&v["name_parts"]),
+        street: text("street"),
+        zipcode: text("zipcode"),
+        city: text("city"),
+        country: text("country"),
+        state: text("state"),
+        internal_reference: text("internal_reference"),
+        vat_id: text("vat_id"),
+    }
+}
+
+pub(super) fn fee(f: &order_fee::Model, canceled: bool) -> FeeOut {
+    FeeOut {
+        id: f.id,
+        fee_type: f.fee_type.clone(),
+        value: Money(f.value_cents),
+        description: f.description.clone(),
+        internal_type: f.internal_type.clone(),
+        tax_rate: Decimal2(f.tax_rate_bps),
+        tax_value: Money(f.tax_value_cents),
+        tax_rule: f.tax_rule_id,
+        canceled,
+    }
+}
+
+/// A payment as the API shows it.
+pub fn payment(p: &order_payment::Model) -> PaymentOut {
+    PaymentOut {
+        local_id: p.local_id,
+        state: p.state.clone(),
+        amount: Money(p.amount_cents),
+        created: p.created,
+        payment_date: p.payment_date,
+        provider: p.provider.clone(),
+        payment_url: p.details["payment_url"].as_str().map(str::to_owned),
+        details: object(&p.details["provider"]),
+    }
+}
+
+/// A refund of an order.
+#[derive(Object)]
+#[oai(rename = "OrderRefund")]
+pub struct RefundOut {
+    /// Number within the order.
+    pub local_id: i32,
+    /// `created`, `transit`, `done`, `canceled`, `failed` or `external`.
+    pub state: String,
+    /// `admin`, `buyer` or `external`.
+    pub source: String,
+    /// Amount.
+    pub amount: Money,
+    /// The payment it gives back, by number.
+    #[oai(nullable)]
+    pub payment: Option<i32>,
+    /// When it was created.
+    pub created: DateTime<Utc>,
+    /// When it was done.
+    #[oai(nullable)]
+    pub execution_date: Option<DateTime<Utc>>,
+    /// Internal comment.
+    pub comment: String,
+    /// Payment provider.
+    pub provider: String,
+    /// Provider details.
+    pub details: BTreeMap<String, Value>,
+}
+
+/// A refund as the API shows it.
+pub fn refund(r: &Refund) -> RefundOut {
+    RefundOut {
+        local_id: r.row.local_id,
+        state: r.row.state.clone(),
+        source: r.row.source.clone(),
+        amount: Money(r.row.amount_cents),
+        payment: r.payment,
+        created: r.row.created,
+        execution_date: r.row.execution_date,
+        comment: r.row.comment.clone(),
+        provider: r.row.provider.clone(),
+        details: r
+            .row
+            .details
+            .as_object()
+            .map(|m| m.clone().into_iter().collect())
+            .unwrap_or_default(),
+    }
+}
