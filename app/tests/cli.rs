@@ -875,7 +875,8 @@ async fn talk_event(conn: &tessera::db::DatabaseConnection, organizer: &str, slu
 
 #[tokio::test]
 async fn create_user_token_prints_a_talk_side_token_alone_on_the_last_line() {
-    use tessera::domain::talk::tokens::{self, Endpoints};
+    use tessera::domain::talk::endpoints::Endpoints;
+    use tessera::domain::talk::tokens;
     let db = fresh_database().await;
     organizer_with_token(&db);
     for args in [

@@ -697,7 +697,8 @@ pub struct DemoSeed {
 
 /// A new read-write talk-side token of the demo user, for all events.
 async fn demo_talk_token(db: &DatabaseConnection) -> Result<String, AdminError> {
-    use crate::domain::talk::tokens::{self as user_tokens, Endpoints, NewToken, TokenError};
+    use crate::domain::talk::endpoints::Endpoints;
+    use crate::domain::talk::tokens::{self as user_tokens, NewToken, TokenError};
     let user = users::find_by_email(db, DEMO_USER)
         .await?
         .ok_or_else(|| invalid("demo user missing"))?;
@@ -953,9 +954,9 @@ pub async fn create_user_token(
     let new = user_tokens::NewToken {
         name: req.name.clone(),
         endpoints: if req.write {
-            user_tokens::Endpoints::all_write()
+            crate::domain::talk::endpoints::Endpoints::all_write()
         } else {
-            user_tokens::Endpoints::all_read()
+            crate::domain::talk::endpoints::Endpoints::all_read()
         },
         events,
         expires,

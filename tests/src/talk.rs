@@ -4,7 +4,7 @@
 use sea_orm::{ActiveModelTrait, ConnectionTrait, Statement};
 use serde_json::Value;
 use tessera::domain::permissions::{Permission, PermissionSet};
-use tessera::domain::talk::tokens::Endpoints;
+use tessera::domain::talk::endpoints::Endpoints;
 use tessera::domain::teams;
 use tessera::domain::users::{self, NewUser};
 

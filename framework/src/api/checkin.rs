@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 
 use super::Tag;
 use crate::db::entities::{item, item_variation};
-use crate::domain::access::{Caller, EventAccess};
 use crate::domain::checkin::lists::{self, CheckinList, ListFields, ListFilter, ListOrder};
 use crate::domain::checkin::redeem::{self, Outcome, PositionView, Scan, ScanList, Status};
 use crate::domain::checkin::search::{
@@ -27,6 +26,7 @@ use crate::domain::checkin::search::{
 use crate::domain::checkin::selection::{self, Selection};
 use crate::domain::checkin::{self as checkin, CheckinRow, Direction, NewCheckin};
 use crate::domain::devices::profiles;
+use crate::domain::grants::{Caller, EventAccess};
 use crate::domain::permissions::Permission;
 use crate::domain::webhooks;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
@@ -970,7 +970,7 @@ async fn find_list(state: &AppState, event_id: i64, id: i64) -> Result<CheckinLi
         .ok_or_else(ApiError::forbidden)
 }
 
-fn scan_device(caller: &Caller) -> Option<crate::domain::access::DeviceRef> {
+fn scan_device(caller: &Caller) -> Option<crate::domain::grants::DeviceRef> {
     caller.device()
 }
 

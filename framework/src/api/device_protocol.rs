@@ -15,8 +15,8 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions, Object, 
 use serde_json::Value;
 
 use super::Tag;
-use crate::domain::access::{Caller, CallerKind};
 use crate::domain::devices::{self, ProtocolDevice, Report, profiles};
+use crate::domain::grants::{Caller, CallerKind};
 use crate::http::auth::authenticate;
 use crate::http::error::{ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, JsonBody};

@@ -15,8 +15,8 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 
 use super::Tag;
 use crate::db::entities::{device, event, gate};
-use crate::domain::access::EventScope;
 use crate::domain::devices::{self, DeviceInput, GateInput, Stored, profiles};
+use crate::domain::grants::EventScope;
 use crate::domain::permissions::Permission;
 use crate::domain::teams;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};

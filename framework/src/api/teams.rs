@@ -16,7 +16,7 @@ use sea_orm::{
 use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::{team, team_token};
-use crate::domain::access::EventScope;
+use crate::domain::grants::EventScope;
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::teams::{self, Reach};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};

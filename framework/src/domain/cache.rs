@@ -25,8 +25,6 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, Statement};
 use serde_json::Value;
 
 use crate::db::entities::event;
-use crate::domain::access::Caller;
-use crate::domain::sale::Products;
 
 /// The PostgreSQL channel changes are announced on.
 pub const CHANNEL: &str = "tessera_changes";
@@ -46,9 +44,10 @@ pub const MAX_ANSWERS: usize = 1_000;
 /// forgotten.
 pub const MAX_FILES: usize = 64;
 
-/// A finished file of any kind the cache keeps for its owner (see [`Cache::file`]), or any
-/// other value an owner keeps (see [`Cache::object`]).
-pub type KeptFile = Arc<dyn std::any::Any + Send + Sync>;
+/// A value the cache keeps for its owner, of the owner's type: a caller, an event's products,
+/// a finished file (see [`Cache::file`]) or any other value (see [`Cache::object`]). The cache
+/// knows none of these types, so it stays below the rules that own them.
+pub type Kept = Arc<dyn std::any::Any + Send + Sync>;
 
 /// A map whose entries belong to a generation, emptied when it holds `max` entries.
 struct Generational<K, V> {
@@ -152,13 +151,13 @@ pub struct Cache {
     live: AtomicBool,
     wal: Option<(PathBuf, Mutex<Option<WalState>>)>,
     db: DatabaseConnection,
-    callers: Generational<String, Caller>,
+    callers: Generational<String, Kept>,
     events: Generational<(i64, String), event::Model>,
-    products: Generational<i64, Arc<Products>>,
+    products: Generational<i64, Kept>,
     settings: Generational<i64, Arc<EventSettings>>,
     answers: Generational<String, Arc<[u8]>>,
-    files: Generational<String, KeptFile>,
-    objects: Generational<String, KeptFile>,
+    files: Generational<String, Kept>,
+    objects: Generational<String, Kept>,
 }
 
 /// An event's effective settings, by key.
@@ -248,13 +247,24 @@ impl Cache {
         }
     }
 
-    /// A caller resolved in this generation, by token hash.
-    pub fn caller(&self, generation: u64, token_hash: &str) -> Option<Caller> {
-        self.callers.get(generation, &token_hash.to_owned())
+    /// A caller resolved in this generation, by token hash, of its owner's type `T`.
+    pub fn caller<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        token_hash: &str,
+    ) -> Option<Arc<T>> {
+        self.callers
+            .get(generation, &token_hash.to_owned())
+            .and_then(|kept| kept.downcast::<T>().ok())
     }
 
     /// Keeps a caller resolved in `generation`.
-    pub fn keep_caller(&self, generation: u64, token_hash: String, caller: Caller) {
+    pub fn keep_caller<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        token_hash: String,
+        caller: Arc<T>,
+    ) {
         self.callers.put(generation, token_hash, caller);
     }
 
@@ -270,13 +280,24 @@ impl Cache {
             .put(generation, (ev.organizer_id, ev.slug.clone()), ev);
     }
 
-    /// An event's products, loaded in this generation.
-    pub fn products(&self, generation: u64, event_id: i64) -> Option<Arc<Products>> {
-        self.products.get(generation, &event_id)
+    /// An event's products, loaded in this generation, of their owner's type `T`.
+    pub fn products<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        event_id: i64,
+    ) -> Option<Arc<T>> {
+        self.products
+            .get(generation, &event_id)
+            .and_then(|kept| kept.downcast::<T>().ok())
     }
 
     /// Keeps an event's products loaded in `generation`.
-    pub fn keep_products(&self, generation: u64, event_id: i64, products: Arc<Products>) {
+    pub fn keep_products<T: std::any::Any + Send + Sync>(
+        &self,
+        generation: u64,
+        event_id: i64,
+        products: Arc<T>,
+    ) {
         self.products.put(generation, event_id, products);
     }
 
@@ -307,12 +328,12 @@ impl Cache {
 
     /// A finished file made in this generation, as its owner kept it (the owner downcasts
     /// it to its own type).
-    pub fn file(&self, generation: u64, key: &str) -> Option<KeptFile> {
+    pub fn file(&self, generation: u64, key: &str) -> Option<Kept> {
         self.files.get(generation, &key.to_owned())
     }
 
     /// Keeps a finished file made in `generation`.
-    pub fn keep_file(&self, generation: u64, key: String, file: KeptFile) {
+    pub fn keep_file(&self, generation: u64, key: String, file: Kept) {
         self.files.put(generation, key, file);
     }
 

@@ -16,7 +16,7 @@ use sea_orm::{
 use serde_json::Value;
 
 use crate::db::entities::{device, device_event, gate};
-use crate::domain::access::{Caller, EventScope, OrganizerRef};
+use crate::domain::grants::{Caller, EventScope, OrganizerRef};
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::tokens;
 use crate::values::{ApiError, FieldErrors};

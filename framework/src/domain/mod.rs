@@ -15,6 +15,7 @@ pub mod events;
 pub mod extensions;
 pub mod files;
 pub mod giftcards;
+pub mod grants;
 pub mod items;
 pub mod login_failures;
 pub mod mail;

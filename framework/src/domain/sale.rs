@@ -140,7 +140,7 @@ impl Catalogue {
         ev: &event::Model,
         subevent_ids: &[i64],
     ) -> Result<Self, DbErr> {
-        let products = match cache.and_then(|(c, g)| c.products(g, ev.id)) {
+        let products = match cache.and_then(|(c, g)| c.products::<Products>(g, ev.id)) {
             Some(kept) => kept,
             None => {
                 let loaded = Arc::new(Products::load(db, ev.id).await?);

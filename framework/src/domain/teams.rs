@@ -5,7 +5,7 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
 
-use super::access::{Caller, EventScope};
+use super::grants::{Caller, EventScope};
 use super::permissions::{Permission, PermissionSet};
 use super::tokens;
 use crate::db::entities::{team, team_event, team_token};

@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 use super::login_failures::{self, Verdict};
 use super::teams;
 use crate::db::entities::{team, user};
-use crate::domain::access::{EventScope, Grant, OrganizerRef, ReviewLimits};
+use crate::domain::grants::{EventScope, Grant, OrganizerRef, ReviewLimits};
 
 /// Longest email address (RFC 5321's path limit, and the column's).
 pub const MAX_EMAIL_LEN: usize = 254;

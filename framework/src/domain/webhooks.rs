@@ -25,8 +25,8 @@ use serde_json::{Map, Value};
 use sha2::Sha256;
 
 use crate::db::entities::{webhook, webhook_call};
-use crate::domain::access::{Caller, EventScope};
 use crate::domain::extensions::{Extensions, OrderEvent};
+use crate::domain::grants::{Caller, EventScope};
 use crate::domain::permissions::PermissionSet;
 use crate::domain::special_addresses;
 

@@ -9,8 +9,9 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 
 use super::error::ApiError;
 use crate::domain::access;
-pub use crate::domain::access::{
-    Caller, CallerKind, Credentials, EventAccess, EventScope, Grant, OrganizerAccess, OrganizerRef,
+pub use crate::domain::access::Credentials;
+pub use crate::domain::grants::{
+    Caller, CallerKind, EventAccess, EventScope, Grant, OrganizerAccess, OrganizerRef,
 };
 use crate::state::AppState;
 

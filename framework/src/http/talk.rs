@@ -9,7 +9,7 @@ use poem_openapi::{ApiExtractor, ApiExtractorType, ExtractParamOptions};
 
 use super::auth::authenticate;
 use super::error::ApiError;
-use crate::domain::access::CallerKind;
+use crate::domain::grants::CallerKind;
 use crate::domain::talk::access::TalkCaller;
 use crate::domain::talk::tokens::pin_version;
 use crate::domain::talk::version::{self, ApiVersion};

@@ -7,7 +7,7 @@
 //! sees a request, the core authenticates the caller (401), checks that the caller may see
 //! the organizer and event (403) and that the plugin is active there (404), and hands the
 //! checked access on as request data ([`EventAccess`] or [`OrganizerAccess`], and the
-//! [`Caller`](crate::domain::access::Caller)). Errors, rate limits, request logs and
+//! [`Caller`](crate::domain::grants::Caller)). Errors, rate limits, request logs and
 //! idempotency keys are the core's as for any other path.
 
 use std::collections::{HashMap, HashSet};

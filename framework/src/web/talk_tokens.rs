@@ -21,9 +21,8 @@ use serde::Serialize;
 use super::session::{self, CSRF_FIELD};
 use super::{applications, field, parse_form, redirect, render_status, server_error};
 use crate::db::entities::{session as session_entity, user};
-use crate::domain::talk::tokens::{
-    self, Action, ENDPOINTS, EventChoice, NewToken, TokenError, TokenSummary,
-};
+use crate::domain::talk::endpoints::{Action, ENDPOINTS, Endpoints};
+use crate::domain::talk::tokens::{self, EventChoice, NewToken, TokenError, TokenSummary};
 use crate::domain::talk::version::{ApiVersion, CURRENT};
 use crate::state::AppState;
 
@@ -97,7 +96,7 @@ fn read_form(fields: &[(String, String)]) -> (Draft, Option<NewToken>) {
         ..Draft::default()
     };
     // The ticked actions are kept whatever the preset, to show the form again as typed.
-    let mut chosen = tokens::Endpoints::default();
+    let mut chosen = Endpoints::default();
     let mut unknown = false;
     for endpoint in ENDPOINTS {
         let names = all(&format!("endpoint_{endpoint}"));
@@ -107,8 +106,8 @@ fn read_form(fields: &[(String, String)]) -> (Draft, Option<NewToken>) {
         chosen.0.insert(endpoint.to_owned(), actions);
     }
     let endpoints = match draft.preset.as_str() {
-        "read" => tokens::Endpoints::all_read(),
-        "write" => tokens::Endpoints::all_write(),
+        "read" => Endpoints::all_read(),
+        "write" => Endpoints::all_write(),
         "custom" => {
             if unknown {
                 draft.error("endpoints", "Unknown action.");
@@ -184,9 +183,9 @@ struct TokenView {
 
 impl From<TokenSummary> for TokenView {
     fn from(t: TokenSummary) -> Self {
-        let scopes = if t.endpoints == tokens::Endpoints::all_write() {
+        let scopes = if t.endpoints == Endpoints::all_write() {
             "All endpoints, read and write"
-        } else if t.endpoints == tokens::Endpoints::all_read() {
+        } else if t.endpoints == Endpoints::all_read() {
             "All endpoints, read only"
         } else {
             "Chosen endpoints"

@@ -18,7 +18,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder
 use serde_json::json;
 use tessera::AppState;
 use tessera::db::entities::{event, order};
-use tessera::domain::access::Caller;
+use tessera::domain::grants::Caller;
 use tessera::domain::orders::{self, ALREADY_PAID, LifecycleError};
 use tessera::domain::permissions::Permission;
 use tessera::http::auth::OrganizerAccess;

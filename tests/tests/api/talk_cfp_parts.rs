@@ -5,7 +5,7 @@
 use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::Endpoints;
+use tessera::domain::talk::endpoints::Endpoints;
 use tessera_tests::talk::{
     self, Conference, PDF, assert_refused, conference, results, rows, sql, talk_event, talk_user,
     upload, user_token,

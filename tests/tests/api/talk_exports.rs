@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use poem::http::Method;
 use serde_json::{Value, json};
-use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera::domain::talk::endpoints::{Action, Endpoints};
 use tessera_tests::process::installed_tool;
 use tessera_tests::talk::{Conference, conference, create, results, sql, user_token};
 use tessera_tests::{Reply, TestApp};

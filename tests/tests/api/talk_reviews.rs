@@ -8,7 +8,7 @@ use std::sync::Arc;
 use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera::domain::talk::endpoints::{Action, Endpoints};
 use tessera_tests::talk::{
     Conference, conference, create, results, rows, sql, talk_user, user_token,
 };

@@ -5,7 +5,7 @@
 use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::Endpoints;
+use tessera::domain::talk::endpoints::Endpoints;
 use tessera_tests::TestApp;
 use tessera_tests::talk::{
     Conference, assert_refused, conference, create, results, rows, sql, talk_user, user_token,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use poem::http::Method;
 use serde_json::{Value, json};
-use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera::domain::talk::endpoints::{Action, Endpoints};
 use tessera_tests::talk::{
     Conference, assert_refused, conference, create, results, rows, sql, talk_event, user_token,
 };

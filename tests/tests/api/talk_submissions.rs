@@ -4,7 +4,7 @@
 use poem::http::Method;
 use serde_json::{Value, json};
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera::domain::talk::endpoints::{Action, Endpoints};
 use tessera_tests::talk::{
     Conference, PDF, PNG, assert_refused, conference, create, results, rows, sql, talk_event,
     talk_user, upload, user_token,

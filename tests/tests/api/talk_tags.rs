@@ -4,7 +4,7 @@
 use poem::http::Method;
 use serde_json::json;
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::Endpoints;
+use tessera::domain::talk::endpoints::Endpoints;
 use tessera_tests::TestApp;
 use tessera_tests::talk::{conference, results, rows, talk_event, talk_user, user_token};
 
@@ -110,7 +110,7 @@ async fn tokens_act_within_their_endpoints_actions_and_events() {
     let mut only_tracks = Endpoints::default();
     only_tracks.0.insert(
         "tracks".into(),
-        vec![tessera::domain::talk::tokens::Action::List],
+        vec![tessera::domain::talk::endpoints::Action::List],
     );
     let narrow = user_token(&app, c.orga_user, &only_tracks, None).await;
     let r = app.get(&tags, &narrow).await;

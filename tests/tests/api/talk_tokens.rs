@@ -4,7 +4,8 @@
 
 use poem::http::Method;
 use tessera::admin;
-use tessera::domain::talk::tokens::{self, Endpoints, NewToken};
+use tessera::domain::talk::endpoints::Endpoints;
+use tessera::domain::talk::tokens::{self, NewToken};
 use tessera_tests::{Reply, TestApp, USER_PASSWORD, user_of};
 
 use crate::browser_support::{Browser, csrf_field, html};
@@ -247,8 +248,14 @@ async fn a_token_of_chosen_endpoints_and_events_keeps_to_them() {
 
     let row = &tokens_of(&app, ada).await[0];
     assert_eq!(row.events, Some(vec!["conf".to_owned()]));
-    assert!(row.endpoints.allows("submissions", tokens::Action::Create));
-    assert!(!row.endpoints.allows("submissions", tokens::Action::Destroy));
+    assert!(row.endpoints.allows(
+        "submissions",
+        tessera::domain::talk::endpoints::Action::Create
+    ));
+    assert!(!row.endpoints.allows(
+        "submissions",
+        tessera::domain::talk::endpoints::Action::Destroy
+    ));
     assert_eq!(
         row.expires.map(|e| e.to_rfc3339()),
         Some("2099-12-31T18:00:00+00:00".to_owned())

@@ -7,7 +7,7 @@ use serde_json::json;
 use tessera::db::entities::file;
 use tessera::domain::files::{DOCUMENT_TYPES, PICTURE_TYPES, claim_for_user};
 use tessera::domain::permissions::Permission;
-use tessera::domain::talk::tokens::{Action, Endpoints};
+use tessera::domain::talk::endpoints::{Action, Endpoints};
 use tessera_tests::talk::{PDF, PNG, conference, send_upload as send, talk_user, user_token};
 use tessera_tests::{Reply, TestApp, user_of};
 

@@ -25,11 +25,11 @@ use super::score_categories::CategoryOut;
 use super::shape::{Expandable, Shaped};
 use super::submissions::{State, SubmissionOut};
 use crate::domain::talk::access::TalkEvent;
+use crate::domain::talk::endpoints::Action;
 use crate::domain::talk::reviews::{
     self, NewReview, OBJECT, ReviewChanges, Summary, decimal, names_visible, reviewable,
 };
 use crate::domain::talk::sql::ids_in;
-use crate::domain::talk::tokens::Action;
 use crate::http::error::TalkResult;
 use crate::http::talk::Talk;
 use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};

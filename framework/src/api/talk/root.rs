@@ -12,7 +12,7 @@ use super::TalkTag;
 use super::context::event_locales;
 use super::shape::{Shaped, TalkText};
 use crate::db::entities::event;
-use crate::domain::talk::tokens::Action;
+use crate::domain::talk::endpoints::Action;
 use crate::http::error::{ListResult, ReadResult, TalkResult};
 use crate::http::talk::Talk;
 use crate::state::AppState;

@@ -21,11 +21,11 @@ use super::log::{LogEntry, log_page};
 use super::shape::{Expandable, I18nInput, Shaped, TalkText};
 use super::tracks::TrackOut;
 use crate::domain::talk::access::TalkEvent;
+use crate::domain::talk::endpoints::Action;
 use crate::domain::talk::reviews::{
     self, CATEGORY_OBJECT, CategoryFields, ScoreValue, decimal, weight_decimal,
 };
 use crate::domain::talk::sql::ids_in;
-use crate::domain::talk::tokens::Action;
 use crate::http::error::TalkResult;
 use crate::http::talk::Talk;
 use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};

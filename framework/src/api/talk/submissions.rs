@@ -33,13 +33,13 @@ use super::submission_types::SubmissionTypeOut;
 use super::tags::TagOut;
 use super::tracks::TrackOut;
 use crate::domain::talk::access::TalkEvent;
+use crate::domain::talk::endpoints::Action;
 use crate::domain::talk::questions;
 use crate::domain::talk::speakers::{checked_email, checked_locale};
 use crate::domain::talk::sql::ids_in;
 use crate::domain::talk::submissions::{
     self as cfp, Act, Changes, NewResource, OBJECT, may_read, may_write, visible, visible_resources,
 };
-use crate::domain::talk::tokens::Action;
 use crate::http::error::TalkResult;
 use crate::http::talk::Talk;
 use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};

@@ -15,8 +15,8 @@ use serde_json::{Value, json};
 use super::lists::CheckinList;
 use super::{CheckinRow, Direction, NewCheckin, insert, of_positions, placeholders, rows, rules};
 use crate::db;
-use crate::domain::access::DeviceRef;
 use crate::domain::availability::{self, HoldKind};
+use crate::domain::grants::DeviceRef;
 use crate::domain::webhooks;
 
 /// A scan as the scanner sends it.

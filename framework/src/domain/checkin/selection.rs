@@ -8,7 +8,7 @@ use chrono_tz::Tz;
 use sea_orm::{ConnectionTrait, DbErr, FromQueryResult};
 
 use super::rows;
-use crate::domain::access::EventScope;
+use crate::domain::grants::EventScope;
 
 /// An event, or a date of a series, a device could scan for.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,11 +7,11 @@
 
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 
+use super::endpoints::{Action, Endpoints};
 use super::review_phases;
-use super::tokens::{Action, Endpoints};
 use super::version::ApiVersion;
 use crate::db::entities::event;
-use crate::domain::access::{Caller, CallerKind};
+use crate::domain::grants::{Caller, CallerKind};
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::values::ApiError;
 

@@ -8,6 +8,7 @@ pub mod answers;
 pub mod availability;
 pub mod catalog;
 pub mod demo;
+pub mod endpoints;
 pub mod exports;
 pub mod log;
 pub mod questions;
