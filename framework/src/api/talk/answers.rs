@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 
 use super::TalkTag;
-use super::context::{Conn, Ctx, Listing, event_locales, keys_in};
+use super::context::{Conn, Ctx, Listing, keys_in};
 use super::expand::{Expand, Kind, Loaded};
+use super::lang::event_locales;
 use super::log::{LogEntry, log_page};
 use super::questions::{NestedOptionOut, QuestionOut};
 use super::shape::{Expandable, Shaped};

@@ -2,27 +2,13 @@
 //! language to flatten multi-language strings to, and the listing rules (`?q=`, `?o=`,
 //! filters, pages) as one SQL statement per page.
 
-use poem::Request;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, Statement};
 use serde_json::Value;
 
-use super::expand::{self, Expand, Kind};
-use super::shape::Shaped;
-use crate::domain::settings;
 use crate::domain::talk::access::{Role, TalkEvent};
-use crate::http::{Page, PageRequest};
+use crate::http::PageRequest;
 use crate::state::AppState;
 use crate::values::ApiError;
-
-/// The event's languages, from its settings.
-pub async fn event_locales(
-    state: &AppState,
-    ev: &crate::db::entities::event::Model,
-) -> Result<Vec<String>, ApiError> {
-    let generation = state.cache.generation().await;
-    let cache = generation.map(|g| (state.cache.as_ref(), g));
-    Ok(settings::languages_of(&state.db, &state.settings, cache, ev).await?)
-}
 
 /// Where a context reads: the pool, or a write's own transaction (an answer built after a
 /// write must be read in it, before it commits: see `db::unit_of_work`).
@@ -59,7 +45,7 @@ impl<'a> Ctx<'a> {
     ) -> Result<Self, ApiError> {
         let lang = match lang {
             Some(l)
-                if event_locales(state, &ev.event)
+                if super::lang::event_locales(state, &ev.event)
                     .await?
                     .iter()
                     .any(|x| x == l) =>
@@ -101,7 +87,7 @@ impl<'a> Ctx<'a> {
     /// A stored multi-language string as the request asks for it: the object of languages
     /// (never null), or with `?lang=` the string in that language (falling back to any).
     pub fn text(&self, stored: &Value) -> Value {
-        super::root::flatten(stored, self.lang.as_deref())
+        super::lang::flatten(stored, self.lang.as_deref())
     }
 
     /// The absolute URL of a stored file, or null.
@@ -135,30 +121,6 @@ impl<'a> Ctx<'a> {
                 .await?
             }
         })
-    }
-
-    /// Loads objects of `kind` by key, expanded as asked.
-    pub async fn load(
-        &self,
-        kind: &'static Kind,
-        keys: &[Value],
-        expand: &Expand,
-    ) -> Result<Vec<Value>, ApiError> {
-        expand::load(self, kind, keys, expand).await
-    }
-
-    /// One object of `kind` by key, expanded as asked; 404 when the caller may not see it.
-    pub async fn one<T>(
-        &self,
-        kind: &'static Kind,
-        key: Value,
-        expand: &Expand,
-    ) -> Result<Shaped<T>, ApiError> {
-        self.load(kind, &[key], expand)
-            .await?
-            .pop()
-            .map(Shaped::new)
-            .ok_or_else(crate::domain::talk::access::not_found)
     }
 }
 
@@ -300,25 +262,6 @@ impl Listing {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok((window, keys))
-    }
-
-    /// The page of objects of `kind` this listing selects, expanded as asked.
-    pub async fn fetch<T>(
-        &self,
-        ctx: &Ctx<'_>,
-        kind: &'static Kind,
-        req: &Request,
-        page: Option<String>,
-        page_size: Option<u64>,
-        expand: &Expand,
-    ) -> Result<Page<Shaped<T>>, ApiError> {
-        let request = PageRequest::new(req, ctx.public_url, page, page_size);
-        let (window, keys) = match ctx.db {
-            Conn::Pool(db) => self.page(db, &request).await?,
-            Conn::Txn(txn) => self.page(txn, &request).await?,
-        };
-        let objects = ctx.load(kind, &keys, expand).await?;
-        Ok(window.page(objects.into_iter().map(Shaped::new).collect()))
     }
 }
 

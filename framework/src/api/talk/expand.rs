@@ -17,7 +17,11 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use super::context::Ctx;
+use poem::Request;
+
+use super::context::{Conn, Ctx, Listing};
+use super::shape::Shaped;
+use crate::http::{Page, PageRequest};
 use crate::values::ApiError;
 
 /// What [`Kind::load`] gives: the objects of the keys, in any order.
@@ -247,4 +251,51 @@ async fn expand_in(
         }
     }
     Ok(weights)
+}
+
+impl Ctx<'_> {
+    /// Loads objects of `kind` by key, expanded as asked.
+    pub async fn load(
+        &self,
+        kind: &'static Kind,
+        keys: &[Value],
+        expand: &Expand,
+    ) -> Result<Vec<Value>, ApiError> {
+        load(self, kind, keys, expand).await
+    }
+
+    /// One object of `kind` by key, expanded as asked; 404 when the caller may not see it.
+    pub async fn one<T>(
+        &self,
+        kind: &'static Kind,
+        key: Value,
+        expand: &Expand,
+    ) -> Result<Shaped<T>, ApiError> {
+        self.load(kind, &[key], expand)
+            .await?
+            .pop()
+            .map(Shaped::new)
+            .ok_or_else(crate::domain::talk::access::not_found)
+    }
+}
+
+impl Listing {
+    /// The page of objects of `kind` this listing selects, expanded as asked.
+    pub async fn fetch<T>(
+        &self,
+        ctx: &Ctx<'_>,
+        kind: &'static Kind,
+        req: &Request,
+        page: Option<String>,
+        page_size: Option<u64>,
+        expand: &Expand,
+    ) -> Result<Page<Shaped<T>>, ApiError> {
+        let request = PageRequest::new(req, ctx.public_url, page, page_size);
+        let (window, keys) = match ctx.db {
+            Conn::Pool(db) => self.page(db, &request).await?,
+            Conn::Txn(txn) => self.page(txn, &request).await?,
+        };
+        let objects = ctx.load(kind, &keys, expand).await?;
+        Ok(window.page(objects.into_iter().map(Shaped::new).collect()))
+    }
 }

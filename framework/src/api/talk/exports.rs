@@ -272,7 +272,7 @@ impl PublicList {
         };
         let uri = original_uri(req);
         let languages = if cache::asks_for_language(&uri) {
-            super::context::event_locales(state, &ev.event).await?
+            super::lang::event_locales(state, &ev.event).await?
         } else {
             Vec::new()
         };

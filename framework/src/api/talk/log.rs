@@ -58,6 +58,7 @@ pub async fn log_page(
     let entries = talk_log::list(
         &state.db,
         ev,
+        crate::domain::talk::reviews::names_visible(ev),
         object_type,
         object_id,
         window.offset,

@@ -7,6 +7,7 @@ pub mod answers;
 pub mod context;
 pub mod expand;
 pub mod exports;
+pub mod lang;
 pub mod log;
 pub mod questions;
 pub mod review_phases;

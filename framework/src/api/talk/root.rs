@@ -9,7 +9,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 
 use super::TalkTag;
-use super::context::event_locales;
+use super::lang::{event_locales, flatten};
 use super::shape::{Shaped, TalkText};
 use crate::db::entities::event;
 use crate::domain::talk::endpoints::Action;
@@ -260,18 +260,5 @@ impl TalkRootApi {
         out["content_locales"] = locales.clone();
         out["locales"] = locales;
         Ok(Json(Shaped::new(out)))
-    }
-}
-
-/// A stored multi-language string, flattened to `lang` when given.
-pub fn flatten(stored: &Value, lang: Option<&str>) -> Value {
-    match lang {
-        Some(l) => stored
-            .get(l)
-            .or_else(|| stored.as_object().and_then(|o| o.values().next()))
-            .cloned()
-            .unwrap_or_else(|| json!("")),
-        None if stored.is_object() => stored.clone(),
-        None => json!({}),
     }
 }

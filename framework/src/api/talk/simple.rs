@@ -24,8 +24,9 @@ use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend, DbErr, QueryResul
 use serde::Serialize;
 use serde_json::Value;
 
-use super::context::{Ctx, Listing, event_locales, keys_in};
+use super::context::{Ctx, Listing, keys_in};
 use super::expand::{Expand, Kind, Loaded};
+use super::lang::event_locales;
 use super::log::{LogEntry, log_page};
 use super::shape::Shaped;
 use crate::domain::talk::access::{TalkEvent, not_found};

@@ -16,9 +16,10 @@ use poem_openapi::{ApiResponse, Object, OpenApi};
 use serde_json::{Value, json};
 
 use super::TalkTag;
-use super::context::{Ctx, Listing, event_locales, keys_in, like_pattern};
+use super::context::{Ctx, Listing, keys_in, like_pattern};
 use super::expand::{Expand, Kind, Loaded};
 use super::exports::PublicList;
+use super::lang::event_locales;
 use super::rooms::RoomOut;
 use super::schedules::ScheduleOut;
 use super::shape::{Expandable, I18nInput, Shaped, TalkText};

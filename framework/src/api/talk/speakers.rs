@@ -31,9 +31,10 @@ use crate::domain::talk::access::TalkEvent;
 use crate::domain::talk::availability::whole_days;
 use crate::domain::talk::endpoints::Action;
 use crate::domain::talk::questions;
+use crate::domain::talk::schedule;
 use crate::domain::talk::speakers::{self, Changes, Languages, OBJECT, visible};
 use crate::domain::talk::sql::ids_in;
-use crate::domain::talk::submissions::{self as cfp, may_read, may_write};
+use crate::domain::talk::submissions::{may_read, may_write};
 use crate::http::error::TalkResult;
 use crate::http::talk::Talk;
 use crate::http::{ApiError, Created, JsonBody, Page, patched};
@@ -131,7 +132,7 @@ fn load<'a>(ctx: &'a Ctx<'a>, keys: &'a [Value]) -> Loaded<'a> {
                 "SELECT ss.speaker_id AS owner, s.code AS v FROM talk_submission_speakers ss \
                  JOIN talk_submissions s ON s.id = ss.submission_id \
                  WHERE ss.speaker_id IN {in_ids} AND {} ORDER BY s.code",
-                cfp::visible(ctx.ev, "s")
+                schedule::visible_submissions(ctx.ev, "s")
             ),
             values.clone(),
         )

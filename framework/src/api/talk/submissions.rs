@@ -35,10 +35,11 @@ use super::tracks::TrackOut;
 use crate::domain::talk::access::TalkEvent;
 use crate::domain::talk::endpoints::Action;
 use crate::domain::talk::questions;
+use crate::domain::talk::schedule::visible_submissions;
 use crate::domain::talk::speakers::{checked_email, checked_locale};
 use crate::domain::talk::sql::ids_in;
 use crate::domain::talk::submissions::{
-    self as cfp, Act, Changes, NewResource, OBJECT, may_read, may_write, visible, visible_resources,
+    self as cfp, Act, Changes, NewResource, OBJECT, may_read, may_write, visible_resources,
 };
 use crate::http::error::TalkResult;
 use crate::http::talk::Talk;
@@ -244,7 +245,7 @@ fn load<'a>(ctx: &'a Ctx<'a>, keys: &'a [Value]) -> Loaded<'a> {
              FROM talk_submissions s JOIN talk_submission_types st ON st.id = s.submission_type_id \
              WHERE s.code IN {codes} AND s.event_id = ${} AND {}",
             values.len(),
-            visible(ctx.ev, "s")
+            visible_submissions(ctx.ev, "s")
         );
         let rows = ctx.rows(&sql, values).await?;
         let ids: Vec<i64> = rows
@@ -378,7 +379,7 @@ fn load_resources<'a>(ctx: &'a Ctx<'a>, keys: &'a [Value]) -> Loaded<'a> {
              JOIN talk_submissions s ON s.id = r.submission_id \
              WHERE r.id IN {ids} AND s.event_id = ${} AND {} AND {}",
             values.len(),
-            visible(ctx.ev, "s"),
+            visible_submissions(ctx.ev, "s"),
             visible_resources(ctx.ev, "r"),
         );
         ctx.rows(&sql, values)
@@ -758,7 +759,7 @@ impl SubmissionsApi {
             ev.event.id,
             "s.code",
         );
-        listing.condition(&visible(&ev, "s"));
+        listing.condition(&visible_submissions(&ev, "s"));
         let names = |states: &Option<Vec<State>>| -> Vec<String> {
             states
                 .iter()

@@ -167,7 +167,11 @@ impl TalkCaller {
         } else {
             None
         };
-        let current_schedule = super::schedule::current(db, event.id).await?;
+        let current_schedule =
+            super::sql::first(db, &current_schedule_sql("$1"), vec![event.id.into()])
+                .await?
+                .map(|r| r.try_get::<i64>("", "id"))
+                .transpose()?;
         Ok(TalkEvent {
             event,
             role,
@@ -312,4 +316,14 @@ impl TalkEvent {
     pub fn version(&self) -> ApiVersion {
         self.caller.version
     }
+}
+
+/// The query of the ID (as `id`) of the event's current schedule, the latest released one,
+/// for the event whose ID the SQL expression `event_id` gives (a placeholder, or a column of
+/// an outer query).
+pub fn current_schedule_sql(event_id: &str) -> String {
+    format!(
+        "SELECT id FROM talk_schedules WHERE event_id = {event_id} AND version IS NOT NULL \
+         ORDER BY published DESC, id DESC LIMIT 1"
+    )
 }

@@ -32,7 +32,7 @@ use sha2::{Digest, Sha256};
 use super::access::TalkEvent;
 use super::catalog::shown_name;
 use super::rooms::{derived_uuid, uuid as room_uuid};
-use super::schedule::{self, event_tz, ical};
+use super::schedule::{event_tz, ical};
 use super::sql::{first, rows};
 use super::version::ApiVersion;
 use crate::db::entities::event;
@@ -186,7 +186,7 @@ pub async fn public_event(
     let sql = format!(
         "SELECT e.*, ({}) AS current_schedule FROM events e \
          WHERE e.slug = $1 AND e.talk_enabled = $2",
-        schedule::current_sql("e.id")
+        super::access::current_schedule_sql("e.id")
     );
     let Some(row) = first(db, &sql, vec![slug.into(), true.into()]).await? else {
         return Ok(None);

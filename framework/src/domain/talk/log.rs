@@ -104,18 +104,18 @@ pub async fn count(
 }
 
 /// A page of an object's entries, newest first, as the caller may see them: who made a
-/// change is named only to callers who may see reviewers' names (organisers, and reviewers
-/// while the phase shows names), or to the person who made it, so that a log never names
-/// whom the object itself hides.
+/// change is named only to callers who may see reviewers' names (`names`: organisers, and
+/// reviewers while the phase shows names), or to the person who made it, so that a log never
+/// names whom the object itself hides.
 pub async fn list(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
+    names: bool,
     object_type: &str,
     object_id: i64,
     offset: u64,
     limit: u64,
 ) -> Result<Vec<Entry>, DbErr> {
-    let names = super::reviews::names_visible(ev);
     let caller = ev.user_id();
     let rows = db
         .query_all_raw(Statement::from_sql_and_values(

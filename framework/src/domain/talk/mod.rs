@@ -18,6 +18,7 @@ pub mod rooms;
 pub mod schedule;
 pub mod speakers;
 pub mod sql;
+pub mod submission_state;
 pub mod submissions;
 pub mod tokens;
 pub mod version;

@@ -32,7 +32,7 @@ use super::access::{TalkEvent, not_found};
 use super::log::{self as talk_log, Change};
 use super::review_phases::{OtherReviews, Phase};
 use super::sql::{first, ids_in, rows};
-use super::submissions::State;
+use super::submission_state::State;
 use crate::domain::files;
 use crate::domain::permissions::Permission;
 use crate::values::{ApiError, FieldErrors};

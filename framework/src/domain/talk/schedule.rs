@@ -58,18 +58,22 @@ async fn first_id(
         .transpose()?)
 }
 
-/// The event's current schedule: the latest released one.
-pub async fn current(db: &impl ConnectionTrait, event_id: i64) -> Result<Option<i64>, ApiError> {
-    first_id(db, &current_sql("$1"), vec![event_id.into()]).await
-}
-
-/// The query of the ID (as `id`) of the current schedule of the event whose ID the SQL
-/// expression `event_id` gives (a placeholder, or a column of an outer query).
-pub fn current_sql(event_id: &str) -> String {
-    format!(
-        "SELECT id FROM talk_schedules WHERE event_id = {event_id} AND version IS NOT NULL \
-         ORDER BY published DESC, id DESC LIMIT 1"
-    )
+/// The SQL condition of the submissions (alias `s`) the caller may see: organisers all of
+/// the event's; reviewers those of the tracks they review (all when they review all); the
+/// public those with a visible slot in the current schedule, once the agenda is visible.
+pub fn visible_submissions(ev: &TalkEvent, s: &str) -> String {
+    let role = &ev.role;
+    if role.is_only_reviewer() {
+        if role.review_tracks.is_empty() {
+            return "1 = 1".into();
+        }
+        let ids: Vec<String> = role.review_tracks.iter().map(i64::to_string).collect();
+        return format!("{s}.track_id IN ({})", ids.join(", "));
+    }
+    if role.is_orga() {
+        return "1 = 1".into();
+    }
+    public_submissions(ev, s)
 }
 
 /// The event's schedule in progress, created when it has none.

@@ -73,7 +73,7 @@ pub fn visible(ev: &TalkEvent, sp: &str) -> String {
         "EXISTS (SELECT 1 FROM talk_submission_speakers vss \
          JOIN talk_submissions vs ON vs.id = vss.submission_id \
          WHERE vss.speaker_id = {sp}.id AND {})",
-        super::submissions::visible(ev, "vs")
+        super::schedule::visible_submissions(ev, "vs")
     )
 }
 

@@ -4,6 +4,7 @@
 //! and its deletion. Every change writes an entry to the submission's activity log, in the
 //! change's transaction.
 
+pub use super::submission_state::State;
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 use serde_json::{Map, Value, json};
@@ -23,86 +24,6 @@ pub const MAX_TAGS: usize = 100;
 
 /// Largest stored form of `anonymised_data`, in bytes.
 pub const MAX_ANONYMISED_LEN: usize = 100_000;
-
-/// The state of a submission.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Submitted, waiting for a decision.
-    Submitted,
-    /// Accepted, waiting for the speakers' confirmation.
-    Accepted,
-    /// Rejected.
-    Rejected,
-    /// Accepted and confirmed by the speakers.
-    Confirmed,
-    /// Withdrawn by the speakers.
-    Withdrawn,
-    /// Canceled after acceptance.
-    Canceled,
-}
-
-impl State {
-    /// Every state.
-    pub const ALL: [State; 6] = [
-        State::Submitted,
-        State::Accepted,
-        State::Rejected,
-        State::Confirmed,
-        State::Withdrawn,
-        State::Canceled,
-    ];
-
-    /// The stored name.
-    pub fn name(self) -> &'static str {
-        match self {
-            State::Submitted => "submitted",
-            State::Accepted => "accepted",
-            State::Rejected => "rejected",
-            State::Confirmed => "confirmed",
-            State::Withdrawn => "withdrawn",
-            State::Canceled => "canceled",
-        }
-    }
-
-    /// The state of a stored name.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.name() == name)
-    }
-
-    /// The states a submission may move to this one from, as pretalx allows.
-    pub fn sources(self) -> &'static [State] {
-        match self {
-            State::Submitted => &[State::Rejected, State::Accepted, State::Withdrawn],
-            State::Accepted => &[
-                State::Submitted,
-                State::Rejected,
-                State::Confirmed,
-                State::Canceled,
-            ],
-            State::Rejected => &[State::Submitted, State::Accepted],
-            State::Confirmed => &[State::Accepted, State::Canceled],
-            State::Withdrawn => &[State::Submitted, State::Accepted],
-            State::Canceled => &[State::Accepted, State::Confirmed],
-        }
-    }
-
-    /// The log action of a move to this state.
-    pub fn action(self) -> &'static str {
-        match self {
-            State::Submitted => "make_submitted",
-            State::Accepted => "accept",
-            State::Rejected => "reject",
-            State::Confirmed => "confirm",
-            State::Withdrawn => "withdraw",
-            State::Canceled => "cancel",
-        }
-    }
-
-    /// Whether a submission moved to this state stops being featured.
-    pub fn unfeatures(self) -> bool {
-        matches!(self, State::Rejected | State::Canceled | State::Withdrawn)
-    }
-}
 
 /// What a move of a submission to a state does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,24 +70,6 @@ pub fn may_read(ev: &TalkEvent) -> bool {
 /// Who may change submissions (and speakers): organisers of the call for papers.
 pub fn may_write(ev: &TalkEvent) -> bool {
     ev.role.is_orga()
-}
-
-/// The SQL condition of the submissions (alias `s`) the caller may see: organisers all of
-/// the event's; reviewers those of the tracks they review (all when they review all); the
-/// public those with a visible slot in the current schedule, once the agenda is visible.
-pub fn visible(ev: &TalkEvent, s: &str) -> String {
-    let role = &ev.role;
-    if role.is_only_reviewer() {
-        if role.review_tracks.is_empty() {
-            return "1 = 1".into();
-        }
-        let ids: Vec<String> = role.review_tracks.iter().map(i64::to_string).collect();
-        return format!("{s}.track_id IN ({})", ids.join(", "));
-    }
-    if role.is_orga() {
-        return "1 = 1".into();
-    }
-    super::schedule::public_submissions(ev, s)
 }
 
 /// The SQL condition of the resources (alias `r`) the caller may see: team members of the
@@ -246,7 +149,7 @@ pub async fn stored(
          s.attendee_signup_required, s.attendee_signup_capacity, s.content_locale, \
          s.do_not_record, s.image, s.is_featured, s.pending_state, s.review_code, s.anonymised \
          FROM talk_submissions s WHERE s.event_id = $1 AND UPPER(s.code) = $2 AND {}",
-        visible(ev, "s")
+        super::schedule::visible_submissions(ev, "s")
     );
     let row = first(
         db,
