@@ -86,6 +86,14 @@ impl<K: Eq + Hash, V: Clone> Generational<K, V> {
     }
 }
 
+impl<K: Eq + Hash> Generational<K, Kept> {
+    /// The entry of `key` kept in `generation`, when it is of its owner's type `T`.
+    fn get_as<T: std::any::Any + Send + Sync>(&self, generation: u64, key: &K) -> Option<Arc<T>> {
+        self.get(generation, key)
+            .and_then(|kept| kept.downcast::<T>().ok())
+    }
+}
+
 /// The key a list answer for `scope` (say `items:<event ID>`) at `path_and_query` is kept
 /// under, or `None` when it must not be kept, so that made-up parameters cannot fill the
 /// cache: a query parameter that is not one of `known`, or one sent twice, a `page` or
@@ -253,9 +261,7 @@ impl Cache {
         generation: u64,
         token_hash: &str,
     ) -> Option<Arc<T>> {
-        self.callers
-            .get(generation, &token_hash.to_owned())
-            .and_then(|kept| kept.downcast::<T>().ok())
+        self.callers.get_as(generation, &token_hash.to_owned())
     }
 
     /// Keeps a caller resolved in `generation`.
@@ -286,9 +292,7 @@ impl Cache {
         generation: u64,
         event_id: i64,
     ) -> Option<Arc<T>> {
-        self.products
-            .get(generation, &event_id)
-            .and_then(|kept| kept.downcast::<T>().ok())
+        self.products.get_as(generation, &event_id)
     }
 
     /// Keeps an event's products loaded in `generation`.
@@ -343,9 +347,7 @@ impl Cache {
         generation: u64,
         key: &str,
     ) -> Option<Arc<T>> {
-        self.objects
-            .get(generation, &key.to_owned())
-            .and_then(|kept| kept.downcast::<T>().ok())
+        self.objects.get_as(generation, &key.to_owned())
     }
 
     /// Keeps a small value read in `generation` under `key` (a key names its owner first,

@@ -4,7 +4,6 @@
 //! and its deletion. Every change writes an entry to the submission's activity log, in the
 //! change's transaction.
 
-pub use super::submission_state::State;
 use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 use serde_json::{Map, Value, json};
@@ -13,6 +12,7 @@ use super::access::{TalkEvent, agenda_visible, not_found};
 use super::log::{self as talk_log, Change};
 use super::speakers::{self, Languages};
 use super::sql::{first, ids_in, rows, unused_code};
+pub use super::submission_state::State;
 use crate::domain::files;
 use crate::values::{ApiError, FieldErrors};
 
