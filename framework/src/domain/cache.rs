@@ -6,7 +6,8 @@
 //!
 //! Only a committed write to a configuration table moves it: the database counts such writes
 //! itself (triggers on the tables listed in `tessera_migrations::CONFIG_TABLES` move a version
-//! and, on PostgreSQL, `NOTIFY` every process when the transaction commits). A process learns
+//! and, on PostgreSQL, `NOTIFY` every process when the transaction commits, naming the
+//! table's schema). A process learns
 //! of a change it made when the request that made it has answered (the middleware calls
 //! [`Cache::refresh`]), and of the others' changes on PostgreSQL through `LISTEN` (while the
 //! listening connection is down nothing is cached) and on SQLite by the write-ahead log
@@ -374,12 +375,16 @@ impl Cache {
             loop {
                 match PgListener::connect(&url).await {
                     Ok(mut listener) => {
-                        if listener.listen(CHANNEL).await.is_ok() {
+                        let schema = current_schema(&cache.db).await;
+                        if let (Some(schema), Ok(())) = (schema, listener.listen(CHANNEL).await) {
                             // Whatever happened while nobody listened is unknown.
                             cache.generation.fetch_add(1, Ordering::AcqRel);
                             cache.live.store(true, Ordering::Release);
-                            while listener.try_recv().await.ok().flatten().is_some() {
-                                cache.generation.fetch_add(1, Ordering::AcqRel);
+                            while let Ok(Some(change)) = listener.try_recv().await {
+                                // Another schema in the same database is another house.
+                                if change.payload() == schema || change.payload().is_empty() {
+                                    cache.generation.fetch_add(1, Ordering::AcqRel);
+                                }
                             }
                         }
                     }
@@ -390,6 +395,14 @@ impl Cache {
             }
         });
     }
+}
+
+/// The schema this process's tables live in: a change announced with another schema's name
+/// (migration m0026) is another house's.
+async fn current_schema(db: &DatabaseConnection) -> Option<String> {
+    let sql = Statement::from_string(DbBackend::Postgres, "SELECT current_schema() AS s");
+    let row = db.query_one_raw(sql).await.ok()??;
+    row.try_get::<String>("", "s").ok()
 }
 
 /// The configuration version the database's triggers keep (see the module documentation).
