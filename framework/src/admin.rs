@@ -22,6 +22,7 @@ use crate::domain::tax_rules::{self, TaxRuleFields};
 use crate::domain::vouchers::{self, PriceMode, manage::VoucherFields};
 use crate::domain::waiting_list::{self, EntryFields};
 use crate::domain::{events, oauth, slug, teams, tokens, users};
+use crate::http::ApiError;
 use crate::state::AppState;
 use serde_json::json;
 use std::sync::Arc;
@@ -1002,7 +1003,7 @@ async fn seed_demo_device(
     };
     let created = crate::domain::devices::create(&state.db, org.id, input)
         .await
-        .map_err(|e| invalid(format!("demo device: {}", e.body())))?;
+        .map_err(|e| invalid(format!("demo device: {}", ApiError::from(e).body())))?;
     Ok(created.device.initialization_token)
 }
 
@@ -1074,7 +1075,7 @@ pub async fn create_device(
     };
     let created = devices::create(db, org.id, input)
         .await
-        .map_err(|e| invalid(e.body().to_string()))?;
+        .map_err(|e| invalid(ApiError::from(e).body().to_string()))?;
     let token = created
         .device
         .initialization_token

@@ -25,7 +25,7 @@ use crate::domain::webhooks::{self, Notice};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{
     ApiError, Auth, Created, Currency, I18nString, JsonBody, NoContent, NullableMap, Page,
-    PageRequest, patched,
+    PageRequest, Refusal, patched,
 };
 use crate::state::AppState;
 use crate::values::stored::{string_list, string_map};
@@ -443,7 +443,9 @@ async fn create_event(
     };
     let mapping = events::remap_mapping(&mapping, &item_ids);
     if plan.is_some() || !mapping.is_empty() {
-        seating::assign(&txn, created.organizer_id, created.id, plan, &mapping).await?;
+        seating::assign(&txn, created.organizer_id, created.id, plan, &mapping)
+            .await
+            .map_err(Refusal::from)?;
     }
     let created = event::Entity::find_by_id(created.id)
         .one(&txn)
@@ -677,7 +679,7 @@ impl EventsApi {
                 &mapping,
             )
             .await
-            .map_err(ApiError::from)?;
+            .map_err(Refusal::from)?;
             saved = event::Entity::find_by_id(saved.id)
                 .one(&txn)
                 .await?

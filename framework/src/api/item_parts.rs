@@ -837,7 +837,7 @@ pub fn write_error(e: WriteError) -> ApiError {
     match e {
         WriteError::Invalid(invalid) => FieldErrors::check(invalid)
             .err()
-            .unwrap_or_else(ApiError::internal),
+            .map_or_else(ApiError::internal, ApiError::from),
         WriteError::Gone => ApiError::forbidden(),
         WriteError::Db(e) => e.into(),
     }

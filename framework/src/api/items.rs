@@ -631,7 +631,9 @@ const LIST_PARAMS: [&str; 9] = [
 pub struct ItemsApi;
 
 async fn check(state: &AppState, ev: &event::Model, f: &ItemFields) -> Result<(), ApiError> {
-    FieldErrors::check(items::invalid_fields(&state.db, ev, f).await?)
+    Ok(FieldErrors::check(
+        items::invalid_fields(&state.db, ev, f).await?,
+    )?)
 }
 
 #[OpenApi(tag = "Tag::Items")]

@@ -125,7 +125,13 @@ pub fn ticketing_api() -> impl OpenApi {
             badges::BadgesApi,
         ),
         (devices::DevicesApi, device_protocol::DeviceProtocolApi),
-        checkin::CheckinApi,
+        (
+            checkin::ListsApi,
+            checkin::PositionsApi,
+            checkin::RpcApi,
+            checkin::CheckinsApi,
+            checkin::SelectionApi,
+        ),
         webhooks::WebhooksApi,
     )
 }

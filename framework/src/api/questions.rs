@@ -532,7 +532,9 @@ async fn check(
     f: &QuestionFields,
     options: &[OptionFields],
 ) -> Result<(), ApiError> {
-    FieldErrors::check(questions::invalid(&state.db, event_id, existing, f, options).await?)
+    Ok(FieldErrors::check(
+        questions::invalid(&state.db, event_id, existing, f, options).await?,
+    )?)
 }
 
 /// A failed write; a unique violation is an identifier taken in the meantime.

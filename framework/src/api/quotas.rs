@@ -234,7 +234,9 @@ async fn find_quota(state: &AppState, event_id: i64, id: i64) -> Result<Quota, A
 }
 
 async fn check(state: &AppState, ev: &event::Model, f: &QuotaFields) -> Result<(), ApiError> {
-    FieldErrors::check(quotas::invalid_fields(&state.db, ev, f).await?)
+    Ok(FieldErrors::check(
+        quotas::invalid_fields(&state.db, ev, f).await?,
+    )?)
 }
 
 #[OpenApi(tag = "Tag::Quotas")]

@@ -166,7 +166,7 @@ impl ResellersApi {
                 .map_err(|e| match e {
                     CreateError::Invalid(errors) => FieldErrors::check(errors)
                         .err()
-                        .unwrap_or_else(ApiError::internal),
+                        .map_or_else(ApiError::internal, ApiError::from),
                     CreateError::Db(e) => e.into(),
                 })?;
         Ok(Created::Created(Json(NewOrganizerOut {

@@ -220,7 +220,9 @@ async fn find_subevent(state: &AppState, event_id: i64, id: i64) -> Result<SubEv
 }
 
 async fn check(state: &AppState, ev: &event::Model, f: &SubEventFields) -> Result<(), ApiError> {
-    FieldErrors::check(subevents::invalid_fields(&state.db, ev, f).await?)
+    Ok(FieldErrors::check(
+        subevents::invalid_fields(&state.db, ev, f).await?,
+    )?)
 }
 
 fn filter(

@@ -342,7 +342,7 @@ impl VoucherOrdering {
 fn write_error(e: WriteError) -> ApiError {
     match e {
         WriteError::Invalid(invalid) => match FieldErrors::check(invalid) {
-            Err(e) => e,
+            Err(e) => e.into(),
             Ok(()) => ApiError::internal(),
         },
         WriteError::Gone => ApiError::forbidden(),

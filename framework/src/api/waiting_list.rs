@@ -253,7 +253,7 @@ fn entry_error(e: EntryError) -> ApiError {
     match e {
         EntryError::Invalid(invalid) => FieldErrors::check(invalid)
             .err()
-            .unwrap_or_else(ApiError::internal),
+            .map_or_else(ApiError::internal, ApiError::from),
         EntryError::NotNow(reason) => ApiError::forbidden_because(reason),
         EntryError::HasVoucher => ApiError::forbidden_because(
             "This entry can not be changed or deleted as it has already been assigned a voucher.",

@@ -205,6 +205,7 @@ async fn save(
         input,
     )
     .await
+    .map_err(ApiError::from)
 }
 
 /// The organizer's webhook with this ID, when the caller reaches all its events.

@@ -14,9 +14,9 @@ use crate::domain::grants::{
     Caller, CallerKind, EventAccess, EventScope, Grant, OrganizerAccess, OrganizerRef, ReviewLimits,
 };
 use crate::domain::permissions::{Permission, PermissionSet};
+use crate::domain::refusal::Refusal;
 use crate::domain::talk::tokens as user_tokens;
 use crate::domain::{devices, oauth, teams, tokens, users};
-use crate::values::ApiError;
 
 /// The credentials a request presents (`http::auth` reads them from its header).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,18 +38,18 @@ impl Caller {
         &self,
         slug: &str,
         needs: Option<Permission>,
-    ) -> Result<OrganizerAccess, ApiError> {
+    ) -> Result<OrganizerAccess, Refusal> {
         let grants: Vec<&Grant> = self
             .grants
             .iter()
             .filter(|g| g.organizer.slug == slug)
             .collect();
-        let first = grants.first().ok_or_else(ApiError::forbidden)?;
+        let first = grants.first().ok_or_else(Refusal::forbidden)?;
         let permissions = grants
             .iter()
             .fold(PermissionSet::NONE, |acc, g| acc.union(g.permissions));
         if needs.is_some_and(|p| !permissions.has(p)) {
-            return Err(ApiError::forbidden());
+            return Err(Refusal::forbidden());
         }
         Ok(OrganizerAccess {
             organizer: first.organizer.clone(),
@@ -66,7 +66,7 @@ impl Caller {
         organizer: &str,
         event: &str,
         needs: Option<Permission>,
-    ) -> Result<EventAccess, ApiError> {
+    ) -> Result<EventAccess, Refusal> {
         let org = self.organizer(organizer, None)?;
         let found = self.find_event(db, org.organizer.id, event).await?;
         let covered = self
@@ -75,7 +75,7 @@ impl Caller {
             .any(|g| g.organizer.id == org.organizer.id && g.events.covers(found.id));
         let permissions = self.event_permissions(org.organizer.id, found.id);
         if !covered || needs.is_some_and(|p| !permissions.has(p)) {
-            return Err(ApiError::forbidden());
+            return Err(Refusal::forbidden());
         }
         Ok(EventAccess {
             organizer: org.organizer,
@@ -90,7 +90,7 @@ impl Caller {
         db: &impl ConnectionTrait,
         organizer_id: i64,
         slug: &str,
-    ) -> Result<event::Model, ApiError> {
+    ) -> Result<event::Model, Refusal> {
         if let Some((cache, generation)) = &self.kept
             && let Some(ev) = cache.event(*generation, organizer_id, slug)
         {
@@ -101,7 +101,7 @@ impl Caller {
             .filter(event::Column::Slug.eq(slug))
             .one(db)
             .await?
-            .ok_or_else(ApiError::forbidden)?;
+            .ok_or_else(Refusal::forbidden)?;
         if let Some((cache, generation)) = &self.kept {
             cache.keep_event(*generation, found.clone());
         }
@@ -120,7 +120,7 @@ pub async fn resolve(
     generation: Option<u64>,
     credentials: &Credentials,
     method: &str,
-) -> Result<Option<Caller>, ApiError> {
+) -> Result<Option<Caller>, Refusal> {
     let caller = match credentials {
         Credentials::Token(token) => {
             let hash = tokens::hash(token);
@@ -150,7 +150,7 @@ pub async fn resolve(
 async fn resolve_team_token(
     db: &impl ConnectionTrait,
     token: &str,
-) -> Result<Option<Caller>, ApiError> {
+) -> Result<Option<Caller>, Refusal> {
     let sql = "SELECT t.*, tt.id AS token_id, tt.token_hash, \
                o.slug AS organizer_slug, o.name AS organizer_name \
                FROM team_tokens tt JOIN teams t ON t.id = tt.team_id \
@@ -189,7 +189,7 @@ async fn resolve_team_token(
 async fn resolve_user_token(
     db: &impl ConnectionTrait,
     token: &str,
-) -> Result<Option<Caller>, ApiError> {
+) -> Result<Option<Caller>, Refusal> {
     let Some(found) = user_tokens::resolve(db, token).await? else {
         return Ok(None);
     };
@@ -225,7 +225,7 @@ async fn resolve_bearer(
     db: &impl ConnectionTrait,
     token: &str,
     method: &str,
-) -> Result<Option<Caller>, ApiError> {
+) -> Result<Option<Caller>, Refusal> {
     let Some(found) = oauth::resolve_access_token(db, token).await? else {
         return Ok(None);
     };
@@ -260,7 +260,7 @@ async fn resolve_device(
     db: &impl ConnectionTrait,
     token: &str,
     method: &str,
-) -> Result<Option<Caller>, ApiError> {
+) -> Result<Option<Caller>, Refusal> {
     let Some(found) = devices::authenticate(db, token).await? else {
         return Ok(None);
     };

@@ -18,8 +18,9 @@ use serde_json::Value;
 use crate::db::entities::{device, device_event, gate};
 use crate::domain::grants::{Caller, EventScope, OrganizerRef};
 use crate::domain::permissions::{Permission, PermissionSet};
+use crate::domain::refusal::Refusal;
 use crate::domain::tokens;
-use crate::values::{ApiError, FieldErrors};
+use crate::values::FieldErrors;
 
 /// Characters of initialization tokens.
 const LOWER_ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
@@ -152,13 +153,13 @@ pub struct Authenticated {
 }
 
 /// 401 "Device access has been revoked.".
-pub fn revoked_error() -> ApiError {
-    ApiError::unauthorized("Device access has been revoked.")
+pub fn revoked_error() -> Refusal {
+    Refusal::unauthorized("Device access has been revoked.")
 }
 
 /// 401 "Device has not been initialized.".
-pub fn not_initialized_error() -> ApiError {
-    ApiError::unauthorized("Device has not been initialized.")
+pub fn not_initialized_error() -> Refusal {
+    Refusal::unauthorized("Device has not been initialized.")
 }
 
 /// The device `token` authenticates: `None` for an unknown token; 401 with pretix's text
@@ -167,7 +168,7 @@ pub fn not_initialized_error() -> ApiError {
 pub async fn authenticate(
     db: &impl ConnectionTrait,
     token: &str,
-) -> Result<Option<Authenticated>, ApiError> {
+) -> Result<Option<Authenticated>, Refusal> {
     const COLUMNS: &str = "d.id, d.device_id, d.organizer_id, d.gate_id, d.all_events, \
         d.security_profile, d.revoked, d.initialized, o.slug AS organizer_slug, \
         o.name AS organizer_name";
@@ -257,16 +258,16 @@ pub async fn find_gate(
     db: &impl ConnectionTrait,
     organizer_id: i64,
     id: i64,
-) -> Result<gate::Model, ApiError> {
+) -> Result<gate::Model, Refusal> {
     gate::Entity::find_by_id(id)
         .filter(gate::Column::OrganizerId.eq(organizer_id))
         .one(db)
         .await?
-        .ok_or_else(ApiError::forbidden)
+        .ok_or_else(Refusal::forbidden)
 }
 
-fn identifier_taken() -> ApiError {
-    ApiError::field(
+fn identifier_taken() -> Refusal {
+    Refusal::field(
         "identifier",
         "This identifier is already used for a different gate.",
     )
@@ -279,7 +280,7 @@ pub async fn save_gate(
     organizer_id: i64,
     existing: Option<gate::Model>,
     input: GateInput,
-) -> Result<gate::Model, ApiError> {
+) -> Result<gate::Model, Refusal> {
     let txn = crate::db::begin_write(db).await?;
     let identifier = match input.identifier {
         Some(given) => given,
@@ -346,10 +347,10 @@ async fn identifier_used(
 
 /// Deletes a gate; devices standing at it stand at none (and check-in lists lose it)
 /// through the foreign keys.
-pub async fn delete_gate(db: &DatabaseConnection, gate: gate::Model) -> Result<(), ApiError> {
+pub async fn delete_gate(db: &DatabaseConnection, gate: gate::Model) -> Result<(), Refusal> {
     crate::db::in_transaction(db, async |txn| {
         gate::Entity::delete_by_id(gate.id).exec(txn).await?;
-        Ok::<_, ApiError>(())
+        Ok::<_, Refusal>(())
     })
     .await
 }
@@ -405,13 +406,13 @@ pub async fn find_device(
     db: &impl ConnectionTrait,
     organizer_id: i64,
     device_id: i64,
-) -> Result<device::Model, ApiError> {
+) -> Result<device::Model, Refusal> {
     device::Entity::find()
         .filter(device::Column::OrganizerId.eq(organizer_id))
         .filter(device::Column::DeviceId.eq(device_id))
         .one(db)
         .await?
-        .ok_or_else(ApiError::forbidden)
+        .ok_or_else(Refusal::forbidden)
 }
 
 /// The event IDs of each of the given devices (rows), in one query.
@@ -440,7 +441,7 @@ async fn check_input(
     organizer_id: i64,
     existing: Option<&device::Model>,
     input: &DeviceInput,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let mut errors = FieldErrors::new();
     if let Some(g) = input.gate_id
         && gate::Entity::find_by_id(g)
@@ -457,7 +458,7 @@ async fn check_input(
     if existing.is_some_and(|d| d.revoked) && !input.revoked {
         errors.push("revoked", "A revoked device cannot be restored.");
     }
-    errors.into_result()
+    Ok(errors.into_result()?)
 }
 
 /// Locks the organizer's row on PostgreSQL (SQLite's write transaction is exclusive), so
@@ -529,7 +530,7 @@ pub async fn create(
     db: &DatabaseConnection,
     organizer_id: i64,
     input: DeviceInput,
-) -> Result<Stored, ApiError> {
+) -> Result<Stored, Refusal> {
     let txn = crate::db::begin_write(db).await?;
     check_input(&txn, organizer_id, None, &input).await?;
     lock_organizer(&txn, organizer_id).await?;
@@ -581,14 +582,14 @@ pub async fn update(
     db: &DatabaseConnection,
     existing: device::Model,
     input: DeviceInput,
-) -> Result<Stored, ApiError> {
+) -> Result<Stored, Refusal> {
     let txn = crate::db::begin_write(db).await?;
     // Read again under the row's lock: a revocation meanwhile must stay.
     crate::db::lock_row(&txn, "devices", existing.id).await?;
     let existing = device::Entity::find_by_id(existing.id)
         .one(&txn)
         .await?
-        .ok_or_else(ApiError::forbidden)?;
+        .ok_or_else(Refusal::forbidden)?;
     check_input(&txn, existing.organizer_id, Some(&existing), &input).await?;
     let id = existing.id;
     let mut row: device::ActiveModel = existing.into();
@@ -605,7 +606,7 @@ pub async fn update(
 }
 
 /// The device's events and gate.
-pub async fn stored(db: &impl ConnectionTrait, device: device::Model) -> Result<Stored, ApiError> {
+pub async fn stored(db: &impl ConnectionTrait, device: device::Model) -> Result<Stored, Refusal> {
     use crate::db::entities::event;
     use sea_orm::QuerySelect;
     let event_ids = event_ids(db, device.id).await?;
@@ -688,7 +689,7 @@ pub fn is_rsa_public_key(pem: &str) -> bool {
 }
 
 /// Checks a report's optional parts: `info` within its size, `rsa_pubkey` a public key.
-fn check_report(report: &Report) -> Result<(), ApiError> {
+fn check_report(report: &Report) -> Result<(), Refusal> {
     let mut errors = FieldErrors::new();
     if let Some(info) = &report.info
         && serde_json::to_vec(info).map_or(usize::MAX, |v| v.len()) > MAX_INFO_BYTES
@@ -703,7 +704,7 @@ fn check_report(report: &Report) -> Result<(), ApiError> {
     {
         errors.push("rsa_pubkey", "Not a valid public key.");
     }
-    errors.into_result()
+    Ok(errors.into_result()?)
 }
 
 /// A device as the protocol answers it, built before the write commits.
@@ -719,7 +720,7 @@ pub struct ProtocolDevice {
     pub api_token: Option<String>,
 }
 
-async fn organizer_slug(db: &impl ConnectionTrait, id: i64) -> Result<String, ApiError> {
+async fn organizer_slug(db: &impl ConnectionTrait, id: i64) -> Result<String, Refusal> {
     use crate::db::entities::organizer;
     Ok(organizer::Entity::find_by_id(id)
         .one(db)
@@ -732,11 +733,11 @@ async fn protocol_device(
     db: &impl ConnectionTrait,
     id: i64,
     api_token: Option<String>,
-) -> Result<ProtocolDevice, ApiError> {
+) -> Result<ProtocolDevice, Refusal> {
     let device = device::Entity::find_by_id(id)
         .one(db)
         .await?
-        .ok_or_else(|| ApiError::unauthorized("Invalid token."))?;
+        .ok_or_else(|| Refusal::unauthorized("Invalid token."))?;
     let gate = match device.gate_id {
         Some(g) => gate::Entity::find_by_id(g).one(db).await?,
         None => None,
@@ -749,12 +750,12 @@ async fn protocol_device(
     })
 }
 
-fn token_error(message: &str) -> ApiError {
-    ApiError::field("token", message)
+fn token_error(message: &str) -> Refusal {
+    Refusal::field("token", message)
 }
 
 /// Why an initialization token cannot be used, for a device found by it.
-fn unusable(d: &device::Model) -> Option<ApiError> {
+fn unusable(d: &device::Model) -> Option<Refusal> {
     if d.revoked {
         Some(token_error("This initialization token has been revoked."))
     } else if d.initialized.is_some() {
@@ -772,7 +773,7 @@ pub async fn initialize(
     db: &DatabaseConnection,
     token: &str,
     report: Report,
-) -> Result<ProtocolDevice, ApiError> {
+) -> Result<ProtocolDevice, Refusal> {
     check_report(&report)?;
     let hash = tokens::hash(token);
     let found = device::Entity::find()
@@ -828,21 +829,21 @@ pub async fn update_report(
     db: &DatabaseConnection,
     id: i64,
     report: Report,
-) -> Result<ProtocolDevice, ApiError> {
+) -> Result<ProtocolDevice, Refusal> {
     check_report(&report)?;
     let txn = crate::db::begin_write(db).await?;
     crate::db::lock_row(&txn, "devices", id).await?;
     let current = device::Entity::find_by_id(id)
         .one(&txn)
         .await?
-        .ok_or_else(|| ApiError::unauthorized("Invalid token."))?;
+        .ok_or_else(|| Refusal::unauthorized("Invalid token."))?;
     if current.revoked {
         return Err(revoked_error());
     }
     if let (Some(old), Some(new)) = (&current.rsa_pubkey, &report.rsa_pubkey)
         && old.trim() != new.trim()
     {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "rsa_pubkey",
             "You cannot change the rsa_pubkey of the device once it is set.",
         ));
@@ -867,7 +868,7 @@ pub async fn update_report(
 }
 
 /// Gives the device a new API token; the old one stops working at once.
-pub async fn roll(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, ApiError> {
+pub async fn roll(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, Refusal> {
     let api_token = tokens::generate();
     let txn = crate::db::begin_write(db).await?;
     let done = txn
@@ -886,7 +887,7 @@ pub async fn roll(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, Ap
 }
 
 /// Revokes the device for ever.
-pub async fn revoke(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, ApiError> {
+pub async fn revoke(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, Refusal> {
     let txn = crate::db::begin_write(db).await?;
     txn.execute_raw(Statement::from_sql_and_values(
         txn.get_database_backend(),
@@ -900,7 +901,7 @@ pub async fn revoke(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, 
 }
 
 /// The device as the protocol answers it (`device/info`).
-pub async fn info(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, ApiError> {
+pub async fn info(db: &DatabaseConnection, id: i64) -> Result<ProtocolDevice, Refusal> {
     protocol_device(db, id, None).await
 }
 

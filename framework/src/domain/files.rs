@@ -23,7 +23,7 @@ use sea_orm::{
 use super::permissions::Permission;
 use crate::db::begin_write;
 use crate::db::entities::file;
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 /// How long an unclaimed upload stays usable.
 pub const UPLOAD_LIFETIME: Duration = Duration::hours(24);
@@ -420,14 +420,14 @@ pub async fn claim_for_user(
     field: &str,
     file_id: &str,
     accepted: &[&str],
-) -> Result<String, ApiError> {
+) -> Result<String, Refusal> {
     match claim(db, &user_owner(user_id), file_id, accepted).await? {
         Ok(reference) => Ok(reference),
-        Err(ClaimRefused::Unknown) => Err(ApiError::field(
+        Err(ClaimRefused::Unknown) => Err(Refusal::field(
             field,
             "No such file: uploads are usable once, for 24 hours, by the user who uploaded them.",
         )),
-        Err(ClaimRefused::WrongType) => Err(ApiError::field(
+        Err(ClaimRefused::WrongType) => Err(Refusal::field(
             field,
             format!(
                 "This field takes files of these types only: {}.",
@@ -448,7 +448,7 @@ pub async fn replace_for_user(
     sent: Option<&str>,
     current: &mut Option<String>,
     accepted: &[&str],
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let new = match sent {
         Some(file_id) => Some(claim_for_user(db, user_id, field, file_id, accepted).await?),
         None => None,

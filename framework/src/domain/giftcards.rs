@@ -366,20 +366,17 @@ async fn lock_own(
 }
 
 /// Why a transaction was refused.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum TransactError {
     /// No such card is visible to the organizer.
+    #[error("no such card is visible to the organizer")]
     NotFound,
     /// The card would go below zero.
+    #[error("the card would go below zero")]
     InsufficientCredit,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for TransactError {
-    fn from(e: DbErr) -> Self {
-        TransactError::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// A booking waiting in its card's queue.

@@ -8,8 +8,8 @@ use crate::db::entities::event;
 use crate::domain::cache::Cache;
 use crate::domain::oauth::Scope;
 use crate::domain::permissions::{Permission, PermissionSet};
+use crate::domain::refusal::Refusal;
 use crate::domain::talk::endpoints::Endpoints;
-use crate::values::ApiError;
 
 /// An organizer as a caller sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,11 +156,11 @@ pub struct EventAccess {
 
 impl EventAccess {
     /// Ok when the caller holds `p` for the event, else 403.
-    pub fn require(&self, p: Permission) -> Result<(), ApiError> {
+    pub fn require(&self, p: Permission) -> Result<(), Refusal> {
         if self.permissions.has(p) {
             Ok(())
         } else {
-            Err(ApiError::forbidden())
+            Err(Refusal::forbidden())
         }
     }
 }
@@ -212,10 +212,10 @@ impl Caller {
 
     /// The user and scope of an OAuth caller; 401 for any other kind of caller, since only a
     /// user-level token can act for a person (`/api/v1/me`, the reseller interface).
-    pub fn oauth_user(&self) -> Result<(i64, Scope), ApiError> {
+    pub fn oauth_user(&self) -> Result<(i64, Scope), Refusal> {
         match &self.kind {
             CallerKind::OAuth { user_id, scope, .. } => Ok((*user_id, *scope)),
-            _ => Err(ApiError::unauthorized(
+            _ => Err(Refusal::unauthorized(
                 "This endpoint needs an OAuth access token.",
             )),
         }

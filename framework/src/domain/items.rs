@@ -942,20 +942,17 @@ pub async fn ordered(
 }
 
 /// Why an item or variation was not deleted.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DeleteError {
     /// It has been ordered.
+    #[error("it has been ordered")]
     Ordered,
     /// It is the item's last variation.
+    #[error("it is the item's last variation")]
     LastVariation,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for DeleteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Deletes an item that was never ordered, with its variations, add-ons, bundles and its

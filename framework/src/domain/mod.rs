@@ -25,6 +25,7 @@ pub mod orders;
 pub mod permissions;
 pub mod questions;
 pub mod quotas;
+pub mod refusal;
 pub mod resellers;
 pub mod sale;
 pub mod seating;

@@ -964,18 +964,14 @@ pub async fn update_option(
 }
 
 /// Why an option was not deleted.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DeleteOptionError {
     /// It is the last option of a choice question.
+    #[error("it is the last option of a choice question")]
     LastOption,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for DeleteOptionError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Deletes an option unless it is its choice question's last, in one transaction.

@@ -118,18 +118,14 @@ pub async fn update(
 }
 
 /// Why a tax rule was not deleted.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DeleteError {
     /// Items still apply it.
+    #[error("items still apply it")]
     InUse,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for DeleteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Deletes a tax rule that no item applies. The check and the delete are one statement,

@@ -114,42 +114,40 @@ pub fn display_name(parts: Option<&Value>) -> Option<String> {
 }
 
 /// Why an entry was not written or deleted.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum EntryError {
     /// Fields that break a rule, each with its message.
+    #[error("fields that break a rule, each with its message")]
     Invalid(Invalid),
     /// Entries for this product cannot be made now (waiting list off, not for this item,
     /// or the product is available); the reason.
+    #[error(
+        "entries for this product cannot be made now (waiting list off, not for this item, or the product is available)"
+    )]
     NotNow(&'static str),
     /// A voucher was sent to it: it can no longer be changed or deleted.
+    #[error("A voucher was sent to it")]
     HasVoucher,
     /// It does not exist (any more).
+    #[error("it does not exist (any more)")]
     Gone,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for EntryError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Why no voucher was sent.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SendError {
     /// A voucher was sent already, or the product is not available; the reason.
+    #[error("A voucher was sent already, or the product is not available")]
     Refused(String),
     /// The entry does not exist (any more).
+    #[error("the entry does not exist (any more)")]
     Gone,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for SendError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Filters of the entry list; each one given must match.

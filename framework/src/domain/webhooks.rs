@@ -28,6 +28,7 @@ use crate::db::entities::{webhook, webhook_call};
 use crate::domain::extensions::{Extensions, OrderEvent};
 use crate::domain::grants::{Caller, EventScope};
 use crate::domain::permissions::PermissionSet;
+use crate::domain::refusal::Refusal;
 use crate::domain::special_addresses;
 
 /// pretix's action types a webhook can listen to, with what each tells of.
@@ -639,7 +640,7 @@ pub async fn within_reach(
     db: &impl ConnectionTrait,
     caller: &Caller,
     hook: &webhook::Model,
-) -> Result<(), crate::values::ApiError> {
+) -> Result<(), Refusal> {
     if caller.may_grant(
         hook.organizer_id,
         &reach(db, hook).await?,
@@ -651,8 +652,8 @@ pub async fn within_reach(
     }
 }
 
-fn out_of_reach() -> crate::values::ApiError {
-    crate::values::ApiError::forbidden_because(
+fn out_of_reach() -> Refusal {
+    Refusal::forbidden_because(
         "A webhook may hear only of events you have access to (all events only with access \
          to all events).",
     )
@@ -669,7 +670,7 @@ pub async fn save(
     caller: &Caller,
     existing: Option<webhook::Model>,
     input: WebhookInput,
-) -> Result<Webhook, crate::values::ApiError> {
+) -> Result<Webhook, Refusal> {
     use crate::values::FieldErrors;
     let mut errors = FieldErrors::new();
     if input.target_url.len() > 255 {

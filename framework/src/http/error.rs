@@ -1,5 +1,7 @@
-//! The sets of error statuses each operation documents, around the error values of
-//! `crate::values::error` (the spec's `{"detail"}` and `{"field": [...]}` shapes).
+//! Errors as the API answers them, in the spec's two shapes: `{"detail": "..."}`
+//! ([`ApiError::detail`]) and `{"field": ["message"]}` ([`FieldErrors`]), each with its
+//! HTTP status; a rule's [`Refusal`] becomes one here. And the sets of error statuses each
+//! operation documents.
 
 use std::marker::PhantomData;
 
@@ -9,7 +11,179 @@ use poem_openapi::registry::{
 };
 use poem_openapi::{ApiResponse, Object, types::Type};
 
-pub use crate::values::error::{ApiError, FieldErrors};
+use poem::http::{HeaderValue, StatusCode, header};
+use serde_json::{Value, json};
+
+pub use crate::domain::refusal::Refusal;
+pub use crate::values::error::FieldErrors;
+
+/// An error answer of the API.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    status: StatusCode,
+    body: Value,
+    headers: Vec<(header::HeaderName, String)>,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status.as_u16(), self.body)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl ApiError {
+    /// A general error: `{"detail": message}`.
+    pub fn detail(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            body: json!({ "detail": message.into() }),
+            headers: Vec::new(),
+        }
+    }
+
+    /// 400 with a general message.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::detail(StatusCode::BAD_REQUEST, message)
+    }
+
+    /// 400 for one field: `{field: [message]}`.
+    pub fn field(field: &str, message: impl Into<String>) -> Self {
+        Self::fields(FieldErrors::new().add(field, message))
+    }
+
+    /// 400 with errors for several fields.
+    pub fn fields(errors: FieldErrors) -> Self {
+        Self::with_body(StatusCode::BAD_REQUEST, Value::Object(errors.into_body()))
+    }
+
+    /// Any status with a body already in one of the two shapes.
+    pub fn with_body(status: StatusCode, body: Value) -> Self {
+        Self {
+            status,
+            body,
+            headers: Vec::new(),
+        }
+    }
+
+    /// 401, with the `WWW-Authenticate` challenge.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::detail(StatusCode::UNAUTHORIZED, message).header(header::WWW_AUTHENTICATE, "Token")
+    }
+
+    /// 403: the object does not exist, or the caller may not see or change it.
+    pub fn forbidden() -> Self {
+        Self::detail(
+            StatusCode::FORBIDDEN,
+            "You do not have permission to perform this action.",
+        )
+    }
+
+    /// 403 with a specific reason.
+    pub fn forbidden_because(message: impl Into<String>) -> Self {
+        Self::detail(StatusCode::FORBIDDEN, message)
+    }
+
+    /// 404 with a message.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::detail(StatusCode::NOT_FOUND, message)
+    }
+
+    /// 405 naming the method, with the `Allow` header.
+    pub fn method_not_allowed(method: &str, allow: &str) -> Self {
+        Self::detail(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("Method \"{method}\" not allowed."),
+        )
+        .header(header::ALLOW, allow)
+    }
+
+    /// 409 for one field.
+    pub fn conflict(field: &str, message: impl Into<String>) -> Self {
+        Self::with_body(StatusCode::CONFLICT, json!({ field: [message.into()] }))
+    }
+
+    /// 429 with `Retry-After` in seconds.
+    pub fn too_many_requests(retry_after_secs: u64) -> Self {
+        Self::detail(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("Request was throttled. Expected available in {retry_after_secs} seconds."),
+        )
+        .header(header::RETRY_AFTER, &retry_after_secs.to_string())
+    }
+
+    /// 500 without anything internal in it; the cause is logged where it happened.
+    pub fn internal() -> Self {
+        Self::detail(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "A server error occurred.",
+        )
+    }
+
+    /// Adds a header to the answer.
+    pub fn header(mut self, name: header::HeaderName, value: &str) -> Self {
+        self.headers.push((name, value.to_owned()));
+        self
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> &Value {
+        &self.body
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    fn as_response(&self) -> Response {
+        let mut resp = Response::builder()
+            .status(self.status)
+            .content_type("application/json")
+            .body(self.body.to_string());
+        for (name, value) in &self.headers {
+            if let Ok(v) = HeaderValue::from_str(value) {
+                resp.headers_mut().insert(name.clone(), v);
+            }
+        }
+        resp
+    }
+}
+
+impl From<sea_orm::DbErr> for ApiError {
+    fn from(err: sea_orm::DbErr) -> Self {
+        tracing::error!(error = %err, "database error");
+        Self::internal()
+    }
+}
+
+impl From<FieldErrors> for ApiError {
+    fn from(errors: FieldErrors) -> Self {
+        Self::fields(errors)
+    }
+}
+
+impl From<Refusal> for ApiError {
+    fn from(refusal: Refusal) -> Self {
+        match refusal {
+            Refusal::BadRequest(message) => Self::bad_request(message),
+            Refusal::Invalid(errors) => Self::fields(errors),
+            Refusal::Unauthenticated(message) => Self::unauthorized(message),
+            Refusal::Forbidden(None) => Self::forbidden(),
+            Refusal::Forbidden(Some(message)) => Self::forbidden_because(message),
+            Refusal::NotFound(message) => Self::not_found(message),
+            Refusal::Db(err) => err.into(),
+            Refusal::Internal => Self::internal(),
+        }
+    }
+}
 
 /// The general error body.
 #[derive(Object)]
@@ -42,6 +216,18 @@ impl<S> From<ApiError> for Errors<S> {
 impl<S> From<sea_orm::DbErr> for Errors<S> {
     fn from(err: sea_orm::DbErr) -> Self {
         Self(err.into(), PhantomData)
+    }
+}
+
+impl<S> From<Refusal> for Errors<S> {
+    fn from(refusal: Refusal) -> Self {
+        Self(refusal.into(), PhantomData)
+    }
+}
+
+impl<S> From<FieldErrors> for Errors<S> {
+    fn from(errors: FieldErrors) -> Self {
+        Self(errors.into(), PhantomData)
     }
 }
 

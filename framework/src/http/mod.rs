@@ -16,11 +16,10 @@ pub mod routes;
 pub mod serve;
 pub mod talk;
 
-pub use crate::values::{
-    ApiError, Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money,
-};
+pub use crate::values::{Currency, Decimal2, FieldErrors, I18nString, Money, i18n, money};
 pub use auth::{Auth, Caller};
 pub use body::{JsonBody, JsonList};
+pub use error::{ApiError, Refusal};
 pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
 pub use responses::{Created, JsonBytes, NoContent};

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use sea_orm::{ConnectionTrait, EntityTrait, PaginatorTrait, QuerySelect, Select};
 
-use super::error::ApiError;
+use super::error::{ApiError, Refusal};
 use super::middleware::original_uri;
 
 /// Default and largest page size; `page_size` can only lower it.
@@ -73,7 +73,7 @@ impl PageRequest {
 
     /// Resolves the page against the total count: `(limit, offset)`, or 404 for a page that
     /// does not exist. Page 1 always exists, even for an empty list.
-    pub fn window(&self, count: u64) -> Result<Window, ApiError> {
+    pub fn window(&self, count: u64) -> Result<Window, Refusal> {
         let pages = count.div_ceil(self.size).max(1);
         let number = match self.page.as_deref() {
             None => 1,
@@ -139,8 +139,8 @@ impl PageRequest {
     }
 }
 
-fn invalid_page() -> ApiError {
-    ApiError::not_found("Invalid page.")
+fn invalid_page() -> Refusal {
+    Refusal::not_found("Invalid page.")
 }
 
 /// A resolved page: what to fetch, and the envelope's links.

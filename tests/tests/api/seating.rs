@@ -3,7 +3,7 @@ use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use serde_json::{Map, Value, json};
 use tessera::db::entities::{event, item, seat};
 use tessera::domain::seating::{self, AssignError};
-use tessera::http::ApiError;
+use tessera::http::{ApiError, Refusal};
 use tessera_tests::TestApp;
 
 const PLANS: &str = "/api/v1/organizers/acme/seatingplans/";
@@ -105,7 +105,7 @@ async fn assign(
 fn refusal(result: Result<(), AssignError>) -> Value {
     match result {
         Err(e @ AssignError::Invalid(_)) => {
-            let err = ApiError::from(e);
+            let err = ApiError::from(Refusal::from(e));
             assert_eq!(err.status().as_u16(), 400);
             err.body().clone()
         }

@@ -8,6 +8,7 @@ use tessera::db::entities::file;
 use tessera::domain::files::{DOCUMENT_TYPES, PICTURE_TYPES, claim_for_user};
 use tessera::domain::permissions::Permission;
 use tessera::domain::talk::endpoints::{Action, Endpoints};
+use tessera::http::ApiError;
 use tessera_tests::talk::{PDF, PNG, conference, send_upload as send, talk_user, user_token};
 use tessera_tests::{Reply, TestApp, user_of};
 
@@ -342,17 +343,21 @@ async fn an_upload_is_usable_once_and_only_by_the_user_who_uploaded_it() {
         (ada, "file:0123456789abcdef0123456789abcdef"),
         (ada, "0123456789abcdef"),
     ] {
-        let e = claim_for_user(&app.db, user, "resource", id, &DOCUMENT_TYPES)
-            .await
-            .expect_err("refused");
+        let e = ApiError::from(
+            claim_for_user(&app.db, user, "resource", id, &DOCUMENT_TYPES)
+                .await
+                .expect_err("refused"),
+        );
         assert_eq!(e.status().as_u16(), 400);
         assert!(e.body()["resource"][0].is_string(), "{}", e.body());
     }
 
     // A field that takes pictures refuses the PDF and leaves it usable.
-    let e = claim_for_user(&app.db, ada, "avatar", &pdf, &PICTURE_TYPES)
-        .await
-        .expect_err("refused");
+    let e = ApiError::from(
+        claim_for_user(&app.db, ada, "avatar", &pdf, &PICTURE_TYPES)
+            .await
+            .expect_err("refused"),
+    );
     assert!(e.body()["avatar"][0].is_string(), "{}", e.body());
 
     let reference = claim_for_user(&app.db, ada, "resource", &pdf, &DOCUMENT_TYPES)
@@ -394,9 +399,11 @@ async fn an_expired_upload_cannot_be_used() {
     )
     .await
     .expect("expire");
-    let e = claim_for_user(&app.db, ada, "resource", &id, &DOCUMENT_TYPES)
-        .await
-        .expect_err("expired");
+    let e = ApiError::from(
+        claim_for_user(&app.db, ada, "resource", &id, &DOCUMENT_TYPES)
+            .await
+            .expect_err("expired"),
+    );
     assert_eq!(e.status().as_u16(), 400);
     let message = e.body()["resource"][0].as_str().expect("message");
     assert_eq!(e.body(), &json!({ "resource": [message] }));

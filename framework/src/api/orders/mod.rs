@@ -279,7 +279,7 @@ fn check_order(
     if body.positions.is_empty() {
         errors.push("positions", "An order cannot be empty.");
     }
-    errors.into_result()
+    Ok(errors.into_result()?)
 }
 
 /// An order of the event the caller may view (`can_view_orders`), with the checked access;
@@ -311,6 +311,7 @@ pub(crate) async fn change_orders(
     auth.0
         .event(&state.db, organizer, event, Some(Permission::ChangeOrders))
         .await
+        .map_err(ApiError::from)
 }
 
 pub(crate) fn lifecycle_error(e: LifecycleError) -> ApiError {

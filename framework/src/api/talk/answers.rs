@@ -134,10 +134,10 @@ async fn chosen_options(
     ctx: &Ctx<'_>,
     answers: &[i64],
 ) -> Result<HashMap<i64, Vec<i64>>, ApiError> {
-    match ctx.db {
-        Conn::Pool(db) => answers::chosen_options(db, answers).await,
-        Conn::Txn(txn) => answers::chosen_options(txn, answers).await,
-    }
+    Ok(match ctx.db {
+        Conn::Pool(db) => answers::chosen_options(db, answers).await?,
+        Conn::Txn(txn) => answers::chosen_options(txn, answers).await?,
+    })
 }
 
 /// A new answer; an answer of the same question and target is changed instead.
@@ -203,8 +203,9 @@ async fn answer_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(&state.db, slug, ENDPOINT, action, may_use, may_use)
-        .await
+    Ok(talk
+        .event_for(&state.db, slug, ENDPOINT, action, may_use, may_use)
+        .await?)
 }
 
 /// The language option texts of answers are written in: the event's first.

@@ -6,9 +6,9 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DatabaseTransaction, Statemen
 use serde_json::Value;
 
 use crate::domain::talk::access::{Role, TalkEvent};
+use crate::http::ApiError;
 use crate::http::PageRequest;
 use crate::state::AppState;
-use crate::values::ApiError;
 
 /// Where a context reads: the pool, or a write's own transaction (an answer built after a
 /// write must be read in it, before it commits: see `db::unit_of_work`).

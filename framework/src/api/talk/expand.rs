@@ -21,8 +21,8 @@ use poem::Request;
 
 use super::context::{Conn, Ctx, Listing};
 use super::shape::Shaped;
+use crate::http::ApiError;
 use crate::http::{Page, PageRequest};
-use crate::values::ApiError;
 
 /// What [`Kind::load`] gives: the objects of the keys, in any order.
 pub type Loaded<'a> = Pin<Box<dyn Future<Output = Result<Vec<Value>, ApiError>> + Send + 'a>>;
@@ -275,7 +275,7 @@ impl Ctx<'_> {
             .await?
             .pop()
             .map(Shaped::new)
-            .ok_or_else(crate::domain::talk::access::not_found)
+            .ok_or_else(|| crate::domain::talk::access::not_found().into())
     }
 }
 

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::domain::settings;
+use crate::http::ApiError;
 use crate::state::AppState;
-use crate::values::ApiError;
 
 /// The event's languages, from its settings.
 pub async fn event_locales(

@@ -50,7 +50,7 @@ pub async fn log_page(
     page_size: Option<u64>,
 ) -> Result<Page<LogEntry>, ApiError> {
     if !ev.role.is_member() {
-        return Err(ev.caller.deny());
+        return Err(ev.caller.deny().into());
     }
     let request = PageRequest::new(req, &state.public_url, page, page_size);
     let count = talk_log::count(&state.db, ev.event.id, object_type, object_id).await?;

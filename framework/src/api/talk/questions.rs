@@ -1052,7 +1052,7 @@ impl Fields {
         self.tracks.dedup();
         self.submission_types.sort_unstable();
         self.submission_types.dedup();
-        errors.into_result()
+        Ok(errors.into_result()?)
     }
 }
 
@@ -1070,8 +1070,9 @@ async fn question_event(
     endpoint: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(&state.db, slug, endpoint, action, |_| true, may_write)
-        .await
+    Ok(talk
+        .event_for(&state.db, slug, endpoint, action, |_| true, may_write)
+        .await?)
 }
 
 /// The stored question `id` of the event, if the caller sees it; 404 otherwise.

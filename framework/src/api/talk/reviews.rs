@@ -266,10 +266,10 @@ pub async fn summaries(
     ctx: &Ctx<'_>,
     submissions: &[i64],
 ) -> Result<HashMap<i64, Summary>, ApiError> {
-    match ctx.db {
-        Conn::Pool(db) => reviews::summaries(db, submissions).await,
-        Conn::Txn(txn) => reviews::summaries(txn, submissions).await,
-    }
+    Ok(match ctx.db {
+        Conn::Pool(db) => reviews::summaries(db, submissions).await?,
+        Conn::Txn(txn) => reviews::summaries(txn, submissions).await?,
+    })
 }
 
 /// A new review.
@@ -317,8 +317,9 @@ async fn review_event(
     action: Action,
     may: fn(&TalkEvent) -> bool,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(&state.db, slug, ENDPOINT, action, may, may)
-        .await
+    Ok(talk
+        .event_for(&state.db, slug, ENDPOINT, action, may, may)
+        .await?)
 }
 
 /// Changes the caller's review by a PUT or PATCH body; gives it as the API shows it.

@@ -223,6 +223,7 @@ impl RoomOptional {
         self.availabilities
             .map(|times| merged(times.into_iter().map(|a| (a.start, a.end)).collect()))
             .transpose()
+            .map_err(ApiError::from)
     }
 }
 
@@ -240,8 +241,9 @@ async fn room_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(&state.db, slug, ENDPOINT, action, may_read, may_write)
-        .await
+    Ok(talk
+        .event_for(&state.db, slug, ENDPOINT, action, may_read, may_write)
+        .await?)
 }
 
 /// Writes a room (new when `id` is `None`) as `edit` changes its stored fields, with its

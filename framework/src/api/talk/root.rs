@@ -13,10 +13,10 @@ use super::lang::{event_locales, flatten};
 use super::shape::{Shaped, TalkText};
 use crate::db::entities::event;
 use crate::domain::talk::endpoints::Action;
+use crate::http::ApiError;
 use crate::http::error::{ListResult, ReadResult, TalkResult};
 use crate::http::talk::Talk;
 use crate::state::AppState;
-use crate::values::ApiError;
 
 /// What the talk side serves.
 #[derive(Object)]

@@ -181,22 +181,23 @@ async fn schedule_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(
-        &state.db,
-        slug,
-        ENDPOINT,
-        action,
-        schedule::may_read,
-        schedule::may_write,
-    )
-    .await
+    Ok(talk
+        .event_for(
+            &state.db,
+            slug,
+            ENDPOINT,
+            action,
+            schedule::may_read,
+            schedule::may_write,
+        )
+        .await?)
 }
 
 /// The ID of the schedule `id` names: an ID, `wip` (for those who see every schedule; the
 /// schedule in progress is created when the event has none) or `latest`; 404 otherwise.
 async fn named(state: &AppState, ev: &TalkEvent, id: &str) -> Result<i64, ApiError> {
     match id {
-        "latest" => ev.current_schedule.ok_or_else(not_found),
+        "latest" => Ok(ev.current_schedule.ok_or_else(not_found)?),
         "wip" if schedule::sees_all(ev) => {
             let found = first(
                 &state.db,
@@ -214,7 +215,7 @@ async fn named(state: &AppState, ev: &TalkEvent, id: &str) -> Result<i64, ApiErr
                 }
             }
         }
-        other => other.parse().map_err(|_| not_found()),
+        other => other.parse().map_err(|_| not_found().into()),
     }
 }
 

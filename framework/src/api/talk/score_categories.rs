@@ -247,15 +247,16 @@ async fn category_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(
-        &state.db,
-        slug,
-        ENDPOINT,
-        action,
-        reviews::may_read_settings,
-        reviews::may_configure,
-    )
-    .await
+    Ok(talk
+        .event_for(
+            &state.db,
+            slug,
+            ENDPOINT,
+            action,
+            reviews::may_read_settings,
+            reviews::may_configure,
+        )
+        .await?)
 }
 
 /// Writes a category (new when `id` is `None`) as `edit` changes its stored fields, in one

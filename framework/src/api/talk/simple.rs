@@ -186,15 +186,16 @@ pub async fn event<R: Resource>(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(
-        &state.db,
-        slug,
-        R::ENDPOINT,
-        action,
-        R::may_read,
-        R::may_write,
-    )
-    .await
+    Ok(talk
+        .event_for(
+            &state.db,
+            slug,
+            R::ENDPOINT,
+            action,
+            R::may_read,
+            R::may_write,
+        )
+        .await?)
 }
 
 /// A page of the event's objects, searched and ordered as asked.
@@ -327,7 +328,7 @@ pub async fn log<R: Resource>(
         )
         .await?;
     if found.is_empty() {
-        return Err(not_found());
+        return Err(not_found().into());
     }
     log_page(state, req, &ev, R::OBJECT, id, page, page_size).await
 }

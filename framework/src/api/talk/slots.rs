@@ -179,15 +179,16 @@ async fn slot_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(
-        &state.db,
-        slug,
-        ENDPOINT,
-        action,
-        schedule::may_read,
-        schedule::may_write,
-    )
-    .await
+    Ok(talk
+        .event_for(
+            &state.db,
+            slug,
+            ENDPOINT,
+            action,
+            schedule::may_read,
+            schedule::may_write,
+        )
+        .await?)
 }
 
 /// The ID of the event's object a filter names (by `sql`, with the event as `$1` and the

@@ -343,8 +343,9 @@ async fn speaker_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(&state.db, slug, ENDPOINT, action, may_read, may_write)
-        .await
+    Ok(talk
+        .event_for(&state.db, slug, ENDPOINT, action, may_read, may_write)
+        .await?)
 }
 
 /// Writes the speaker with this code (a new one when `code` is `None`) in one transaction,

@@ -244,7 +244,7 @@ impl Resource for SubmissionTypes {
         id: i64,
         _: &SubmissionTypeFields,
     ) -> Result<(), ApiError> {
-        catalog::check_submission_type_deletion(w.txn, id).await
+        Ok(catalog::check_submission_type_deletion(w.txn, id).await?)
     }
 }
 

@@ -582,8 +582,9 @@ async fn submission_event(
     slug: &str,
     action: Action,
 ) -> Result<TalkEvent, ApiError> {
-    talk.event_for(&state.db, slug, ENDPOINT, action, may_read, may_write)
-        .await
+    Ok(talk
+        .event_for(&state.db, slug, ENDPOINT, action, may_read, may_write)
+        .await?)
 }
 
 /// The answer of a write: the submission with this code as organisers see it, read in the

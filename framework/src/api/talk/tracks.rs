@@ -250,7 +250,7 @@ impl Resource for Tracks {
 
     /// Not while a submission uses it or a team is limited to it.
     async fn check_deletion(w: &Writing<'_>, id: i64, _: &TrackFields) -> Result<(), ApiError> {
-        catalog::check_track_deletion(w.txn, id).await
+        Ok(catalog::check_track_deletion(w.txn, id).await?)
     }
 }
 

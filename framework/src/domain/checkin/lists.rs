@@ -108,20 +108,17 @@ impl ListFields {
 }
 
 /// Why a write was refused.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// Field errors.
+    #[error("field errors")]
     Invalid(Vec<(&'static str, String)>),
     /// The list was deleted meanwhile.
+    #[error("the list was deleted meanwhile")]
     Gone,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for WriteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 const LIST_COLUMNS: &str = "id, event_id, name, all_products, subevent_id, include_pending, \

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use sea_orm::ConnectionTrait;
 
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 use super::redeem::{POSITION_COLUMNS, POSITION_FROM, PositionRow, PositionView};
 use super::{CHECKIN_COLUMNS, CheckinRow, of_positions, placeholders, rows};
@@ -62,8 +62,8 @@ pub async fn positions(
     f: &PositionFilter,
     order: PositionOrder,
     descending: bool,
-    window: impl FnOnce(u64) -> Result<(u64, u64), ApiError>,
-) -> Result<Vec<PositionView>, ApiError> {
+    window: impl FnOnce(u64) -> Result<(u64, u64), Refusal>,
+) -> Result<Vec<PositionView>, Refusal> {
     let mut values: Vec<sea_orm::Value> = list_ids.iter().map(|&i| i.into()).collect();
     let lists = placeholders(1, list_ids.len());
     let status = if f.ignore_status {
@@ -248,8 +248,8 @@ pub async fn checkins(
     f: &CheckinFilter,
     order: CheckinOrder,
     descending: bool,
-    window: impl FnOnce(u64) -> Result<(u64, u64), ApiError>,
-) -> Result<Vec<CheckinRow>, ApiError> {
+    window: impl FnOnce(u64) -> Result<(u64, u64), Refusal>,
+) -> Result<Vec<CheckinRow>, Refusal> {
     let mut values: Vec<sea_orm::Value> = vec![event_id.into()];
     let mut sql = " FROM checkins c JOIN checkin_lists l ON l.id = c.list_id \
          LEFT JOIN devices d ON d.id = c.device_id WHERE l.event_id = $1"

@@ -24,22 +24,20 @@ use crate::domain::{settings, vouchers, webhooks};
 use sea_orm::DatabaseConnection;
 
 /// Why a change of an order was refused.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LifecycleError {
     /// No such order (or payment) in the event.
+    #[error("no such order (or payment) in the event")]
     NotFound,
     /// Not possible in the order's state: a message for the client (400).
+    #[error("not possible in the order's state")]
     Refused(String),
     /// Invalid input: field errors for the client (400).
+    #[error("invalid input")]
     Invalid(serde_json::Value),
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for LifecycleError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Why paying a paid order is refused.

@@ -116,19 +116,15 @@ pub struct NewOrder {
 }
 
 /// Why an order was not placed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum PlaceError {
     /// Invalid input: the 400 body (`{"field": [...]}`, with `positions` a list of one
     /// object per position).
+    #[error("invalid input")]
     Invalid(Value),
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for PlaceError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// What the request needs besides the order: where it is sold, the event's settings and the

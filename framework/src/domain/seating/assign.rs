@@ -10,30 +10,27 @@ use serde_json::{Map, Value};
 
 use super::{Layout, LayoutError, LayoutSeat, MAX_CATEGORIES, read_layout};
 use crate::db::entities::{event, item, seat, seating_plan};
-use crate::values::{ApiError, FieldErrors};
+use crate::domain::refusal::Refusal;
+use crate::values::FieldErrors;
 
 /// Rows per multi-row INSERT, well below SQLite's limit on bound parameters.
 const INSERT_CHUNK: usize = 500;
 
 /// Why [`assign`] refused.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum AssignError {
     /// Invalid input, by field (`seating_plan`, `seat_category_mapping`): answer 400.
+    #[error("invalid seating")]
     Invalid(FieldErrors),
     /// Storage failed.
-    Db(DbErr),
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
-impl From<DbErr> for AssignError {
-    fn from(err: DbErr) -> Self {
-        Self::Db(err)
-    }
-}
-
-impl From<AssignError> for ApiError {
+impl From<AssignError> for Refusal {
     fn from(err: AssignError) -> Self {
         match err {
-            AssignError::Invalid(fields) => ApiError::fields(fields),
+            AssignError::Invalid(fields) => Refusal::fields(fields),
             AssignError::Db(e) => e.into(),
         }
     }

@@ -10,20 +10,17 @@ use crate::db::begin_write;
 use crate::db::entities::{event, seating_plan};
 
 /// Why a plan could not be changed or deleted.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum PlanError {
     /// No such plan for this organizer.
+    #[error("no such plan for this organizer")]
     NotFound,
     /// An event uses the plan.
+    #[error("an event uses the plan")]
     InUse,
     /// Storage failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for PlanError {
-    fn from(err: DbErr) -> Self {
-        Self::Db(err)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Fields of a plan to change; `None` keeps the current value.

@@ -13,7 +13,7 @@ use super::version::ApiVersion;
 use crate::db::entities::event;
 use crate::domain::grants::{Caller, CallerKind};
 use crate::domain::permissions::{Permission, PermissionSet};
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 /// A talk-side request's caller (anonymous or a user token) and the API version in force.
 #[derive(Debug, Clone)]
@@ -25,8 +25,8 @@ pub struct TalkCaller {
 }
 
 /// The 404 of an object or event the caller may not see.
-pub fn not_found() -> ApiError {
-    ApiError::not_found("Not found.")
+pub fn not_found() -> Refusal {
+    Refusal::not_found("Not found.")
 }
 
 impl TalkCaller {
@@ -44,25 +44,25 @@ impl TalkCaller {
     }
 
     /// The user behind the token, or 401 for an anonymous request.
-    pub fn user_id(&self) -> Result<i64, ApiError> {
+    pub fn user_id(&self) -> Result<i64, Refusal> {
         self.token()
             .map(|(user, ..)| user)
-            .ok_or_else(|| ApiError::unauthorized("Authentication credentials were not provided."))
+            .ok_or_else(|| Refusal::unauthorized("Authentication credentials were not provided."))
     }
 
     /// 401 for anonymous callers, 403 for authenticated ones: the answer to a missing
     /// permission.
-    pub fn deny(&self) -> ApiError {
+    pub fn deny(&self) -> Refusal {
         if self.caller.is_some() {
-            ApiError::forbidden_because("You do not have permission to perform this action.")
+            Refusal::forbidden_because("You do not have permission to perform this action.")
         } else {
-            ApiError::unauthorized("Authentication credentials were not provided.")
+            Refusal::unauthorized("Authentication credentials were not provided.")
         }
     }
 
     /// Ok when the token's scopes allow `action` on `endpoint` (anonymous callers pass:
     /// what they may see is decided per object), else 403.
-    pub fn allow(&self, endpoint: &str, action: Action) -> Result<(), ApiError> {
+    pub fn allow(&self, endpoint: &str, action: Action) -> Result<(), Refusal> {
         match self.token() {
             Some((_, endpoints, _)) if !endpoints.allows(endpoint, action) => Err(self.deny()),
             _ => Ok(()),
@@ -85,7 +85,7 @@ impl TalkCaller {
 
     /// What the caller may do on a talk-side event: 404 when the caller may not see it,
     /// 403 for a reviewer who may not see speaker names.
-    pub fn role_on(&self, ev: &event::Model) -> Result<Role, ApiError> {
+    pub fn role_on(&self, ev: &event::Model) -> Result<Role, Refusal> {
         if self.token().is_some() && !self.covers(ev.id) {
             return Err(not_found());
         }
@@ -104,7 +104,7 @@ impl TalkCaller {
     /// 403 for a caller who only reviews while speaker names are hidden from them (by all
     /// their reviewing teams, or by the event's review phase): the API cannot promise
     /// anonymity through `?expand=`, so it is closed to them, as in pretalx.
-    fn refuse_anonymised(&self, role: &Role) -> Result<(), ApiError> {
+    fn refuse_anonymised(&self, role: &Role) -> Result<(), Refusal> {
         if role.is_only_reviewer() && role.hide_speaker_names {
             return Err(self.deny());
         }
@@ -124,7 +124,7 @@ impl TalkCaller {
         action: Action,
         may_read: fn(&TalkEvent) -> bool,
         may_write: fn(&TalkEvent) -> bool,
-    ) -> Result<TalkEvent, ApiError> {
+    ) -> Result<TalkEvent, Refusal> {
         let found = find(db, slug).await?;
         if self.caller.is_none() && !found.is_public {
             return Err(self.deny());
@@ -142,11 +142,7 @@ impl TalkCaller {
     /// The talk-side event with this slug as the caller sees it: 404 when there is none
     /// or the caller may not see it; 403 for a reviewer who may not see speaker names
     /// (the API cannot promise anonymity through `?expand=`).
-    pub async fn event(
-        &self,
-        db: &impl ConnectionTrait,
-        slug: &str,
-    ) -> Result<TalkEvent, ApiError> {
+    pub async fn event(&self, db: &impl ConnectionTrait, slug: &str) -> Result<TalkEvent, Refusal> {
         self.seen(db, find(db, slug).await?).await
     }
 
@@ -157,7 +153,7 @@ impl TalkCaller {
         &self,
         db: &impl ConnectionTrait,
         event: event::Model,
-    ) -> Result<TalkEvent, ApiError> {
+    ) -> Result<TalkEvent, Refusal> {
         let mut role = self.role_on(&event)?;
         let review_phase = if role.is_reviewer() {
             let phase = review_phases::active(db, event.id).await?;
@@ -183,7 +179,7 @@ impl TalkCaller {
 }
 
 /// The talk-side event with this slug, or 404.
-async fn find(db: &impl ConnectionTrait, slug: &str) -> Result<event::Model, ApiError> {
+async fn find(db: &impl ConnectionTrait, slug: &str) -> Result<event::Model, Refusal> {
     event::Entity::find()
         .filter(event::Column::Slug.eq(slug))
         .filter(event::Column::TalkEnabled.eq(true))
@@ -298,7 +294,7 @@ impl TalkEvent {
 
     /// Ok when the token allows `action` on `endpoint` and `permitted` holds, else 403 (or
     /// 401 for an anonymous caller).
-    pub fn require(&self, endpoint: &str, action: Action, permitted: bool) -> Result<(), ApiError> {
+    pub fn require(&self, endpoint: &str, action: Action, permitted: bool) -> Result<(), Refusal> {
         self.caller.allow(endpoint, action)?;
         if permitted {
             Ok(())

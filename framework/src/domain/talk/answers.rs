@@ -18,7 +18,8 @@ use super::questions::{Variant, visible};
 use super::sql::{first, ids_in, rows};
 use crate::domain::files;
 use crate::domain::permissions::Permission;
-use crate::values::{ApiError, I18nString};
+use crate::domain::refusal::Refusal;
+use crate::values::I18nString;
 
 /// The object type of answers in the activity log.
 pub const OBJECT: &str = "answer";
@@ -68,7 +69,7 @@ pub async fn question(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     id: i64,
-) -> Result<Option<Question>, ApiError> {
+) -> Result<Option<Question>, Refusal> {
     let sql = format!(
         "SELECT q.id, q.variant, q.target, q.min_length, q.max_length, q.min_number, \
          q.max_number, q.min_options, q.max_options, q.min_date, q.max_date, q.min_datetime, \
@@ -230,8 +231,8 @@ pub fn option_count_message(min: Option<i32>, max: Option<i32>, count: usize) ->
 }
 
 /// The 400 of a choice question answered without options.
-fn options_required() -> ApiError {
-    ApiError::field(
+fn options_required() -> Refusal {
+    Refusal::field(
         "options",
         "This field is required for choice or multiple-choice question.",
     )
@@ -255,26 +256,26 @@ pub fn chosen(
     q: &Question,
     wanted: &[i64],
     found: &[FoundOption],
-) -> Result<(Vec<i64>, String), ApiError> {
+) -> Result<(Vec<i64>, String), Refusal> {
     if let Some(other) = found.iter().find(|o| o.question != q.id) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "options",
             format!("Option {} does not belong to question {}.", other.id, q.id),
         ));
     }
     if let Some(missing) = wanted.iter().find(|i| !found.iter().any(|o| o.id == **i)) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "options",
             format!("Invalid pk \"{missing}\" - object does not exist."),
         ));
     }
     if q.variant == Variant::Choices && found.len() > 1 {
-        return Err(ApiError::field("options", "Choose exactly one option."));
+        return Err(Refusal::field("options", "Choose exactly one option."));
     }
     if q.variant == Variant::MultipleChoice
         && let Some(message) = option_count_message(q.min_options, q.max_options, found.len())
     {
-        return Err(ApiError::field("options", message));
+        return Err(Refusal::field("options", message));
     }
     let texts: Vec<&str> = found.iter().map(|o| o.text.as_str()).collect();
     Ok((found.iter().map(|o| o.id).collect(), texts.join(", ")))
@@ -288,7 +289,7 @@ async fn checked_options(
     q: &Question,
     ids: &[i64],
     locale: &str,
-) -> Result<(Vec<i64>, String), ApiError> {
+) -> Result<(Vec<i64>, String), Refusal> {
     if ids.is_empty() {
         return Err(options_required());
     }
@@ -349,7 +350,7 @@ async fn checked_value(
     sent: Sent<'_>,
     locale: &str,
     before: Option<&AnswerValue>,
-) -> Result<AnswerValue, ApiError> {
+) -> Result<AnswerValue, Refusal> {
     let mut value = before.cloned().unwrap_or_default();
     let kind = q.variant;
     if kind.has_options() {
@@ -364,7 +365,7 @@ async fn checked_value(
             value.answer = answer;
         }
     } else if sent.options.is_some_and(|o| !o.is_empty()) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "options",
             "Only choice questions take options.",
         ));
@@ -380,7 +381,7 @@ async fn checked_value(
                 value.file = Some(reference);
             }
             None if value.file.is_none() => {
-                return Err(ApiError::field(
+                return Err(Refusal::field(
                     "answer_file",
                     "This field is required for file questions.",
                 ));
@@ -388,7 +389,7 @@ async fn checked_value(
             None => {}
         }
     } else if sent.file.is_some() {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "answer_file",
             "Only file questions take files.",
         ));
@@ -396,7 +397,7 @@ async fn checked_value(
     if kind.is_text()
         && let Some(text) = sent.text
     {
-        value.answer = checked_text(q, text).map_err(|m| ApiError::field("answer", m))?;
+        value.answer = checked_text(q, text).map_err(|m| Refusal::field("answer", m))?;
     }
     Ok(value)
 }
@@ -448,7 +449,7 @@ pub struct Target {
 
 /// The field of [`Target`] a question of `target` needs: 400 when it is missing or another
 /// is given.
-pub fn needed_field(question_target: &str, given: &Target) -> Result<&'static str, ApiError> {
+pub fn needed_field(question_target: &str, given: &Target) -> Result<&'static str, Refusal> {
     let given = [
         ("submission", given.submission.is_some()),
         ("person", given.person.is_some()),
@@ -460,13 +461,13 @@ pub fn needed_field(question_target: &str, given: &Target) -> Result<&'static st
         _ => "submission",
     };
     if !given.iter().any(|(f, set)| *f == needed && *set) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             needed,
             format!("This field is required for {question_target} questions."),
         ));
     }
     if let Some((other, _)) = given.iter().find(|(f, set)| *f != needed && *set) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             other,
             format!("Cannot set {other} for {question_target} question."),
         ));
@@ -481,7 +482,7 @@ async fn owner(
     ev: &TalkEvent,
     q: &Question,
     target: &Target,
-) -> Result<Owner, ApiError> {
+) -> Result<Owner, Refusal> {
     let needed = needed_field(&q.target, target)?;
     let (table, code) = match (needed, &target.submission, &target.person) {
         ("submission", Some(code), _) => ("talk_submissions", code),
@@ -489,7 +490,7 @@ async fn owner(
         _ => {
             // Reviews arrive with the program: no review exists yet.
             let id = target.review.unwrap_or_default();
-            return Err(ApiError::field(
+            return Err(Refusal::field(
                 "review",
                 format!("Invalid pk \"{id}\" - object does not exist."),
             ));
@@ -497,7 +498,7 @@ async fn owner(
     };
     let sql = format!("SELECT id FROM {table} WHERE event_id = $1 AND UPPER(code) = UPPER($2)");
     let Some(r) = first(db, &sql, vec![ev.event.id.into(), code.clone().into()]).await? else {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             needed,
             format!("Object with code={code} does not exist."),
         ));
@@ -514,7 +515,7 @@ async fn owner(
 pub async fn chosen_options(
     db: &impl ConnectionTrait,
     answers: &[i64],
-) -> Result<HashMap<i64, Vec<i64>>, ApiError> {
+) -> Result<HashMap<i64, Vec<i64>>, Refusal> {
     let mut by_answer: HashMap<i64, Vec<i64>> = HashMap::new();
     if answers.is_empty() {
         return Ok(by_answer);
@@ -546,11 +547,7 @@ pub struct Stored {
 }
 
 /// The stored answer `id` of the event as the caller sees it; 404 otherwise.
-pub async fn stored(
-    db: &impl ConnectionTrait,
-    ev: &TalkEvent,
-    id: i64,
-) -> Result<Stored, ApiError> {
+pub async fn stored(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Result<Stored, Refusal> {
     let sql = format!(
         "SELECT a.question_id, a.submission_id, a.speaker_id, a.answer, a.answer_file \
          FROM talk_answers a JOIN talk_questions q ON q.id = a.question_id \
@@ -585,7 +582,7 @@ pub async fn stored(
 
 /// Serializes answer writes to one question on PostgreSQL (SQLite's write transactions run
 /// one at a time), so that two creations for the same target make one answer.
-async fn lock_question(txn: &DatabaseTransaction, question: i64) -> Result<(), ApiError> {
+async fn lock_question(txn: &DatabaseTransaction, question: i64) -> Result<(), Refusal> {
     if txn.get_database_backend() == DbBackend::Postgres {
         crate::db::execute(
             txn,
@@ -617,10 +614,10 @@ pub async fn create(
     ev: &TalkEvent,
     new: NewAnswer<'_>,
     locale: &str,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Refusal> {
     lock_question(txn, new.question).await?;
     let q = question(txn, ev, new.question).await?.ok_or_else(|| {
-        ApiError::field(
+        Refusal::field(
             "question",
             format!("Invalid pk \"{}\" - object does not exist.", new.question),
         )
@@ -662,7 +659,7 @@ pub async fn change(
     id: i64,
     sent: Sent<'_>,
     locale: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let before = stored(txn, ev, id).await?;
     lock_question(txn, before.question).await?;
     let q = question(txn, ev, before.question)
@@ -683,7 +680,7 @@ pub async fn change(
 }
 
 /// Deletes answer `id` with its log entry; 404 when the caller does not see it.
-pub async fn delete(txn: &DatabaseTransaction, ev: &TalkEvent, id: i64) -> Result<(), ApiError> {
+pub async fn delete(txn: &DatabaseTransaction, ev: &TalkEvent, id: i64) -> Result<(), Refusal> {
     let before = stored(txn, ev, id).await?;
     crate::db::execute(txn, "DELETE FROM talk_answers WHERE id = $1", [id.into()]).await?;
     let data = json!({"question": before.question, "answer": before.value.answer});
@@ -702,7 +699,7 @@ async fn write(
     owner: Option<Owner>,
     before: Option<&AnswerValue>,
     value: &AnswerValue,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Refusal> {
     let id = match id {
         Some(id) => {
             crate::db::execute(

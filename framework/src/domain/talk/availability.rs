@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 /// A time span: start and end.
 pub type Span = (DateTime<Utc>, DateTime<Utc>);
@@ -14,15 +14,12 @@ pub const MAX_AVAILABILITIES: usize = 200;
 
 /// The spans sorted, with overlapping and adjacent ones merged; 400 (on `availabilities`)
 /// for too many spans or one that does not end after it starts.
-pub fn merged(mut times: Vec<Span>) -> Result<Vec<Span>, ApiError> {
+pub fn merged(mut times: Vec<Span>) -> Result<Vec<Span>, Refusal> {
     if times.len() > MAX_AVAILABILITIES {
-        return Err(ApiError::field(
-            "availabilities",
-            "Too many availabilities.",
-        ));
+        return Err(Refusal::field("availabilities", "Too many availabilities."));
     }
     if times.iter().any(|(start, end)| end <= start) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "availabilities",
             "An availability must end after it starts.",
         ));

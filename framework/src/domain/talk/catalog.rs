@@ -11,7 +11,8 @@
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement};
 use serde_json::Value;
 
-use crate::values::{ApiError, I18nString};
+use crate::domain::refusal::Refusal;
+use crate::values::I18nString;
 
 /// ` FOR UPDATE` on PostgreSQL, to end a `SELECT` that locks the rows it reads until the
 /// transaction ends; nothing on SQLite, whose write transactions are exclusive already.
@@ -66,10 +67,7 @@ pub async fn name_taken(
 /// limited to it alone would then review every track. The teams must change their limits
 /// first. Holds until the transaction ends: a team limited to it meanwhile, or a submission
 /// given it, waits for the deletion and then finds no track.
-pub async fn check_track_deletion(
-    db: &impl ConnectionTrait,
-    track_id: i64,
-) -> Result<(), ApiError> {
+pub async fn check_track_deletion(db: &impl ConnectionTrait, track_id: i64) -> Result<(), Refusal> {
     lock(db, "talk_tracks", track_id).await?;
     if any(
         db,
@@ -78,7 +76,7 @@ pub async fn check_track_deletion(
     )
     .await?
     {
-        return Err(ApiError::bad_request(
+        return Err(Refusal::bad_request(
             "Reviewer teams are limited to this track: change their track limits before \
              deleting it.",
         ));
@@ -90,7 +88,7 @@ pub async fn check_track_deletion(
     )
     .await?
     {
-        return Err(ApiError::bad_request(
+        return Err(Refusal::bad_request(
             "This track is in use in a proposal and cannot be deleted.",
         ));
     }
@@ -102,7 +100,7 @@ pub async fn check_track_deletion(
 pub async fn check_submission_type_deletion(
     db: &impl ConnectionTrait,
     type_id: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     lock(db, "talk_submission_types", type_id).await?;
     if any(
         db,
@@ -111,7 +109,7 @@ pub async fn check_submission_type_deletion(
     )
     .await?
     {
-        return Err(ApiError::bad_request(
+        return Err(Refusal::bad_request(
             "This session type is in use in a proposal and cannot be deleted.",
         ));
     }

@@ -7,8 +7,8 @@ use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, Statement
 use serde_json::json;
 
 use crate::db::{execute, insert_returning_id};
+use crate::domain::refusal::Refusal;
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
-use crate::values::ApiError;
 
 const TITLES: [(&str, &str); 12] = [
     ("Ownership without tears", "submitted"),
@@ -244,13 +244,13 @@ const ROOMS: [(&str, &str, i32); 3] = [
 /// Gives the demo conference rooms and a released schedule: the accepted and confirmed
 /// sessions placed one after another from 10:00 on its first day (workshops in the
 /// workshop room), released as version 1.0 (the public sees the confirmed ones).
-async fn release_program(db: &impl ConnectionTrait, event_id: i64) -> Result<(), ApiError> {
+async fn release_program(db: &impl ConnectionTrait, event_id: i64) -> Result<(), Refusal> {
     use crate::domain::talk::access::TalkEvent;
     use crate::domain::talk::schedule::{self, SlotChange};
     let event = crate::db::entities::event::Entity::find_by_id(event_id)
         .one(db)
         .await?
-        .ok_or_else(ApiError::internal)?;
+        .ok_or_else(Refusal::internal)?;
     let mut rooms = Vec::new();
     for (i, (en, de, capacity)) in ROOMS.iter().enumerate() {
         rooms.push(
@@ -322,7 +322,7 @@ pub async fn seed_reviews(
     db: &DatabaseConnection,
     event_id: i64,
     reviewer: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     use crate::domain::talk::reviews::{self, Scope};
     let txn = crate::db::begin_write(db).await?;
     let seeded = crate::domain::talk::sql::rows(

@@ -37,8 +37,8 @@ use super::sql::{first, rows};
 use super::version::ApiVersion;
 use crate::db::entities::event;
 use crate::domain::cache::Cache;
+use crate::domain::refusal::Refusal;
 use crate::domain::settings::{self, SettingsRegistry};
-use crate::values::ApiError;
 
 /// The hour a day of the program starts at, in the event's time zone: sessions before it
 /// belong to the day before (except on the first day).
@@ -182,7 +182,7 @@ pub async fn public_event(
     db: &impl ConnectionTrait,
     slug: &str,
     version: ApiVersion,
-) -> Result<Option<TalkEvent>, ApiError> {
+) -> Result<Option<TalkEvent>, Refusal> {
     let sql = format!(
         "SELECT e.*, ({}) AS current_schedule FROM events e \
          WHERE e.slug = $1 AND e.talk_enabled = $2",
@@ -207,7 +207,7 @@ pub async fn export(
     schedule_id: i64,
     format: Format,
     lang: Option<&str>,
-) -> Result<Option<Arc<Export>>, ApiError> {
+) -> Result<Option<Arc<Export>>, Refusal> {
     let generation = src.cache.generation().await;
     let values =
         settings::of_event(src.db, src.settings, generation.map(|g| (src.cache, g)), ev).await?;
@@ -458,7 +458,7 @@ fn local(tz: &Tz, day: NaiveDate, time: NaiveTime) -> DateTime<Tz> {
 }
 
 /// A text column, cleaned; `None` when null or empty.
-fn opt_text(r: &sea_orm::QueryResult, column: &str) -> Result<Option<String>, ApiError> {
+fn opt_text(r: &sea_orm::QueryResult, column: &str) -> Result<Option<String>, Refusal> {
     Ok(r.try_get::<Option<String>>("", column)?
         .map(|t| clean(&t))
         .filter(|t| !t.is_empty()))
@@ -473,7 +473,7 @@ impl Program {
         schedule_id: i64,
         lang: &str,
         public_url: &str,
-    ) -> Result<Option<Self>, ApiError> {
+    ) -> Result<Option<Self>, Refusal> {
         let Some(sc) = first(
             db,
             "SELECT version, published FROM talk_schedules \
@@ -507,7 +507,7 @@ impl Program {
                     .then(|| color.to_ascii_lowercase()),
             })
         })
-        .collect::<Result<Vec<_>, ApiError>>()?;
+        .collect::<Result<Vec<_>, Refusal>>()?;
         let persons = load_persons(db, schedule_id, public_url, &api).await?;
         let (links, attachments) = load_resources(db, schedule_id, public_url).await?;
         let room_names: HashMap<i64, &Room> = rooms.iter().map(|r| (r.id, r)).collect();
@@ -726,7 +726,7 @@ async fn load_rooms(
     schedule_id: i64,
     public_url: &str,
     name: &impl Fn(Value) -> String,
-) -> Result<Vec<Room>, ApiError> {
+) -> Result<Vec<Room>, Refusal> {
     rows(
         db,
         "SELECT id, name, description, guid, capacity, position FROM talk_rooms r \
@@ -762,7 +762,7 @@ async fn load_persons(
     schedule_id: i64,
     public_url: &str,
     api: &str,
-) -> Result<HashMap<i64, Vec<Person>>, ApiError> {
+) -> Result<HashMap<i64, Vec<Person>>, Refusal> {
     let mut out: HashMap<i64, Vec<Person>> = HashMap::new();
     for r in rows(
         db,
@@ -807,7 +807,7 @@ async fn load_resources(
     db: &impl ConnectionTrait,
     schedule_id: i64,
     public_url: &str,
-) -> Result<(References, References), ApiError> {
+) -> Result<(References, References), Refusal> {
     let (mut links, mut files) = (References::new(), References::new());
     for r in rows(
         db,

@@ -11,7 +11,7 @@
 use sea_orm::ConnectionTrait;
 
 use super::sql::first;
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 /// Whether reviewers see the reviews of others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ impl Default for Phase {
 
 /// The event's active phase: [`Phase::default`] when the event has no phase at all, `None`
 /// when it has phases of which none is active. One query.
-pub async fn active(db: &impl ConnectionTrait, event_id: i64) -> Result<Option<Phase>, ApiError> {
+pub async fn active(db: &impl ConnectionTrait, event_id: i64) -> Result<Option<Phase>, Refusal> {
     let row = first(
         db,
         "SELECT id, is_active, can_review, can_see_other_reviews, can_see_speaker_names, \

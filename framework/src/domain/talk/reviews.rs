@@ -35,7 +35,8 @@ use super::sql::{first, ids_in, rows};
 use super::submission_state::State;
 use crate::domain::files;
 use crate::domain::permissions::Permission;
-use crate::values::{ApiError, FieldErrors};
+use crate::domain::refusal::Refusal;
+use crate::values::FieldErrors;
 
 /// The object type of reviews in the activity log.
 pub const OBJECT: &str = "review";
@@ -152,7 +153,7 @@ pub async fn stored(
     ev: &TalkEvent,
     id: i64,
     lock: bool,
-) -> Result<Stored, ApiError> {
+) -> Result<Stored, Refusal> {
     let lock = if lock && db.get_database_backend() == DbBackend::Postgres {
         " FOR UPDATE OF r"
     } else {
@@ -184,7 +185,7 @@ pub async fn is_own_code(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     code: &str,
-) -> Result<bool, ApiError> {
+) -> Result<bool, Refusal> {
     let Some(user) = ev.user_id() else {
         return Ok(false);
     };
@@ -204,7 +205,7 @@ pub async fn may_see(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     review: &Stored,
-) -> Result<bool, ApiError> {
+) -> Result<bool, Refusal> {
     if ev.user_id() == Some(review.user) || ev.role.is_orga() {
         return Ok(true);
     }
@@ -313,7 +314,7 @@ impl Summary {
 pub async fn summaries(
     db: &impl ConnectionTrait,
     submissions: &[i64],
-) -> Result<HashMap<i64, Summary>, ApiError> {
+) -> Result<HashMap<i64, Summary>, Refusal> {
     if submissions.is_empty() {
         return Ok(HashMap::new());
     }
@@ -361,7 +362,7 @@ async fn categories(
     db: &impl ConnectionTrait,
     event_id: i64,
     with_values: bool,
-) -> Result<Vec<Category>, ApiError> {
+) -> Result<Vec<Category>, Refusal> {
     let mut found: Vec<Category> = Vec::new();
     for r in rows(
         db,
@@ -412,30 +413,26 @@ async fn categories(
 /// Checks the values a review of a submission of `track` gives: each a value of a category
 /// that applies to the submission, at most one per category, one in every required
 /// category that applies. 400 on `scores` otherwise.
-fn check_scores(
-    categories: &[Category],
-    track: Option<i64>,
-    given: &[i64],
-) -> Result<(), ApiError> {
+fn check_scores(categories: &[Category], track: Option<i64>, given: &[i64]) -> Result<(), Refusal> {
     let mut used: Vec<i64> = Vec::new();
     for id in given {
         let Some(c) = categories
             .iter()
             .find(|c| c.values.iter().any(|(v, _)| v == id))
         else {
-            return Err(ApiError::field(
+            return Err(Refusal::field(
                 "scores",
                 format!("Invalid pk \"{id}\" - object does not exist."),
             ));
         };
         if !c.applies_to(track) {
-            return Err(ApiError::field(
+            return Err(Refusal::field(
                 "scores",
                 format!("Score category {} does not apply to this submission.", c.id),
             ));
         }
         if used.contains(&c.id) {
-            return Err(ApiError::field(
+            return Err(Refusal::field(
                 "scores",
                 "You can only assign one score per category!",
             ));
@@ -446,7 +443,7 @@ fn check_scores(
         .iter()
         .find(|c| c.required && c.applies_to(track) && !used.contains(&c.id))
     {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "scores",
             format!("Score category {} requires a score.", c.id),
         ));
@@ -475,7 +472,7 @@ pub async fn recompute(
     db: &impl ConnectionTrait,
     event_id: i64,
     scope: Scope,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let (condition, mut values): (&str, Vec<sea_orm::Value>) = match scope {
         Scope::Event => ("", vec![]),
         Scope::Submission(id) => (" AND r.submission_id = $2", vec![id.into()]),
@@ -539,8 +536,8 @@ pub struct NewReview {
 }
 
 /// The 400 of a second review of a submission by the same reviewer.
-fn already_reviewed() -> ApiError {
-    ApiError::field("submission", "You have already reviewed this submission.")
+fn already_reviewed() -> Refusal {
+    Refusal::field("submission", "You have already reviewed this submission.")
 }
 
 /// Writes the caller's review of a submission they may review ([`reviewable`]; 400 on
@@ -552,7 +549,7 @@ pub async fn create(
     txn: &DatabaseTransaction,
     ev: &TalkEvent,
     new: NewReview,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Refusal> {
     if !may_write(ev) {
         return Err(ev.caller.deny());
     }
@@ -569,7 +566,7 @@ pub async fn create(
     )
     .await?
     else {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "submission",
             format!("Object with code={} does not exist.", new.submission),
         ));
@@ -578,7 +575,7 @@ pub async fn create(
     let code: String = s.try_get("", "code")?;
     let state: String = s.try_get("", "state")?;
     if State::from_name(&state) != Some(State::Submitted) {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "submission",
             "Only submitted submissions can be reviewed.",
         ));
@@ -631,7 +628,7 @@ async fn set_scores(
     ev: &TalkEvent,
     review: i64,
     scores: &[i64],
-) -> Result<Option<i64>, ApiError> {
+) -> Result<Option<i64>, Refusal> {
     crate::db::execute(
         txn,
         "DELETE FROM talk_review_scores WHERE review_id = $1",
@@ -671,7 +668,7 @@ pub async fn update(
     ev: &TalkEvent,
     review: &Stored,
     changes: ReviewChanges,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     if !may_change(ev, review) {
         return Err(ev.caller.deny());
     }
@@ -715,7 +712,7 @@ pub async fn delete(
     txn: &DatabaseTransaction,
     ev: &TalkEvent,
     review: &Stored,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     if !may_change(ev, review) {
         return Err(ev.caller.deny());
     }
@@ -791,7 +788,7 @@ pub async fn category(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     id: i64,
-) -> Result<CategoryFields, ApiError> {
+) -> Result<CategoryFields, Refusal> {
     let r = first(
         db,
         "SELECT name, weight, required, active, is_independent FROM talk_score_categories \
@@ -828,14 +825,14 @@ pub async fn locked_category(
     txn: &DatabaseTransaction,
     ev: &TalkEvent,
     id: i64,
-) -> Result<CategoryFields, ApiError> {
+) -> Result<CategoryFields, Refusal> {
     lock_event(txn, ev).await?;
     category(txn, ev, id).await
 }
 
 /// Locks the event's row (PostgreSQL), so that writes of its review settings run one after
 /// the other.
-async fn lock_event(txn: &DatabaseTransaction, ev: &TalkEvent) -> Result<(), ApiError> {
+async fn lock_event(txn: &DatabaseTransaction, ev: &TalkEvent) -> Result<(), Refusal> {
     if txn.get_database_backend() == DbBackend::Postgres {
         crate::db::execute(
             txn,
@@ -854,7 +851,7 @@ async fn check_one_counts(
     ev: &TalkEvent,
     id: i64,
     field: Option<&str>,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let others = rows(
         txn,
         "SELECT is_independent FROM talk_score_categories WHERE event_id = $1 AND id <> $2",
@@ -868,8 +865,8 @@ async fn check_one_counts(
     if !others.is_empty() && !counting {
         let message = "You need to keep at least one non-independent score category!";
         return Err(match field {
-            Some(field) => ApiError::field(field, message),
-            None => ApiError::bad_request(message),
+            Some(field) => Refusal::field(field, message),
+            None => Refusal::bad_request(message),
         });
     }
     Ok(())
@@ -884,7 +881,7 @@ async fn check_category(
     id: Option<i64>,
     f: &mut CategoryFields,
     values: Option<&[ScoreValue]>,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let mut errors = FieldErrors::default();
     if f.is_independent {
         f.weight = 0;
@@ -978,7 +975,7 @@ pub async fn save_category(
     id: Option<i64>,
     mut f: CategoryFields,
     values: Option<Vec<ScoreValue>>,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Refusal> {
     lock_event(txn, ev).await?;
     check_category(txn, ev, id, &mut f, values.as_deref()).await?;
     let row = vec![
@@ -1080,7 +1077,7 @@ pub async fn delete_category(
     txn: &DatabaseTransaction,
     ev: &TalkEvent,
     id: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     lock_event(txn, ev).await?;
     let f = category(txn, ev, id).await?;
     check_one_counts(txn, ev, id, None).await?;
@@ -1103,7 +1100,7 @@ pub async fn make_only_active(
     txn: &DatabaseTransaction,
     event_id: i64,
     phase: Option<i64>,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     crate::db::execute(
         txn,
         "UPDATE talk_review_phases SET is_active = $1 WHERE event_id = $2 AND is_active \
@@ -1118,9 +1115,9 @@ pub async fn make_only_active(
 pub fn check_phase_times(
     start: Option<chrono::DateTime<Utc>>,
     end: Option<chrono::DateTime<Utc>>,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     match (start, end) {
-        (Some(s), Some(e)) if s > e => Err(ApiError::field(
+        (Some(s), Some(e)) if s > e => Err(Refusal::field(
             "end",
             "The end of a phase has to be after its start.",
         )),

@@ -22,7 +22,8 @@ use super::catalog::lock_clause;
 use super::log::{self as talk_log, Change};
 use super::sql::{first, rows};
 use crate::domain::permissions::Permission;
-use crate::values::{ApiError, FieldErrors};
+use crate::domain::refusal::Refusal;
+use crate::values::FieldErrors;
 
 /// The object type of the activity log.
 pub const OBJECT: &str = "room";
@@ -77,11 +78,7 @@ pub struct Fields {
 
 /// The stored fields of the event's room `id`, its row locked until the transaction ends
 /// (PostgreSQL); 404 when the event has none.
-pub async fn locked(
-    db: &impl ConnectionTrait,
-    ev: &TalkEvent,
-    id: i64,
-) -> Result<Fields, ApiError> {
+pub async fn locked(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Result<Fields, Refusal> {
     let sql = format!(
         "SELECT name, description, speaker_info, guid, capacity, position, hidden \
          FROM talk_rooms WHERE id = $1 AND event_id = $2{}",
@@ -90,7 +87,7 @@ pub async fn locked(
     let row = first(db, &sql, vec![id.into(), ev.event.id.into()])
         .await?
         .ok_or_else(not_found)?;
-    let json = |column: &str| -> Result<Value, ApiError> {
+    let json = |column: &str| -> Result<Value, Refusal> {
         Ok(row
             .try_get::<Option<Value>>("", column)?
             .unwrap_or(Value::Null))
@@ -171,7 +168,7 @@ pub fn derived_uuid(public_url: &str, name: &str) -> String {
 }
 
 /// Whether the room has slots in the event's schedule in progress or its current one.
-pub async fn in_use(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Result<bool, ApiError> {
+pub async fn in_use(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Result<bool, Refusal> {
     let found = first(
         db,
         "SELECT 1 AS one FROM talk_slots sl JOIN talk_schedules sc ON sc.id = sl.schedule_id \
@@ -196,7 +193,7 @@ pub async fn write(
     id: Option<i64>,
     f: Fields,
     availabilities: Option<Vec<Span>>,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Refusal> {
     let mut errors = FieldErrors::new();
     let named = f.name.as_object().is_some_and(|m| {
         m.values()
@@ -241,7 +238,7 @@ pub async fn write(
     ];
     let duplicate = |e: sea_orm::DbErr| {
         if crate::db::is_unique_violation(&e) {
-            ApiError::field("guid", "A room of this event has this GUID already.")
+            Refusal::field("guid", "A room of this event has this GUID already.")
         } else {
             e.into()
         }
@@ -304,7 +301,7 @@ pub async fn write(
 
 /// Deletes the event's room `id` with its availabilities and writes the log entry; 404 when
 /// the event has none, 400 when a schedule (released or in progress) has used it.
-pub async fn delete(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Result<(), ApiError> {
+pub async fn delete(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Result<(), Refusal> {
     let f = locked(db, ev, id).await?;
     let used = rows(
         db,
@@ -313,7 +310,7 @@ pub async fn delete(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Resul
     )
     .await?;
     if !used.is_empty() {
-        return Err(ApiError::bad_request(USED));
+        return Err(Refusal::bad_request(USED));
     }
     crate::db::execute(db, "DELETE FROM talk_rooms WHERE id = $1", [id.into()]).await?;
     let data = json!({"name": f.name});

@@ -21,7 +21,8 @@ use super::access::{TalkEvent, agenda_visible, not_found};
 use super::log::{self as talk_log, Change};
 use super::sql::{first, rows};
 use crate::db::entities::event;
-use crate::values::{ApiError, FieldErrors};
+use crate::domain::refusal::Refusal;
+use crate::values::FieldErrors;
 
 /// The states of submissions that have slots in the work in progress (also as a pending
 /// state).
@@ -51,7 +52,7 @@ async fn first_id(
     db: &impl ConnectionTrait,
     sql: &str,
     values: Vec<sea_orm::Value>,
-) -> Result<Option<i64>, ApiError> {
+) -> Result<Option<i64>, Refusal> {
     Ok(first(db, sql, values)
         .await?
         .map(|r| r.try_get::<i64>("", "id"))
@@ -77,7 +78,7 @@ pub fn visible_submissions(ev: &TalkEvent, s: &str) -> String {
 }
 
 /// The event's schedule in progress, created when it has none.
-pub async fn wip(db: &impl ConnectionTrait, event_id: i64) -> Result<i64, ApiError> {
+pub async fn wip(db: &impl ConnectionTrait, event_id: i64) -> Result<i64, Refusal> {
     let find = "SELECT id FROM talk_schedules WHERE event_id = $1 AND version IS NULL";
     if let Some(id) = first_id(db, find, vec![event_id.into()]).await? {
         return Ok(id);
@@ -90,13 +91,13 @@ pub async fn wip(db: &impl ConnectionTrait, event_id: i64) -> Result<i64, ApiErr
     .await?;
     first_id(db, find, vec![event_id.into()])
         .await?
-        .ok_or_else(ApiError::internal)
+        .ok_or_else(Refusal::internal)
 }
 
 /// The schedule in progress, held until the transaction ends: alone for a release, shared
 /// for changes of its slots. A schedule released while waiting is passed over for the new
 /// one.
-async fn held_wip(db: &impl ConnectionTrait, event_id: i64, alone: bool) -> Result<i64, ApiError> {
+async fn held_wip(db: &impl ConnectionTrait, event_id: i64, alone: bool) -> Result<i64, Refusal> {
     let lock = match (db.get_database_backend(), alone) {
         (DbBackend::Postgres, true) => " FOR UPDATE",
         (DbBackend::Postgres, false) => " FOR SHARE",
@@ -109,7 +110,7 @@ async fn held_wip(db: &impl ConnectionTrait, event_id: i64, alone: bool) -> Resu
             return Ok(id);
         }
     }
-    Err(ApiError::internal())
+    Err(Refusal::internal())
 }
 
 /// Whether a released schedule holds the submission. Released schedules never change, so
@@ -119,7 +120,7 @@ pub async fn is_released(
     db: &impl ConnectionTrait,
     event_id: i64,
     submission_id: i64,
-) -> Result<bool, ApiError> {
+) -> Result<bool, Refusal> {
     held_wip(db, event_id, false).await?;
     let found = first(
         db,
@@ -140,7 +141,7 @@ pub async fn sync_submission(
     db: &impl ConnectionTrait,
     event_id: i64,
     submission_id: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let Some(row) = rows(
         db,
         "SELECT s.state, s.pending_state, s.slot_count, \
@@ -227,16 +228,16 @@ pub async fn release(
     ev: &TalkEvent,
     version: &str,
     comment: Option<Value>,
-) -> Result<i64, ApiError> {
+) -> Result<i64, Refusal> {
     let version = version.trim();
     if version.is_empty() {
-        return Err(ApiError::field("version", "This field may not be blank."));
+        return Err(Refusal::field("version", "This field may not be blank."));
     }
     if RESERVED_VERSIONS
         .iter()
         .any(|r| r.eq_ignore_ascii_case(version))
     {
-        return Err(ApiError::field(
+        return Err(Refusal::field(
             "version",
             format!("\"{version}\" names a schedule by its role and cannot be a version."),
         ));
@@ -250,7 +251,7 @@ pub async fn release(
     )
     .await?;
     if !taken.is_empty() {
-        return Err(ApiError::field("version", VERSION_TAKEN));
+        return Err(Refusal::field("version", VERSION_TAKEN));
     }
     let frozen = crate::db::execute(
         db,
@@ -265,7 +266,7 @@ pub async fn release(
     .await;
     match frozen {
         Err(e) if crate::db::is_unique_violation(&e) => {
-            return Err(ApiError::field("version", VERSION_TAKEN));
+            return Err(Refusal::field("version", VERSION_TAKEN));
         }
         other => other?,
     };
@@ -332,7 +333,7 @@ pub async fn change_slot(
     ev: &TalkEvent,
     slot_id: i64,
     change: SlotChange,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let event_id = ev.event.id;
     let row = rows(
         db,
@@ -350,7 +351,7 @@ pub async fn change_slot(
     let version: Option<String> = row.try_get("", "version")?;
     let schedule: i64 = row.try_get("", "schedule_id")?;
     if version.is_some() || held_wip(db, event_id, false).await? != schedule {
-        return Err(ApiError::bad_request(RELEASED));
+        return Err(Refusal::bad_request(RELEASED));
     }
     let session = row.try_get::<Option<i64>>("", "submission_id")?.is_some();
     let minutes: Option<i32> = row.try_get("", "duration")?;

@@ -15,8 +15,8 @@ use super::log::{self as talk_log, Change};
 use super::sql::{first, unused_code};
 use super::version::ApiVersion;
 use crate::domain::files;
+use crate::domain::refusal::Refusal;
 use crate::domain::users::{is_valid_email, normalize_email};
-use crate::values::ApiError;
 
 /// The object type of speakers in the activity log.
 pub const OBJECT: &str = "speaker";
@@ -38,12 +38,12 @@ impl Languages {
 }
 
 /// Checks a sent email address; gives its stored form, or 400 on `field`.
-pub fn checked_email(field: &str, email: &str) -> Result<String, ApiError> {
+pub fn checked_email(field: &str, email: &str) -> Result<String, Refusal> {
     let email = normalize_email(email);
     if is_valid_email(&email) {
         Ok(email)
     } else {
-        Err(ApiError::field(field, "Enter a valid email address."))
+        Err(Refusal::field(field, "Enter a valid email address."))
     }
 }
 
@@ -52,11 +52,11 @@ pub fn checked_locale(
     field: &str,
     locale: Option<&str>,
     languages: &Languages,
-) -> Result<String, ApiError> {
+) -> Result<String, Refusal> {
     match locale.filter(|l| !l.is_empty()) {
         None => Ok(languages.default.clone()),
         Some(l) if languages.offers(l) => Ok(l.to_owned()),
-        Some(_) => Err(ApiError::field(
+        Some(_) => Err(Refusal::field(
             field,
             "This language is not enabled for this event.",
         )),
@@ -114,7 +114,7 @@ pub async fn stored(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     code: &str,
-) -> Result<Stored, ApiError> {
+) -> Result<Stored, Refusal> {
     let row = first(
         db,
         "SELECT id, code, name, email, biography, locale, avatar, has_arrived, internal_notes \
@@ -164,11 +164,11 @@ fn apply(
     f: &mut Fields,
     changes: &mut Changes,
     languages: &Languages,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<Map<String, Value>, Refusal> {
     let mut data = Map::new();
     if let Some(name) = changes.name.take() {
         if name.trim().is_empty() {
-            return Err(ApiError::field("name", "This field may not be blank."));
+            return Err(Refusal::field("name", "This field may not be blank."));
         }
         data.insert("name".into(), json!(name));
         f.name = name;
@@ -208,7 +208,7 @@ pub async fn write(
     existing: Option<&Stored>,
     mut changes: Changes,
     languages: &Languages,
-) -> Result<String, ApiError> {
+) -> Result<String, Refusal> {
     let user_id = ev.caller.user_id()?;
     if existing.is_some() && ev.version() >= ApiVersion::V2 {
         changes.email = None;
@@ -315,7 +315,7 @@ pub async fn insert_managed(
     name: &str,
     email: Option<&str>,
     locale: &str,
-) -> Result<(i64, String), ApiError> {
+) -> Result<(i64, String), Refusal> {
     let code = unused_code(
         txn,
         "SELECT 1 AS x FROM talk_speakers WHERE code = $1 AND event_id = $2",

@@ -3,7 +3,7 @@
 
 use sea_orm::{ConnectionTrait, QueryResult, Statement};
 
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 /// Attempts at a random code before giving up (codes are drawn from 28^6 values).
 const CODE_ATTEMPTS: usize = 20;
@@ -16,7 +16,7 @@ pub async fn rows(
     db: &impl ConnectionTrait,
     sql: &str,
     values: Vec<sea_orm::Value>,
-) -> Result<Vec<QueryResult>, ApiError> {
+) -> Result<Vec<QueryResult>, Refusal> {
     Ok(db
         .query_all_raw(Statement::from_sql_and_values(
             db.get_database_backend(),
@@ -31,7 +31,7 @@ pub async fn first(
     db: &impl ConnectionTrait,
     sql: &str,
     values: Vec<sea_orm::Value>,
-) -> Result<Option<QueryResult>, ApiError> {
+) -> Result<Option<QueryResult>, Refusal> {
     Ok(rows(db, sql, values).await?.into_iter().next())
 }
 
@@ -51,7 +51,7 @@ pub async fn unused_code(
     db: &impl ConnectionTrait,
     taken: &str,
     values: &[sea_orm::Value],
-) -> Result<String, ApiError> {
+) -> Result<String, Refusal> {
     for _ in 0..CODE_ATTEMPTS {
         let code = crate::domain::tokens::random_from(crate::domain::tokens::UNAMBIGUOUS, CODE_LEN);
         let mut bound = vec![code.clone().into()];
@@ -60,5 +60,5 @@ pub async fn unused_code(
             return Ok(code);
         }
     }
-    Err(ApiError::internal())
+    Err(Refusal::internal())
 }

@@ -14,7 +14,8 @@ use super::speakers::{self, Languages};
 use super::sql::{first, ids_in, rows, unused_code};
 pub use super::submission_state::State;
 use crate::domain::files;
-use crate::values::{ApiError, FieldErrors};
+use crate::domain::refusal::Refusal;
+use crate::values::FieldErrors;
 
 /// The object type of submissions in the activity log.
 pub const OBJECT: &str = "submission";
@@ -41,14 +42,14 @@ pub enum Transition {
 
 /// Decides a move of a submission in state `current` to `target`: staying where it is, a
 /// move pretalx allows ([`State::sources`]), or 400 naming the states it could come from.
-pub fn transition(current: State, target: State) -> Result<Transition, ApiError> {
+pub fn transition(current: State, target: State) -> Result<Transition, Refusal> {
     if current == target {
         return Ok(Transition::Stay);
     }
     let sources = target.sources();
     if !sources.contains(&current) {
         let names: Vec<&str> = sources.iter().map(|s| s.name()).collect();
-        return Err(ApiError::bad_request(format!(
+        return Err(Refusal::bad_request(format!(
             "A {} submission cannot become {}: only {} ones can.",
             current.name(),
             target.name(),
@@ -142,7 +143,7 @@ pub async fn stored(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     code: &str,
-) -> Result<Stored, ApiError> {
+) -> Result<Stored, Refusal> {
     let sql = format!(
         "SELECT s.id, s.code, s.state, s.title, s.submission_type_id, s.track_id, s.abstract, \
          s.description, s.notes, s.internal_notes, s.duration, s.slot_count, \
@@ -236,7 +237,7 @@ fn apply(
     f: &mut Fields,
     changes: &mut Changes,
     languages: &Languages,
-) -> Result<Map<String, Value>, ApiError> {
+) -> Result<Map<String, Value>, Refusal> {
     let mut data = Map::new();
     let mut errors = FieldErrors::default();
     if let Some(title) = changes.title.take() {
@@ -304,7 +305,7 @@ async fn check_exists(
     table: &str,
     field: &str,
     id: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let sql = format!("SELECT id FROM {table} WHERE id = $1 AND event_id = $2");
     if first(db, &sql, vec![id.into(), ev.event.id.into()])
         .await?
@@ -316,8 +317,8 @@ async fn check_exists(
 }
 
 /// The 400 of a reference to an object that does not exist.
-fn invalid_pk(field: &str, id: i64) -> ApiError {
-    ApiError::field(
+fn invalid_pk(field: &str, id: i64) -> Refusal {
+    Refusal::field(
         field,
         format!("Invalid pk \"{id}\" - object does not exist."),
     )
@@ -329,11 +330,11 @@ async fn checked_tags(
     db: &impl ConnectionTrait,
     ev: &TalkEvent,
     mut tags: Vec<i64>,
-) -> Result<Vec<i64>, ApiError> {
+) -> Result<Vec<i64>, Refusal> {
     tags.sort_unstable();
     tags.dedup();
     if tags.len() > MAX_TAGS {
-        return Err(ApiError::field("tags", "Too many tags."));
+        return Err(Refusal::field("tags", "Too many tags."));
     }
     if tags.is_empty() {
         return Ok(tags);
@@ -364,7 +365,7 @@ pub async fn write(
     existing: Option<&Stored>,
     mut changes: Changes,
     languages: &Languages,
-) -> Result<String, ApiError> {
+) -> Result<String, Refusal> {
     let user_id = ev.caller.user_id()?;
     let mut f = existing.map_or_else(
         || Fields {
@@ -540,20 +541,20 @@ impl NewResource {
         link: Option<String>,
         description: String,
         is_public: bool,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, Refusal> {
         let file = file.filter(|r| !r.is_empty());
         let link = link.filter(|l| !l.is_empty());
         match (&file, &link) {
             (Some(_), Some(_)) | (None, None) => {
-                return Err(ApiError::field("resource", "Give either a file or a link."));
+                return Err(Refusal::field("resource", "Give either a file or a link."));
             }
             (None, Some(l)) if !is_link(l) => {
-                return Err(ApiError::field("link", "Enter a valid URL."));
+                return Err(Refusal::field("link", "Enter a valid URL."));
             }
             _ => {}
         }
         if description.trim().is_empty() {
-            return Err(ApiError::field(
+            return Err(Refusal::field(
                 "description",
                 "This field may not be blank.",
             ));
@@ -598,7 +599,7 @@ pub async fn act(
     ev: &TalkEvent,
     found: &Stored,
     act: Act,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     match act {
         Act::MoveTo(target) => return move_to(txn, ev, found, target).await,
         Act::AddSpeaker {
@@ -627,7 +628,7 @@ async fn move_to(
     ev: &TalkEvent,
     found: &Stored,
     target: State,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     match transition(found.state, target)? {
         Transition::Stay => {
             if found.fields.pending_state.is_some() {
@@ -662,7 +663,7 @@ async fn move_to(
             )
             .await?;
             if moved == 0 {
-                return Err(ApiError::bad_request(
+                return Err(Refusal::bad_request(
                     "The submission changed meanwhile; read it again and retry.",
                 ));
             }
@@ -683,7 +684,7 @@ async fn add_speaker(
     email: &str,
     name: &str,
     locale: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let existing = first(
         txn,
         "SELECT sp.id, sp.code, sp.name FROM talk_speakers sp \
@@ -735,7 +736,7 @@ async fn remove_speaker(
     ev: &TalkEvent,
     found: &Stored,
     code: &str,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let row = first(
         txn,
         "SELECT sp.id, sp.code, sp.name, sp.email FROM talk_submission_speakers ss \
@@ -744,7 +745,7 @@ async fn remove_speaker(
         vec![found.id.into(), code.to_uppercase().into()],
     )
     .await?
-    .ok_or_else(|| ApiError::bad_request("Speaker not found."))?;
+    .ok_or_else(|| Refusal::bad_request("Speaker not found."))?;
     let speaker: i64 = row.try_get("", "id")?;
     crate::db::execute(
         txn,
@@ -771,7 +772,7 @@ async fn add_resource(
     ev: &TalkEvent,
     found: &Stored,
     resource: NewResource,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let reference = match &resource.file {
         Some(id) => Some(
             files::claim_for_user(
@@ -819,7 +820,7 @@ async fn remove_resource(
     ev: &TalkEvent,
     found: &Stored,
     resource: i64,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     let row = first(
         txn,
         "SELECT resource, link, description FROM talk_resources \
@@ -827,7 +828,7 @@ async fn remove_resource(
         vec![resource.into(), found.id.into()],
     )
     .await?
-    .ok_or_else(|| ApiError::not_found("Resource not found."))?;
+    .ok_or_else(|| Refusal::not_found("Resource not found."))?;
     let file: Option<String> = row.try_get("", "resource")?;
     crate::db::execute(
         txn,
@@ -856,9 +857,9 @@ pub async fn delete(
     txn: &DatabaseTransaction,
     ev: &TalkEvent,
     found: &Stored,
-) -> Result<(), ApiError> {
+) -> Result<(), Refusal> {
     if super::schedule::is_released(txn, ev.event.id, found.id).await? {
-        return Err(ApiError::bad_request(
+        return Err(Refusal::bad_request(
             "This proposal is part of a released schedule and cannot be deleted; cancel or \
              withdraw it instead.",
         ));
@@ -900,7 +901,14 @@ mod tests {
                     assert_eq!(decided.ok(), Some(Transition::Move { from, to }));
                 } else {
                     let refused = decided.expect_err("refused");
-                    assert_eq!(refused.status().as_u16(), 400);
+                    assert!(
+                        matches!(
+                            refused,
+                            crate::domain::refusal::Refusal::BadRequest(_)
+                                | crate::domain::refusal::Refusal::Invalid(_)
+                        ),
+                        "{refused:?}"
+                    );
                 }
             }
         }

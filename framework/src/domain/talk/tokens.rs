@@ -176,33 +176,21 @@ pub struct EventChoice {
 }
 
 /// Why a token could not be made.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum TokenError {
     /// The input is not acceptable: `(field, message)` pairs, the message for the person
     /// who typed it. Fields: `name`, `endpoints`, `events`, `expires`.
+    #[error("{}", messages(.0))]
     Invalid(Vec<(&'static str, String)>),
     /// The database failed.
-    Db(DbErr),
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
 }
 
-impl std::fmt::Display for TokenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TokenError::Invalid(errors) => {
-                let messages: Vec<&str> = errors.iter().map(|(_, m)| m.as_str()).collect();
-                f.write_str(&messages.join(" "))
-            }
-            TokenError::Db(e) => write!(f, "database: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for TokenError {}
-
-impl From<DbErr> for TokenError {
-    fn from(e: DbErr) -> Self {
-        TokenError::Db(e)
-    }
+/// The messages of refused fields, one after the other.
+fn messages(errors: &[(&'static str, String)]) -> String {
+    let messages: Vec<&str> = errors.iter().map(|(_, m)| m.as_str()).collect();
+    messages.join(" ")
 }
 
 /// Reads an expiry typed by a person: RFC 3339 (`2030-01-31T18:00:00+01:00`), or a date

@@ -3,7 +3,7 @@
 //! which pretalx clients send). At most two versions are served: the current one and the
 //! previous one, deprecated.
 
-use crate::values::ApiError;
+use crate::domain::refusal::Refusal;
 
 /// A served version of the talk-side API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,18 +41,18 @@ impl ApiVersion {
     }
 
     /// The served version of that name; 400 for an unknown or removed one.
-    pub fn parse(name: &str) -> Result<Self, ApiError> {
+    pub fn parse(name: &str) -> Result<Self, Refusal> {
         if let Some(v) = Self::ALL.into_iter().find(|v| v.name() == name) {
             return Ok(v);
         }
         let shown: String = name.chars().take(40).collect();
         if REMOVED.contains(&name) {
-            return Err(ApiError::bad_request(format!(
+            return Err(Refusal::bad_request(format!(
                 "API version {shown} has been removed. Please upgrade your API token to a \
                  current version in the token list at /orga/me."
             )));
         }
-        Err(ApiError::bad_request(format!(
+        Err(Refusal::bad_request(format!(
             "Unsupported version: {shown}"
         )))
     }

@@ -124,53 +124,43 @@ impl Voucher {
 }
 
 /// Why a voucher was not written.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// Fields that break a rule, each with its message; nothing was written.
+    #[error("fields that break a rule, each with its message")]
     Invalid(Invalid),
     /// It was deleted meanwhile.
+    #[error("it was deleted meanwhile")]
     Gone,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for WriteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Why a voucher was not deleted.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DeleteError {
     /// It was redeemed at least once.
+    #[error("it was redeemed at least once")]
     Redeemed,
     /// It was deleted meanwhile.
+    #[error("it was deleted meanwhile")]
     Gone,
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for DeleteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Why a batch of vouchers was not created.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BatchError {
     /// The errors of each voucher, in the order sent (empty for those without); nothing was
     /// written.
+    #[error("the errors of each voucher, in the order sent (empty for those without)")]
     Invalid(Vec<Invalid>),
     /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for BatchError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
+    #[error(transparent)]
+    Db(#[from] DbErr),
 }
 
 /// Filters of the voucher list; each one given must match.
