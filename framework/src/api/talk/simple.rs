@@ -3,7 +3,8 @@
 //! the activity log, each in one function generic over [`Resource`]. A resource states only
 //! what is its own: its table and columns, how a row reads and shows, what its bodies
 //! change, its checks and its rules; its `#[OpenApi]` operations (which carry the paths and
-//! the documentation) call these functions.
+//! the documentation) call these functions, written once by [`forwarding_api!`] where a
+//! resource has all of them as they are.
 //!
 //! One rule for bodies: POST and PUT take the same body ([`Resource::Write`]), whose
 //! required fields are set and whose omitted optional ones keep their values on PUT (as
@@ -433,3 +434,201 @@ async fn save<R: Resource>(
     crate::db::commit(txn).await?;
     Ok(out)
 }
+
+/// The `#[OpenApi]` block of a resource whose operations are this module's functions: list,
+/// show, create, change (PATCH), replace (PUT), delete and the activity log. The resource
+/// gives its paths, its types and the documentation of each operation and parameter; the
+/// operations are the same for every such resource.
+macro_rules! forwarding_api {
+    (
+        $(#[doc = $api_doc:tt])*
+        $api:ident for $res:ty => $out:ty, $write:ty, $patch:ty;
+        paths: $list_path:tt, $one_path:tt, $log_path:tt;
+        $(#[doc = $list_doc:tt])* list $list_fn:ident(q: $q_doc:tt, o: $o_doc:tt $(,)?);
+        $(#[doc = $get_doc:tt])* get $get_fn:ident(id: $id_doc:tt);
+        $(#[doc = $create_doc:tt])* create $create_fn:ident;
+        $(#[doc = $patch_doc:tt])* patch $patch_fn:ident;
+        $(#[doc = $put_doc:tt])* put $put_fn:ident;
+        $(#[doc = $delete_doc:tt])* delete $delete_fn:ident;
+        $(#[doc = $log_doc:tt])* log $log_fn:ident;
+    ) => {
+        $(#[doc = $api_doc])*
+        pub struct $api;
+
+        #[poem_openapi::OpenApi(tag = "crate::api::talk::TalkTag::CallForPapers")]
+        impl $api {
+            $(#[doc = $list_doc])*
+            #[oai(path = $list_path, method = "get")]
+            #[allow(clippy::too_many_arguments)]
+            async fn $list_fn(
+                &self,
+                req: &poem::Request,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                #[doc = $q_doc]
+                q: poem_openapi::param::Query<Option<String>>,
+                #[doc = $o_doc]
+                o: poem_openapi::param::Query<Option<String>>,
+                /// Flattens multi-language strings to this language where it is one of the event's.
+                lang: poem_openapi::param::Query<Option<String>>,
+                /// Page number, or `last`.
+                page: poem_openapi::param::Query<Option<String>>,
+                /// Objects per page, at most 50.
+                page_size: poem_openapi::param::Query<Option<u64>>,
+            ) -> crate::http::error::TalkResult<
+                poem_openapi::payload::Json<
+                    crate::http::Page<crate::api::talk::shape::Shaped<$out>>,
+                >,
+            > {
+                let query = crate::api::talk::simple::ListQuery {
+                    q: q.0,
+                    o: o.0,
+                    lang: lang.0,
+                    page: page.0,
+                    page_size: page_size.0,
+                };
+                Ok(poem_openapi::payload::Json(
+                    crate::api::talk::simple::list::<$res>(&state, &talk, req, &event, query)
+                        .await?,
+                ))
+            }
+
+            $(#[doc = $get_doc])*
+            #[oai(path = $one_path, method = "get")]
+            async fn $get_fn(
+                &self,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                #[doc = $id_doc]
+                id: poem_openapi::param::Path<i64>,
+                /// Flattens multi-language strings to this language where it is one of the event's.
+                lang: poem_openapi::param::Query<Option<String>>,
+            ) -> crate::http::error::TalkResult<
+                poem_openapi::payload::Json<crate::api::talk::shape::Shaped<$out>>,
+            > {
+                Ok(poem_openapi::payload::Json(
+                    crate::api::talk::simple::get::<$res>(
+                        &state,
+                        &talk,
+                        &event,
+                        *id,
+                        lang.as_deref(),
+                    )
+                    .await?,
+                ))
+            }
+
+            $(#[doc = $create_doc])*
+            #[oai(path = $list_path, method = "post")]
+            async fn $create_fn(
+                &self,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                body: crate::http::JsonBody<$write>,
+            ) -> crate::http::error::TalkResult<
+                crate::http::Created<crate::api::talk::shape::Shaped<$out>>,
+            > {
+                Ok(crate::http::Created::Created(poem_openapi::payload::Json(
+                    crate::api::talk::simple::create::<$res>(&state, &talk, &event, body.0)
+                        .await?,
+                )))
+            }
+
+            $(#[doc = $patch_doc])*
+            #[oai(path = $one_path, method = "patch")]
+            async fn $patch_fn(
+                &self,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                #[doc = $id_doc]
+                id: poem_openapi::param::Path<i64>,
+                body: crate::http::JsonBody<$patch>,
+            ) -> crate::http::error::TalkResult<
+                poem_openapi::payload::Json<crate::api::talk::shape::Shaped<$out>>,
+            > {
+                Ok(poem_openapi::payload::Json(
+                    crate::api::talk::simple::change::<$res>(&state, &talk, &event, *id, body.0)
+                        .await?,
+                ))
+            }
+
+            $(#[doc = $put_doc])*
+            #[oai(path = $one_path, method = "put")]
+            async fn $put_fn(
+                &self,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                #[doc = $id_doc]
+                id: poem_openapi::param::Path<i64>,
+                body: crate::http::JsonBody<$write>,
+            ) -> crate::http::error::TalkResult<
+                poem_openapi::payload::Json<crate::api::talk::shape::Shaped<$out>>,
+            > {
+                Ok(poem_openapi::payload::Json(
+                    crate::api::talk::simple::replace::<$res>(&state, &talk, &event, *id, body.0)
+                        .await?,
+                ))
+            }
+
+            $(#[doc = $delete_doc])*
+            #[oai(path = $one_path, method = "delete")]
+            async fn $delete_fn(
+                &self,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                #[doc = $id_doc]
+                id: poem_openapi::param::Path<i64>,
+            ) -> crate::http::error::TalkResult<crate::http::NoContent> {
+                crate::api::talk::simple::delete::<$res>(&state, &talk, &event, *id).await?;
+                Ok(crate::http::NoContent::NoContent)
+            }
+
+            $(#[doc = $log_doc])*
+            #[oai(path = $log_path, method = "get")]
+            #[allow(clippy::too_many_arguments)]
+            async fn $log_fn(
+                &self,
+                req: &poem::Request,
+                state: poem::web::Data<&crate::state::AppState>,
+                talk: crate::http::talk::Talk,
+                /// The event's slug.
+                event: poem_openapi::param::Path<String>,
+                #[doc = $id_doc]
+                id: poem_openapi::param::Path<i64>,
+                /// Page number, or `last`.
+                page: poem_openapi::param::Query<Option<String>>,
+                /// Objects per page, at most 50.
+                page_size: poem_openapi::param::Query<Option<u64>>,
+            ) -> crate::http::error::TalkResult<
+                poem_openapi::payload::Json<crate::http::Page<crate::api::talk::log::LogEntry>>,
+            > {
+                Ok(poem_openapi::payload::Json(
+                    crate::api::talk::simple::log::<$res>(
+                        &state,
+                        &talk,
+                        req,
+                        &event,
+                        *id,
+                        page.0,
+                        page_size.0,
+                    )
+                    .await?,
+                ))
+            }
+        }
+    };
+}
+
+pub(crate) use forwarding_api;

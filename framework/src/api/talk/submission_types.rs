@@ -6,29 +6,20 @@
 //! [`super::simple`]'s.
 
 use chrono::{DateTime, Utc};
-use poem::Request;
-use poem::web::Data;
-use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
+use poem_openapi::Object;
 use poem_openapi::types::MaybeUndefined;
-use poem_openapi::{Object, OpenApi};
 use sea_orm::{DbErr, QueryResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::TalkTag;
 use super::context::Ctx;
 use super::expand::Kind;
-use super::log::LogEntry;
-use super::shape::{I18nInput, Shaped, TalkText};
-use super::simple::{self, ListQuery, Resource, Writing};
+use super::shape::{I18nInput, TalkText};
+use super::simple::{self, Resource, Writing};
 use crate::domain::permissions::Permission;
 use crate::domain::talk::access::{TalkEvent, agenda_visible};
 use crate::domain::talk::catalog::{self, shown_name};
-use crate::http::error::TalkResult;
-use crate::http::talk::Talk;
-use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};
-use crate::state::AppState;
+use crate::http::{ApiError, patched};
 
 /// A session type.
 #[derive(Object)]
@@ -248,154 +239,37 @@ impl Resource for SubmissionTypes {
     }
 }
 
-/// Session type operations.
-pub struct SubmissionTypesApi;
-
-#[OpenApi(tag = "TalkTag::CallForPapers")]
-impl SubmissionTypesApi {
+simple::forwarding_api! {
+    /// Session type operations.
+    SubmissionTypesApi for SubmissionTypes =>
+        SubmissionTypeOut, SubmissionTypeWrite, SubmissionTypePatch;
+    paths:
+        "/api/events/:event/submission-types",
+        "/api/events/:event/submission-types/:id",
+        "/api/events/:event/submission-types/:id/log";
     /// List session types
-    #[oai(path = "/api/events/:event/submission-types", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn list_submission_types(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// Text the name contains.
-        q: Query<Option<String>>,
-        /// Order: `id` (default), `name` or `default_duration`; `-` before it for descending.
-        o: Query<Option<String>>,
-        /// Flattens multi-language strings to this language where it is one of the event's.
-        lang: Query<Option<String>>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<Shaped<SubmissionTypeOut>>>> {
-        let query = ListQuery {
-            q: q.0,
-            o: o.0,
-            lang: lang.0,
-            page: page.0,
-            page_size: page_size.0,
-        };
-        Ok(Json(
-            simple::list::<SubmissionTypes>(&state, &talk, req, &event, query).await?,
-        ))
-    }
-
+    list list_submission_types(
+        q: "Text the name contains.",
+        o: "Order: `id` (default), `name` or `default_duration`; `-` before it for descending.",
+    );
     /// Show a session type
-    #[oai(path = "/api/events/:event/submission-types/:id", method = "get")]
-    async fn get_submission_type(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The session type's ID.
-        id: Path<i64>,
-        /// Flattens multi-language strings to this language where it is one of the event's.
-        lang: Query<Option<String>>,
-    ) -> TalkResult<Json<Shaped<SubmissionTypeOut>>> {
-        Ok(Json(
-            simple::get::<SubmissionTypes>(&state, &talk, &event, *id, lang.as_deref()).await?,
-        ))
-    }
-
+    get get_submission_type(id: "The session type's ID.");
     /// Create a session type
-    #[oai(path = "/api/events/:event/submission-types", method = "post")]
-    async fn create_submission_type(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        body: JsonBody<SubmissionTypeWrite>,
-    ) -> TalkResult<Created<Shaped<SubmissionTypeOut>>> {
-        Ok(Created::Created(Json(
-            simple::create::<SubmissionTypes>(&state, &talk, &event, body.0).await?,
-        )))
-    }
-
+    create create_submission_type;
     /// Change a session type
     ///
     /// Changes the fields the body sends.
-    #[oai(path = "/api/events/:event/submission-types/:id", method = "patch")]
-    async fn patch_submission_type(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The session type's ID.
-        id: Path<i64>,
-        body: JsonBody<SubmissionTypePatch>,
-    ) -> TalkResult<Json<Shaped<SubmissionTypeOut>>> {
-        Ok(Json(
-            simple::change::<SubmissionTypes>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    patch patch_submission_type;
     /// Replace a session type
     ///
     /// The body must send the name; fields it leaves out keep their values.
-    #[oai(path = "/api/events/:event/submission-types/:id", method = "put")]
-    async fn put_submission_type(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The session type's ID.
-        id: Path<i64>,
-        body: JsonBody<SubmissionTypeWrite>,
-    ) -> TalkResult<Json<Shaped<SubmissionTypeOut>>> {
-        Ok(Json(
-            simple::replace::<SubmissionTypes>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    put put_submission_type;
     /// Delete a session type
     ///
     /// A type used by a submission cannot be deleted (400).
-    #[oai(path = "/api/events/:event/submission-types/:id", method = "delete")]
-    async fn delete_submission_type(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The session type's ID.
-        id: Path<i64>,
-    ) -> TalkResult<NoContent> {
-        simple::delete::<SubmissionTypes>(&state, &talk, &event, *id).await?;
-        Ok(NoContent::NoContent)
-    }
-
+    delete delete_submission_type;
     /// A session type's activity log
     ///
     /// Newest first.
-    #[oai(path = "/api/events/:event/submission-types/:id/log", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn submission_type_log(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The session type's ID.
-        id: Path<i64>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<LogEntry>>> {
-        Ok(Json(
-            simple::log::<SubmissionTypes>(&state, &talk, req, &event, *id, page.0, page_size.0)
-                .await?,
-        ))
-    }
+    log submission_type_log;
 }

@@ -2,27 +2,18 @@
 //! reviewers read them; organisers change them. `q` searches the tag, `o` orders by `id`
 //! (default) or `tag`. The skeleton of the operations is [`super::simple`]'s.
 
-use poem::Request;
-use poem::web::Data;
-use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
-use poem_openapi::{Object, OpenApi};
+use poem_openapi::Object;
 use sea_orm::{DbErr, QueryResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::TalkTag;
 use super::context::Ctx;
 use super::expand::Kind;
-use super::log::LogEntry;
-use super::shape::{I18nInput, Shaped, TalkText};
-use super::simple::{self, ListQuery, Resource, Writing};
+use super::shape::{I18nInput, TalkText};
+use super::simple::{self, Resource, Writing};
 use crate::domain::talk::access::TalkEvent;
 use crate::domain::talk::catalog::is_color;
-use crate::http::error::TalkResult;
-use crate::http::talk::Talk;
-use crate::http::{ApiError, Created, FieldErrors, JsonBody, NoContent, Page};
-use crate::state::AppState;
+use crate::http::{ApiError, FieldErrors};
 
 /// A tag.
 #[derive(Object)]
@@ -213,153 +204,36 @@ impl Resource for Tags {
     }
 }
 
-/// Tag operations.
-pub struct TagsApi;
-
-#[OpenApi(tag = "TalkTag::CallForPapers")]
-impl TagsApi {
+simple::forwarding_api! {
+    /// Tag operations.
+    TagsApi for Tags => TagOut, TagWrite, TagPatch;
+    paths:
+        "/api/events/:event/tags",
+        "/api/events/:event/tags/:id",
+        "/api/events/:event/tags/:id/log";
     /// List tags
-    #[oai(path = "/api/events/:event/tags", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn list_tags(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// Text the tag contains.
-        q: Query<Option<String>>,
-        /// Order: `id` (default) or `tag`; `-` before it for descending.
-        o: Query<Option<String>>,
-        /// Flattens multi-language strings to this language where it is one of the event's.
-        lang: Query<Option<String>>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<Shaped<TagOut>>>> {
-        let query = ListQuery {
-            q: q.0,
-            o: o.0,
-            lang: lang.0,
-            page: page.0,
-            page_size: page_size.0,
-        };
-        Ok(Json(
-            simple::list::<Tags>(&state, &talk, req, &event, query).await?,
-        ))
-    }
-
+    list list_tags(
+        q: "Text the tag contains.",
+        o: "Order: `id` (default) or `tag`; `-` before it for descending.",
+    );
     /// Show a tag
-    #[oai(path = "/api/events/:event/tags/:id", method = "get")]
-    async fn get_tag(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The tag's ID.
-        id: Path<i64>,
-        /// Flattens multi-language strings to this language where it is one of the event's.
-        lang: Query<Option<String>>,
-    ) -> TalkResult<Json<Shaped<TagOut>>> {
-        Ok(Json(
-            simple::get::<Tags>(&state, &talk, &event, *id, lang.as_deref()).await?,
-        ))
-    }
-
+    get get_tag(id: "The tag's ID.");
     /// Create a tag
-    #[oai(path = "/api/events/:event/tags", method = "post")]
-    async fn create_tag(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        body: JsonBody<TagWrite>,
-    ) -> TalkResult<Created<Shaped<TagOut>>> {
-        Ok(Created::Created(Json(
-            simple::create::<Tags>(&state, &talk, &event, body.0).await?,
-        )))
-    }
-
+    create create_tag;
     /// Change a tag
     ///
     /// Changes the fields the body sends.
-    #[oai(path = "/api/events/:event/tags/:id", method = "patch")]
-    async fn patch_tag(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The tag's ID.
-        id: Path<i64>,
-        body: JsonBody<TagPatch>,
-    ) -> TalkResult<Json<Shaped<TagOut>>> {
-        Ok(Json(
-            simple::change::<Tags>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    patch patch_tag;
     /// Replace a tag
     ///
     /// The body must send the tag; fields it leaves out keep their values.
-    #[oai(path = "/api/events/:event/tags/:id", method = "put")]
-    async fn put_tag(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The tag's ID.
-        id: Path<i64>,
-        body: JsonBody<TagWrite>,
-    ) -> TalkResult<Json<Shaped<TagOut>>> {
-        Ok(Json(
-            simple::replace::<Tags>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    put put_tag;
     /// Delete a tag
     ///
     /// Submissions tagged with it lose the tag.
-    #[oai(path = "/api/events/:event/tags/:id", method = "delete")]
-    async fn delete_tag(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The tag's ID.
-        id: Path<i64>,
-    ) -> TalkResult<NoContent> {
-        simple::delete::<Tags>(&state, &talk, &event, *id).await?;
-        Ok(NoContent::NoContent)
-    }
-
+    delete delete_tag;
     /// A tag's activity log
     ///
     /// Newest first.
-    #[oai(path = "/api/events/:event/tags/:id/log", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn tag_log(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The tag's ID.
-        id: Path<i64>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<LogEntry>>> {
-        Ok(Json(
-            simple::log::<Tags>(&state, &talk, req, &event, *id, page.0, page_size.0).await?,
-        ))
-    }
+    log tag_log;
 }

@@ -5,30 +5,21 @@
 //! or that a reviewer team is limited to, cannot be deleted. The skeleton of the
 //! operations is [`super::simple`]'s.
 
-use poem::Request;
-use poem::web::Data;
-use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
+use poem_openapi::Object;
 use poem_openapi::types::MaybeUndefined;
-use poem_openapi::{Object, OpenApi};
 use sea_orm::{DbErr, QueryResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::TalkTag;
 use super::context::Ctx;
 use super::expand::Kind;
-use super::log::LogEntry;
-use super::shape::{I18nInput, Shaped, TalkText};
-use super::simple::{self, ListQuery, Resource, Writing};
+use super::shape::{I18nInput, TalkText};
+use super::simple::{self, Resource, Writing};
 use super::submission_types::may_read_cfp_settings;
 use crate::domain::permissions::Permission;
 use crate::domain::talk::access::TalkEvent;
 use crate::domain::talk::catalog::{self, is_color, shown_name};
-use crate::http::error::TalkResult;
-use crate::http::talk::Talk;
-use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};
-use crate::state::AppState;
+use crate::http::{ApiError, patched};
 
 /// A track.
 #[derive(Object)]
@@ -254,155 +245,38 @@ impl Resource for Tracks {
     }
 }
 
-/// Track operations.
-pub struct TracksApi;
-
-#[OpenApi(tag = "TalkTag::CallForPapers")]
-impl TracksApi {
+simple::forwarding_api! {
+    /// Track operations.
+    TracksApi for Tracks => TrackOut, TrackWrite, TrackPatch;
+    paths:
+        "/api/events/:event/tracks",
+        "/api/events/:event/tracks/:id",
+        "/api/events/:event/tracks/:id/log";
     /// List tracks
-    #[oai(path = "/api/events/:event/tracks", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn list_tracks(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// Text the name contains.
-        q: Query<Option<String>>,
-        /// Order: `id` (default) or `name`; `-` before it for descending.
-        o: Query<Option<String>>,
-        /// Flattens multi-language strings to this language where it is one of the event's.
-        lang: Query<Option<String>>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<Shaped<TrackOut>>>> {
-        let query = ListQuery {
-            q: q.0,
-            o: o.0,
-            lang: lang.0,
-            page: page.0,
-            page_size: page_size.0,
-        };
-        Ok(Json(
-            simple::list::<Tracks>(&state, &talk, req, &event, query).await?,
-        ))
-    }
-
+    list list_tracks(
+        q: "Text the name contains.",
+        o: "Order: `id` (default) or `name`; `-` before it for descending.",
+    );
     /// Show a track
-    #[oai(path = "/api/events/:event/tracks/:id", method = "get")]
-    async fn get_track(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The track's ID.
-        id: Path<i64>,
-        /// Flattens multi-language strings to this language where it is one of the event's.
-        lang: Query<Option<String>>,
-    ) -> TalkResult<Json<Shaped<TrackOut>>> {
-        Ok(Json(
-            simple::get::<Tracks>(&state, &talk, &event, *id, lang.as_deref()).await?,
-        ))
-    }
-
+    get get_track(id: "The track's ID.");
     /// Create a track
-    #[oai(path = "/api/events/:event/tracks", method = "post")]
-    async fn create_track(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        body: JsonBody<TrackWrite>,
-    ) -> TalkResult<Created<Shaped<TrackOut>>> {
-        Ok(Created::Created(Json(
-            simple::create::<Tracks>(&state, &talk, &event, body.0).await?,
-        )))
-    }
-
+    create create_track;
     /// Change a track
     ///
     /// Changes the fields the body sends.
-    #[oai(path = "/api/events/:event/tracks/:id", method = "patch")]
-    async fn patch_track(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The track's ID.
-        id: Path<i64>,
-        body: JsonBody<TrackPatch>,
-    ) -> TalkResult<Json<Shaped<TrackOut>>> {
-        Ok(Json(
-            simple::change::<Tracks>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    patch patch_track;
     /// Replace a track
     ///
     /// The body must send the name and the colour; fields it leaves out keep their values.
-    #[oai(path = "/api/events/:event/tracks/:id", method = "put")]
-    async fn put_track(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The track's ID.
-        id: Path<i64>,
-        body: JsonBody<TrackWrite>,
-    ) -> TalkResult<Json<Shaped<TrackOut>>> {
-        Ok(Json(
-            simple::replace::<Tracks>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    put put_track;
     /// Delete a track
     ///
     /// A track used by a submission, or that a reviewer team is limited to, cannot be
     /// deleted (400: change the teams' track limits first); questions limited to it lose
     /// the limit.
-    #[oai(path = "/api/events/:event/tracks/:id", method = "delete")]
-    async fn delete_track(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The track's ID.
-        id: Path<i64>,
-    ) -> TalkResult<NoContent> {
-        simple::delete::<Tracks>(&state, &talk, &event, *id).await?;
-        Ok(NoContent::NoContent)
-    }
-
+    delete delete_track;
     /// A track's activity log
     ///
     /// Newest first.
-    #[oai(path = "/api/events/:event/tracks/:id/log", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn track_log(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The track's ID.
-        id: Path<i64>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<LogEntry>>> {
-        Ok(Json(
-            simple::log::<Tracks>(&state, &talk, req, &event, *id, page.0, page_size.0).await?,
-        ))
-    }
+    log track_log;
 }
