@@ -3,7 +3,7 @@
 //! the activity log, each in one function generic over [`Resource`]. A resource states only
 //! what is its own: its table and columns, how a row reads and shows, what its bodies
 //! change, its checks and its rules; its `#[OpenApi]` operations (which carry the paths and
-//! the documentation) call these functions, written once by [`forwarding_api!`] where a
+//! the documentation) call these functions, written once by `forwarding_api!` where a
 //! resource has all of them as they are.
 //!
 //! One rule for bodies: POST and PUT take the same body ([`Resource::Write`]), whose

@@ -1,7 +1,7 @@
 //! Questions (custom fields) of the call for papers and their options:
 //! `/api/events/{event}/questions/` and `/api/events/{event}/question-options/`.
 //!
-//! Who sees which questions is [`questions::visible`]'s rule, as pretalx: organisers of the
+//! Who sees which questions is [`crate::domain::talk::questions::visible`]'s rule, as pretalx: organisers of the
 //! call for papers (and those who may change the event's settings) see all of them with the
 //! fields only organisers see (`active`, `is_public`, `contains_personal_data`,
 //! `is_visible_to_reviewers`); reviewers see the active questions shown to reviewers and the
