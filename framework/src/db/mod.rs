@@ -227,6 +227,17 @@ pub async fn in_transaction<T, E: From<DbErr>>(
     Ok(out)
 }
 
+/// ` FOR UPDATE` on PostgreSQL, to end a `SELECT` that locks the rows it reads until the
+/// transaction ends; nothing on SQLite, whose writing transactions are serial already
+/// ([`begin_write`]).
+pub fn lock_clause(db: &impl ConnectionTrait) -> &'static str {
+    if db.get_database_backend() == DbBackend::Postgres {
+        " FOR UPDATE"
+    } else {
+        ""
+    }
+}
+
 /// Locks a row by ID until the transaction ends, on PostgreSQL (`SELECT ... FOR UPDATE`);
 /// SQLite serialises writing transactions ([`begin_write`]), so there it does nothing.
 /// `table` is a name from the code, never from input.

@@ -440,11 +440,7 @@ pub async fn lock_quotas(
     }
     let _wait = crate::metrics::LockWait::start(crate::metrics::Lock::Quotas);
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(txn);
     let sql = format!(
         "SELECT * FROM quotas WHERE id IN ({}) ORDER BY id{lock}",
         id_list(quota_ids)

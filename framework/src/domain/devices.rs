@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use base64::Engine;
 use chrono::Utc;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseBackend, DatabaseConnection,
-    EntityTrait, QueryFilter, QueryOrder, Set, Statement,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, Set, Statement,
 };
 use serde_json::Value;
 
@@ -467,15 +467,7 @@ async fn lock_organizer(
     db: &impl ConnectionTrait,
     organizer_id: i64,
 ) -> Result<(), sea_orm::DbErr> {
-    if db.get_database_backend() == DatabaseBackend::Postgres {
-        db.execute_raw(Statement::from_sql_and_values(
-            DatabaseBackend::Postgres,
-            "SELECT id FROM organizers WHERE id = $1 FOR UPDATE",
-            [organizer_id.into()],
-        ))
-        .await?;
-    }
-    Ok(())
+    crate::db::lock_row(db, "organizers", organizer_id).await
 }
 
 async fn set_events(

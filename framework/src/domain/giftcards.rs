@@ -351,11 +351,7 @@ async fn lock_own(
     organizer_id: i64,
     id: i64,
 ) -> Result<Option<giftcard::Model>, DbErr> {
-    let lock = if db.get_database_backend() == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(db);
     let sql = format!("SELECT * FROM giftcards WHERE id = $1 AND issuer_id = $2{lock}");
     let stmt = Statement::from_sql_and_values(
         db.get_database_backend(),

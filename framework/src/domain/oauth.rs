@@ -951,11 +951,7 @@ pub async fn delete_application(
     }
     let txn = begin_write(db).await?;
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(&txn);
     // The application first (new authorizations wait), then its authorizations (tokens
     // being issued finish first; new ones wait and then find nothing).
     for sql in [

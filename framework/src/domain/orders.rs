@@ -32,8 +32,8 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, FromQueryResult, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Select, Statement,
+    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Select, Statement,
 };
 use serde_json::Value;
 
@@ -279,11 +279,7 @@ pub async fn lock(
     code: &str,
 ) -> Result<Option<order::Model>, DbErr> {
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(txn);
     order::Model::find_by_statement(Statement::from_sql_and_values(
         backend,
         format!("SELECT * FROM orders WHERE event_id = $1 AND code = $2{lock}"),

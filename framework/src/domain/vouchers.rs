@@ -2,7 +2,7 @@
 //! redemption.
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DbBackend, DbErr, FromQueryResult, Statement};
+use sea_orm::{ConnectionTrait, DbErr, FromQueryResult, Statement};
 
 use super::availability::{self, HoldKind};
 use super::sale::{Catalogue, Product};
@@ -118,11 +118,7 @@ pub async fn lock_by_codes(
         return Ok(Vec::new());
     }
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(txn);
     let placeholders: Vec<String> = (0..codes.len()).map(|i| format!("${}", i + 2)).collect();
     let sql = format!(
         "SELECT * FROM vouchers WHERE event_id = $1 AND UPPER(code) IN ({}) ORDER BY id{lock}",

@@ -8,8 +8,8 @@ pub mod texts;
 use chrono::{TimeDelta, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
-    EntityTrait, FromQueryResult, IntoActiveModel, QueryFilter, QueryOrder, Select, Set, Statement,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    FromQueryResult, IntoActiveModel, QueryFilter, QueryOrder, Select, Set, Statement,
 };
 use serde_json::Value;
 
@@ -470,11 +470,7 @@ async fn lock(
     id: i64,
 ) -> Result<Option<waiting_list_entry::Model>, DbErr> {
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(txn);
     waiting_list_entry::Model::find_by_statement(Statement::from_sql_and_values(
         backend,
         format!("SELECT * FROM waiting_list_entries WHERE id = $1 AND event_id = $2{lock}"),

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::{ConnectionTrait, DbBackend, DbErr, FromQueryResult, Statement};
+use sea_orm::{ConnectionTrait, DbErr, FromQueryResult, Statement};
 
 use crate::db::entities::{event, seat};
 
@@ -18,11 +18,7 @@ pub async fn lock_by_guids(
         return Ok(HashMap::new());
     }
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(txn);
     let placeholders: Vec<String> = (0..guids.len()).map(|i| format!("${}", i + 2)).collect();
     let mut values = vec![event_id.into()];
     values.extend(guids.iter().map(|g| g.clone().into()));

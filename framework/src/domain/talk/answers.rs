@@ -7,7 +7,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
-use sea_orm::{ConnectionTrait, DatabaseTransaction, DbBackend};
+use sea_orm::{ConnectionTrait, DatabaseTransaction};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -583,15 +583,7 @@ pub async fn stored(db: &impl ConnectionTrait, ev: &TalkEvent, id: i64) -> Resul
 /// Serializes answer writes to one question on PostgreSQL (SQLite's write transactions run
 /// one at a time), so that two creations for the same target make one answer.
 async fn lock_question(txn: &DatabaseTransaction, question: i64) -> Result<(), Refusal> {
-    if txn.get_database_backend() == DbBackend::Postgres {
-        crate::db::execute(
-            txn,
-            "SELECT id FROM talk_questions WHERE id = $1 FOR UPDATE",
-            [question.into()],
-        )
-        .await?;
-    }
-    Ok(())
+    Ok(crate::db::lock_row(txn, "talk_questions", question).await?)
 }
 
 /// A new answer as sent: its question, target and value.

@@ -5,24 +5,14 @@
 //! track).
 //!
 //! Checks that must hold until a write commits take the row they guard first: on
-//! PostgreSQL with [`lock_clause`] (`FOR UPDATE`); SQLite's write transactions run one at a
+//! PostgreSQL with `crate::db::lock_clause` (`FOR UPDATE`); SQLite's write transactions run one at a
 //! time (`crate::db::begin_write`).
 
-use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DbErr, Statement};
 use serde_json::Value;
 
 use crate::domain::refusal::Refusal;
 use crate::values::I18nString;
-
-/// ` FOR UPDATE` on PostgreSQL, to end a `SELECT` that locks the rows it reads until the
-/// transaction ends; nothing on SQLite, whose write transactions are exclusive already.
-pub fn lock_clause(db: &impl ConnectionTrait) -> &'static str {
-    if db.get_database_backend() == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    }
-}
 
 /// Whether `text` is a colour as `#rgb` or `#rrggbb`.
 pub fn is_color(text: &str) -> bool {
@@ -68,7 +58,7 @@ pub async fn name_taken(
 /// first. Holds until the transaction ends: a team limited to it meanwhile, or a submission
 /// given it, waits for the deletion and then finds no track.
 pub async fn check_track_deletion(db: &impl ConnectionTrait, track_id: i64) -> Result<(), Refusal> {
-    lock(db, "talk_tracks", track_id).await?;
+    crate::db::lock_row(db, "talk_tracks", track_id).await?;
     if any(
         db,
         "SELECT track_id FROM team_tracks WHERE track_id = $1 LIMIT 1",
@@ -101,7 +91,7 @@ pub async fn check_submission_type_deletion(
     db: &impl ConnectionTrait,
     type_id: i64,
 ) -> Result<(), Refusal> {
-    lock(db, "talk_submission_types", type_id).await?;
+    crate::db::lock_row(db, "talk_submission_types", type_id).await?;
     if any(
         db,
         "SELECT id FROM talk_submissions WHERE submission_type_id = $1 LIMIT 1",
@@ -112,20 +102,6 @@ pub async fn check_submission_type_deletion(
         return Err(Refusal::bad_request(
             "This session type is in use in a proposal and cannot be deleted.",
         ));
-    }
-    Ok(())
-}
-
-/// Locks the row `id` of `table` (a name the code gives) until the transaction ends, on
-/// PostgreSQL.
-async fn lock(db: &impl ConnectionTrait, table: &'static str, id: i64) -> Result<(), DbErr> {
-    if db.get_database_backend() == DbBackend::Postgres {
-        crate::db::execute(
-            db,
-            &format!("SELECT id FROM {table} WHERE id = $1 FOR UPDATE"),
-            [id.into()],
-        )
-        .await?;
     }
     Ok(())
 }

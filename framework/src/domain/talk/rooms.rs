@@ -18,9 +18,9 @@ use sea_orm::ConnectionTrait;
 
 use super::access::{TalkEvent, agenda_visible, not_found};
 use super::availability::Span;
-use super::catalog::lock_clause;
 use super::log::{self as talk_log, Change};
 use super::sql::{first, rows};
+use crate::db::lock_clause;
 use crate::domain::permissions::Permission;
 use crate::domain::refusal::Refusal;
 use crate::values::FieldErrors;

@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr,
-    EntityTrait, FromQueryResult, QueryFilter, QueryOrder, Select, Set, Statement,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    FromQueryResult, QueryFilter, QueryOrder, Select, Set, Statement,
 };
 
 use super::{PriceMode, blocked_quotas};
@@ -440,11 +440,7 @@ async fn lock(
     id: i64,
 ) -> Result<Option<voucher::Model>, DbErr> {
     let backend = txn.get_database_backend();
-    let lock = if backend == DbBackend::Postgres {
-        " FOR UPDATE"
-    } else {
-        ""
-    };
+    let lock = crate::db::lock_clause(txn);
     voucher::Model::find_by_statement(Statement::from_sql_and_values(
         backend,
         format!("SELECT * FROM vouchers WHERE id = $1 AND event_id = $2{lock}"),
