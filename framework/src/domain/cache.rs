@@ -397,12 +397,25 @@ impl Cache {
     }
 }
 
-/// The schema this process's tables live in: a change announced with another schema's name
+/// The schema this process's tables live in (where the configuration version it reads is,
+/// whatever else `search_path` names): a change announced with another schema's name
 /// (migration m0026) is another house's.
 async fn current_schema(db: &DatabaseConnection) -> Option<String> {
-    let sql = Statement::from_string(DbBackend::Postgres, "SELECT current_schema() AS s");
-    let row = db.query_one_raw(sql).await.ok()??;
-    row.try_get::<String>("", "s").ok()
+    let sql = Statement::from_string(
+        DbBackend::Postgres,
+        "SELECT relnamespace::regnamespace::text AS s FROM pg_class \
+         WHERE oid = 'config_version'::regclass",
+    );
+    let schema = match db.query_one_raw(sql).await {
+        Ok(Some(row)) => row.try_get::<String>("", "s").ok(),
+        Ok(None) => None,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot tell the schema changes are announced for");
+            None
+        }
+    };
+    // A quoted name (`"My Schema"`) is announced unquoted, as the trigger names it.
+    schema.map(|s| s.trim_matches('"').replace("\"\"", "\""))
 }
 
 /// The configuration version the database's triggers keep (see the module documentation).
