@@ -7,10 +7,10 @@
 //! Only a committed write to a configuration table moves it: the database counts such writes
 //! itself (triggers on the tables listed in `tessera_migrations::CONFIG_TABLES` move a version
 //! and, on PostgreSQL, `NOTIFY` every process when the transaction commits, naming the
-//! table's schema). A process learns
-//! of a change it made when the request that made it has answered (the middleware calls
-//! [`Cache::refresh`]), and of the others' changes on PostgreSQL through `LISTEN` (while the
-//! listening connection is down nothing is cached) and on SQLite by the write-ahead log
+//! table's schema). A process learns of a change it made when the request that made it has
+//! answered (the middleware calls [`Cache::refresh`]), and of the others' changes on
+//! PostgreSQL through `LISTEN` (while the listening connection is down nothing is cached,
+//! and a change named for another schema is not counted) and on SQLite by the write-ahead log
 //! changing (a `stat` call on every read of the generation, and the version read when it
 //! changed). A refused request writes nothing, so it moves nothing.
 
@@ -403,19 +403,16 @@ impl Cache {
 async fn current_schema(db: &DatabaseConnection) -> Option<String> {
     let sql = Statement::from_string(
         DbBackend::Postgres,
-        "SELECT relnamespace::regnamespace::text AS s FROM pg_class \
-         WHERE oid = 'config_version'::regclass",
+        "SELECT n.nspname AS s FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+         WHERE c.oid = 'config_version'::regclass",
     );
-    let schema = match db.query_one_raw(sql).await {
-        Ok(Some(row)) => row.try_get::<String>("", "s").ok(),
-        Ok(None) => None,
+    match db.query_one_raw(sql).await {
+        Ok(row) => row.and_then(|r| r.try_get::<String>("", "s").ok()),
         Err(e) => {
             tracing::warn!(error = %e, "cannot tell the schema changes are announced for");
             None
         }
-    };
-    // A quoted name (`"My Schema"`) is announced unquoted, as the trigger names it.
-    schema.map(|s| s.trim_matches('"').replace("\"\"", "\""))
+    }
 }
 
 /// The configuration version the database's triggers keep (see the module documentation).
