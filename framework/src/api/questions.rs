@@ -291,32 +291,55 @@ pub struct QuestionCreate {
     /// `"True"` or `"False"` for a boolean dependency, option identifiers for a choice one.
     #[oai(default, validator(max_length = 190, max_items = 1000))]
     pub dependency_values: Vec<String>,
+    /// What answers it accepts.
+    #[oai(flatten)]
+    pub limits: QuestionLimits,
+}
+
+/// What answers a question accepts, as a write sends it: what is left out stays as it was
+/// (none for a new question).
+#[derive(Object)]
+pub struct QuestionLimits {
     /// Least number accepted, as a decimal string.
     #[oai(nullable, validator(max_length = 40))]
-    pub valid_number_min: Option<String>,
+    pub valid_number_min: MaybeUndefined<String>,
     /// Largest number accepted, as a decimal string.
     #[oai(nullable, validator(max_length = 40))]
-    pub valid_number_max: Option<String>,
+    pub valid_number_max: MaybeUndefined<String>,
     /// Earliest date accepted.
     #[oai(nullable)]
-    pub valid_date_min: Option<NaiveDate>,
+    pub valid_date_min: MaybeUndefined<NaiveDate>,
     /// Latest date accepted.
     #[oai(nullable)]
-    pub valid_date_max: Option<NaiveDate>,
+    pub valid_date_max: MaybeUndefined<NaiveDate>,
     /// Earliest date and time accepted.
     #[oai(nullable)]
-    pub valid_datetime_min: Option<DateTime<Utc>>,
+    pub valid_datetime_min: MaybeUndefined<DateTime<Utc>>,
     /// Latest date and time accepted.
     #[oai(nullable)]
-    pub valid_datetime_max: Option<DateTime<Utc>>,
+    pub valid_datetime_max: MaybeUndefined<DateTime<Utc>>,
     /// Longest text accepted, in characters.
     #[oai(nullable)]
-    pub valid_string_length_max: Option<i32>,
+    pub valid_string_length_max: MaybeUndefined<i32>,
+}
+
+impl QuestionLimits {
+    /// These limits set on `f` where they send a value or null.
+    fn apply(self, f: &mut QuestionFields) {
+        self.valid_number_min.update_to(&mut f.valid_number_min);
+        self.valid_number_max.update_to(&mut f.valid_number_max);
+        self.valid_date_min.update_to(&mut f.valid_date_min);
+        self.valid_date_max.update_to(&mut f.valid_date_max);
+        self.valid_datetime_min.update_to(&mut f.valid_datetime_min);
+        self.valid_datetime_max.update_to(&mut f.valid_datetime_max);
+        self.valid_string_length_max
+            .update_to(&mut f.valid_string_length_max);
+    }
 }
 
 impl QuestionCreate {
     fn split(self) -> (QuestionFields, Option<Vec<OptionFields>>) {
-        let fields = QuestionFields {
+        let mut fields = QuestionFields {
             question: self.question.to_stored(),
             help_text: self.help_text.map(|h| h.to_stored()),
             kind: self.kind.code().to_owned(),
@@ -329,14 +352,15 @@ impl QuestionCreate {
             print_on_invoice: self.print_on_invoice,
             dependency_question: self.dependency_question,
             dependency_values: self.dependency_values,
-            valid_number_min: self.valid_number_min,
-            valid_number_max: self.valid_number_max,
-            valid_date_min: self.valid_date_min,
-            valid_date_max: self.valid_date_max,
-            valid_datetime_min: self.valid_datetime_min,
-            valid_datetime_max: self.valid_datetime_max,
-            valid_string_length_max: self.valid_string_length_max,
+            valid_number_min: None,
+            valid_number_max: None,
+            valid_date_min: None,
+            valid_date_max: None,
+            valid_datetime_min: None,
+            valid_datetime_max: None,
+            valid_string_length_max: None,
         };
+        self.limits.apply(&mut fields);
         (fields, self.options.map(inline_options))
     }
 }
@@ -380,27 +404,9 @@ pub struct QuestionPatch {
     /// Answers of the dependency question that make this one asked.
     #[oai(validator(max_length = 190, max_items = 1000))]
     pub dependency_values: Option<Vec<String>>,
-    /// Least number accepted.
-    #[oai(nullable, validator(max_length = 40))]
-    pub valid_number_min: MaybeUndefined<String>,
-    /// Largest number accepted.
-    #[oai(nullable, validator(max_length = 40))]
-    pub valid_number_max: MaybeUndefined<String>,
-    /// Earliest date accepted.
-    #[oai(nullable)]
-    pub valid_date_min: MaybeUndefined<NaiveDate>,
-    /// Latest date accepted.
-    #[oai(nullable)]
-    pub valid_date_max: MaybeUndefined<NaiveDate>,
-    /// Earliest date and time accepted.
-    #[oai(nullable)]
-    pub valid_datetime_min: MaybeUndefined<DateTime<Utc>>,
-    /// Latest date and time accepted.
-    #[oai(nullable)]
-    pub valid_datetime_max: MaybeUndefined<DateTime<Utc>>,
-    /// Longest text accepted.
-    #[oai(nullable)]
-    pub valid_string_length_max: MaybeUndefined<i32>,
+    /// What answers it accepts.
+    #[oai(flatten)]
+    pub limits: QuestionLimits,
 }
 
 fn set<T>(field: &mut T, value: Option<T>) {
@@ -434,16 +440,7 @@ impl QuestionPatch {
         if f.dependency_question.is_none() {
             f.dependency_values.clear();
         }
-        set(&mut f.valid_number_min, patched(self.valid_number_min));
-        set(&mut f.valid_number_max, patched(self.valid_number_max));
-        set(&mut f.valid_date_min, patched(self.valid_date_min));
-        set(&mut f.valid_date_max, patched(self.valid_date_max));
-        set(&mut f.valid_datetime_min, patched(self.valid_datetime_min));
-        set(&mut f.valid_datetime_max, patched(self.valid_datetime_max));
-        set(
-            &mut f.valid_string_length_max,
-            patched(self.valid_string_length_max),
-        );
+        self.limits.apply(&mut f);
         (f, self.options.map(inline_options))
     }
 }

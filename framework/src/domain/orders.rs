@@ -17,8 +17,8 @@ pub mod ticket;
 mod together;
 
 pub use lifecycle::{
-    ALREADY_PAID, LifecycleError, Seller, approve, cancel, confirm_payment, deny, extend,
-    mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets,
+    ALREADY_PAID, LifecycleError, Seller, Transition, approve, cancel, confirm_payment, deny,
+    extend, mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets,
 };
 pub use mails::Storefront;
 pub use place::{

@@ -6,12 +6,8 @@
 //! those of `reviews`. The skeleton of the operations is [`super::simple`]'s.
 
 use chrono::{DateTime, Utc};
-use poem::Request;
-use poem::web::Data;
-use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
 use poem_openapi::types::MaybeUndefined;
-use poem_openapi::{Enum, Object, OpenApi};
+use poem_openapi::{Enum, Object};
 use sea_orm::{DbErr, QueryResult};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -19,16 +15,11 @@ use serde_json::{Value, json};
 use super::TalkTag;
 use super::context::Ctx;
 use super::expand::Kind;
-use super::log::LogEntry;
-use super::shape::Shaped;
-use super::simple::{self, ListQuery, Resource, Writing};
+use super::simple::{self, Resource, Writing};
 use crate::domain::talk::access::TalkEvent;
 use crate::domain::talk::review_phases::OtherReviews as Others;
 use crate::domain::talk::reviews;
-use crate::http::error::TalkResult;
-use crate::http::talk::Talk;
-use crate::http::{ApiError, Created, JsonBody, NoContent, Page, patched};
-use crate::state::AppState;
+use crate::http::{ApiError, patched};
 
 /// Whether reviewers see the reviews of others.
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -304,156 +295,44 @@ impl Resource for Phases {
     }
 }
 
-/// Review phase operations.
-pub struct ReviewPhasesApi;
-
-#[OpenApi(tag = "TalkTag::Reviews")]
-impl ReviewPhasesApi {
+simple::forwarding_api! {
+    /// Review phase operations.
+    ReviewPhasesApi for Phases => PhaseOut, PhaseWrite, PhasePatch;
+    tag: "TalkTag::Reviews";
+    paths:
+        "/api/events/:event/review-phases",
+        "/api/events/:event/review-phases/:id",
+        "/api/events/:event/review-phases/:id/log";
     /// List review phases
     ///
     /// For organisers and reviewers. Token scopes: those of `reviews`.
-    #[oai(path = "/api/events/:event/review-phases", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn list_review_phases(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// Text the name contains.
-        q: Query<Option<String>>,
-        /// Order: `id` (default), `name` or `start`; `-` before it for descending.
-        o: Query<Option<String>>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<Shaped<PhaseOut>>>> {
-        let query = ListQuery {
-            q: q.0,
-            o: o.0,
-            lang: None,
-            page: page.0,
-            page_size: page_size.0,
-        };
-        Ok(Json(
-            simple::list::<Phases>(&state, &talk, req, &event, query).await?,
-        ))
-    }
-
+    list list_review_phases(
+        q: "Text the name contains.",
+        o: "Order: `id` (default), `name` or `start`; `-` before it for descending.",
+    );
     /// Show a review phase
-    #[oai(path = "/api/events/:event/review-phases/:id", method = "get")]
-    async fn get_review_phase(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The phase's ID.
-        id: Path<i64>,
-    ) -> TalkResult<Json<Shaped<PhaseOut>>> {
-        Ok(Json(
-            simple::get::<Phases>(&state, &talk, &event, *id, None).await?,
-        ))
-    }
-
+    get get_review_phase(id: "The phase's ID.");
     /// Create a review phase
     ///
     /// For organisers of the event's settings (token scopes: those of `reviews`). An active
     /// one deactivates the others.
-    #[oai(path = "/api/events/:event/review-phases", method = "post")]
-    async fn create_review_phase(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        body: JsonBody<PhaseWrite>,
-    ) -> TalkResult<Created<Shaped<PhaseOut>>> {
-        Ok(Created::Created(Json(
-            simple::create::<Phases>(&state, &talk, &event, body.0).await?,
-        )))
-    }
-
+    create create_review_phase;
     /// Change a review phase
     ///
     /// Changes the fields the body sends; `is_active: true` deactivates the other phases.
-    #[oai(path = "/api/events/:event/review-phases/:id", method = "patch")]
-    async fn patch_review_phase(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The phase's ID.
-        id: Path<i64>,
-        body: JsonBody<PhasePatch>,
-    ) -> TalkResult<Json<Shaped<PhaseOut>>> {
-        Ok(Json(
-            simple::change::<Phases>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    patch patch_review_phase;
     /// Replace a review phase
     ///
     /// The body must send the name; fields it leaves out keep their values.
-    #[oai(path = "/api/events/:event/review-phases/:id", method = "put")]
-    async fn put_review_phase(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The phase's ID.
-        id: Path<i64>,
-        body: JsonBody<PhaseWrite>,
-    ) -> TalkResult<Json<Shaped<PhaseOut>>> {
-        Ok(Json(
-            simple::replace::<Phases>(&state, &talk, &event, *id, body.0).await?,
-        ))
-    }
-
+    put put_review_phase;
     /// Delete a review phase
     ///
     /// Deleting the active phase leaves the event without one (reviewers then neither
     /// review nor see speaker names) unless it was the last: an event without phases reviews
     /// as in pretalx's default phase.
-    #[oai(path = "/api/events/:event/review-phases/:id", method = "delete")]
-    async fn delete_review_phase(
-        &self,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The phase's ID.
-        id: Path<i64>,
-    ) -> TalkResult<NoContent> {
-        simple::delete::<Phases>(&state, &talk, &event, *id).await?;
-        Ok(NoContent::NoContent)
-    }
-
+    delete delete_review_phase;
     /// A review phase's activity log
     ///
     /// Newest first.
-    #[oai(path = "/api/events/:event/review-phases/:id/log", method = "get")]
-    #[allow(clippy::too_many_arguments)]
-    async fn review_phase_log(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        talk: Talk,
-        /// The event's slug.
-        event: Path<String>,
-        /// The phase's ID.
-        id: Path<i64>,
-        /// Page number, or `last`.
-        page: Query<Option<String>>,
-        /// Objects per page, at most 50.
-        page_size: Query<Option<u64>>,
-    ) -> TalkResult<Json<Page<LogEntry>>> {
-        Ok(Json(
-            simple::log::<Phases>(&state, &talk, req, &event, *id, page.0, page_size.0).await?,
-        ))
-    }
+    log review_phase_log;
 }

@@ -438,11 +438,15 @@ async fn save<R: Resource>(
 /// The `#[OpenApi]` block of a resource whose operations are this module's functions: list,
 /// show, create, change (PATCH), replace (PUT), delete and the activity log. The resource
 /// gives its paths, its types and the documentation of each operation and parameter; the
-/// operations are the same for every such resource.
+/// operations are the same for every such resource. `tag` is the documentation's tag; with
+/// `lang: lang;` listing and showing take the `lang` query that flattens multi-language
+/// strings.
 macro_rules! forwarding_api {
     (
         $(#[doc = $api_doc:tt])*
         $api:ident for $res:ty => $out:ty, $write:ty, $patch:ty;
+        tag: $tag:tt;
+        $(lang: $lang:ident;)?
         paths: $list_path:tt, $one_path:tt, $log_path:tt;
         $(#[doc = $list_doc:tt])* list $list_fn:ident(q: $q_doc:tt, o: $o_doc:tt $(,)?);
         $(#[doc = $get_doc:tt])* get $get_fn:ident(id: $id_doc:tt);
@@ -455,7 +459,7 @@ macro_rules! forwarding_api {
         $(#[doc = $api_doc])*
         pub struct $api;
 
-        #[poem_openapi::OpenApi(tag = "crate::api::talk::TalkTag::CallForPapers")]
+        #[poem_openapi::OpenApi(tag = $tag)]
         impl $api {
             $(#[doc = $list_doc])*
             #[oai(path = $list_path, method = "get")]
@@ -471,8 +475,10 @@ macro_rules! forwarding_api {
                 q: poem_openapi::param::Query<Option<String>>,
                 #[doc = $o_doc]
                 o: poem_openapi::param::Query<Option<String>>,
-                /// Flattens multi-language strings to this language where it is one of the event's.
-                lang: poem_openapi::param::Query<Option<String>>,
+                $(
+                    /// Flattens multi-language strings to this language where it is one of the event's.
+                    $lang: poem_openapi::param::Query<Option<String>>,
+                )?
                 /// Page number, or `last`.
                 page: poem_openapi::param::Query<Option<String>>,
                 /// Objects per page, at most 50.
@@ -485,7 +491,7 @@ macro_rules! forwarding_api {
                 let query = crate::api::talk::simple::ListQuery {
                     q: q.0,
                     o: o.0,
-                    lang: lang.0,
+                    lang: None $(.or($lang.0))?,
                     page: page.0,
                     page_size: page_size.0,
                 };
@@ -505,11 +511,14 @@ macro_rules! forwarding_api {
                 event: poem_openapi::param::Path<String>,
                 #[doc = $id_doc]
                 id: poem_openapi::param::Path<i64>,
-                /// Flattens multi-language strings to this language where it is one of the event's.
-                lang: poem_openapi::param::Query<Option<String>>,
+                $(
+                    /// Flattens multi-language strings to this language where it is one of the event's.
+                    $lang: poem_openapi::param::Query<Option<String>>,
+                )?
             ) -> crate::http::error::TalkResult<
                 poem_openapi::payload::Json<crate::api::talk::shape::Shaped<$out>>,
             > {
+                let lang: Option<String> = None $(.or($lang.0))?;
                 Ok(poem_openapi::payload::Json(
                     crate::api::talk::simple::get::<$res>(
                         &state,

@@ -243,6 +243,8 @@ simple::forwarding_api! {
     /// Session type operations.
     SubmissionTypesApi for SubmissionTypes =>
         SubmissionTypeOut, SubmissionTypeWrite, SubmissionTypePatch;
+    tag: "crate::api::talk::TalkTag::CallForPapers";
+    lang: lang;
     paths:
         "/api/events/:event/submission-types",
         "/api/events/:event/submission-types/:id",

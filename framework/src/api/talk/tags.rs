@@ -207,6 +207,8 @@ impl Resource for Tags {
 simple::forwarding_api! {
     /// Tag operations.
     TagsApi for Tags => TagOut, TagWrite, TagPatch;
+    tag: "crate::api::talk::TalkTag::CallForPapers";
+    lang: lang;
     paths:
         "/api/events/:event/tags",
         "/api/events/:event/tags/:id",

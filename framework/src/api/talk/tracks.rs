@@ -248,6 +248,8 @@ impl Resource for Tracks {
 simple::forwarding_api! {
     /// Track operations.
     TracksApi for Tracks => TrackOut, TrackWrite, TrackPatch;
+    tag: "crate::api::talk::TalkTag::CallForPapers";
+    lang: lang;
     paths:
         "/api/events/:event/tracks",
         "/api/events/:event/tracks/:id",

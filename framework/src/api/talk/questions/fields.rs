@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use std::str::FromStr;
 
 use super::wire::{
-    KIND, NestedOptionWrite, OPTION_KIND, OptionOut, QUESTION_COLUMNS, QuestionOut, QuestionPatch,
-    QuestionWrite, Required, Target, Variant, links,
+    KIND, NestedOptionWrite, OPTION_KIND, OptionOut, QUESTION_COLUMNS, QuestionFields, QuestionOut,
+    QuestionPatch, QuestionWrite, Required, Variant, links,
 };
 use super::{MAX_OPTIONS, OBJECT, OPTION_OBJECT};
 use crate::api::talk::context::{Ctx, keys_in};
@@ -123,46 +123,17 @@ impl Fields {
         }
     }
 
-    /// A question as POST or PUT gives it; `target` is the stored target on PUT.
+    /// A question as POST or PUT gives it: the defaults, changed by what it sends;
+    /// `target` is the stored target on PUT.
     pub(super) fn from_write(
         body: QuestionWrite,
         target: Option<&str>,
     ) -> (Self, Option<Vec<NestedOptionWrite>>) {
-        let mut f = Self::new(body.question.to_stored());
-        f.identifier = body.identifier.unwrap_or_default();
-        f.help_text = body.help_text.map_or(Value::Null, |h| h.to_stored());
-        f.default_answer = body.default_answer;
-        f.variant = body.variant.unwrap_or(Variant::String).as_str().into();
-        f.target = match (target, body.target) {
-            (Some(stored), _) => stored.into(),
-            (None, t) => t.unwrap_or(Target::Submission).as_str().into(),
-        };
-        f.deadline = body.deadline;
-        f.freeze_after = body.freeze_after;
-        f.question_required = body
-            .question_required
-            .unwrap_or(Required::Optional)
-            .as_str()
-            .into();
-        f.position = body.position.unwrap_or(0);
-        f.active = body.active.unwrap_or(true);
-        f.is_public = body.is_public.unwrap_or(false);
-        f.contains_personal_data = body.contains_personal_data.unwrap_or(true);
-        f.is_visible_to_reviewers = body.is_visible_to_reviewers.unwrap_or(true);
-        f.min_length = body.min_length;
-        f.max_length = body.max_length;
-        f.min_number = body.min_number;
-        f.max_number = body.max_number;
-        f.min_options = body.min_options;
-        f.max_options = body.max_options;
-        f.min_date = body.min_date;
-        f.max_date = body.max_date;
-        f.min_datetime = body.min_datetime;
-        f.max_datetime = body.max_datetime;
-        f.icon = body.icon.map(|i| i.as_str().to_owned());
-        f.tracks = body.tracks.unwrap_or_default();
-        f.submission_types = body.submission_types.unwrap_or_default();
-        (f, body.options)
+        let (mut f, options) = Self::new(body.question.to_stored()).change(body.fields);
+        if let Some(stored) = target {
+            f.target = stored.into();
+        }
+        (f, options)
     }
 
     /// The stored question changed as a PATCH says.
@@ -170,23 +141,22 @@ impl Fields {
         if let Some(q) = body.question {
             self.question = q.to_stored();
         }
+        self.change(body.fields)
+    }
+
+    /// These fields changed where `body` sends a value.
+    fn change(mut self, body: QuestionFields) -> (Self, Option<Vec<NestedOptionWrite>>) {
         if let Some(i) = body.identifier {
             self.identifier = i;
         }
         if let Some(h) = patched(body.help_text) {
             self.help_text = h.map_or(Value::Null, |h| h.to_stored());
         }
-        if let Some(d) = patched(body.default_answer) {
-            self.default_answer = d;
-        }
         if let Some(v) = body.variant {
             self.variant = v.as_str().into();
         }
-        if let Some(d) = patched(body.deadline) {
-            self.deadline = d;
-        }
-        if let Some(d) = patched(body.freeze_after) {
-            self.freeze_after = d;
+        if let Some(t) = body.target {
+            self.target = t.as_str().into();
         }
         if let Some(r) = body.question_required {
             self.question_required = r.as_str().into();
@@ -200,6 +170,9 @@ impl Fields {
             };
         }
         set!(
+            default_answer,
+            deadline,
+            freeze_after,
             min_length,
             max_length,
             min_number,

@@ -208,7 +208,7 @@ impl QuestionsApi {
         let ctx = Ctx::new(&state, &ev, None).await?;
         let before = stored(&ctx, *id).await?;
         let body = body.0;
-        fixed_target(&before, body.target)?;
+        fixed_target(&before, body.fields.target)?;
         let (f, options) = before.clone().patch(body);
         let only_active_changed = options.is_none()
             && f.active != before.active
@@ -244,7 +244,7 @@ impl QuestionsApi {
         let ctx = Ctx::new(&state, &ev, None).await?;
         let before = stored(&ctx, *id).await?;
         let body = body.0;
-        fixed_target(&before, body.target)?;
+        fixed_target(&before, body.fields.target)?;
         let (f, options) = Fields::from_write(body, Some(&before.target));
         Ok(Json(
             save(&state, &ev, Some(*id), f, options, "update").await?,

@@ -554,80 +554,9 @@ pub struct NestedOptionWrite {
 pub struct QuestionWrite {
     /// The question.
     pub question: I18nInput<800>,
-    /// Identifier, unique in the event (letters, digits, `.`, `-`, `_`); made up unless
-    /// given.
-    #[oai(validator(max_length = 190))]
-    pub identifier: Option<String>,
-    /// Help shown below the field.
-    #[oai(nullable)]
-    pub help_text: Option<I18nInput<800>>,
-    /// Answer given unless another is.
-    #[oai(nullable, validator(max_length = 10000))]
-    pub default_answer: Option<String>,
-    /// The kind of answer (`string` unless given).
-    pub variant: Option<Variant>,
-    /// Whom it asks (`submission` unless given); fixed once created.
-    pub target: Option<Target>,
-    /// Deadline after which it is required (with `after_deadline`).
-    #[oai(nullable)]
-    pub deadline: Option<DateTime<Utc>>,
-    /// Answers cannot change after this.
-    #[oai(nullable)]
-    pub freeze_after: Option<DateTime<Utc>>,
-    /// When an answer is required (`optional` unless given).
-    pub question_required: Option<Required>,
-    /// Where it is shown among the questions.
-    pub position: Option<i32>,
-    /// The tracks it is limited to; empty for all.
-    #[oai(validator(max_items = 500))]
-    pub tracks: Option<Vec<i64>>,
-    /// The session types it is limited to; empty for all.
-    #[oai(validator(max_items = 500))]
-    pub submission_types: Option<Vec<i64>>,
-    /// Its options (choice questions); replaces the options it has.
-    #[oai(validator(max_items = 500))]
-    pub options: Option<Vec<NestedOptionWrite>>,
-    /// Shortest text answer.
-    #[oai(nullable, validator(minimum(value = "0")))]
-    pub min_length: Option<i32>,
-    /// Longest text answer.
-    #[oai(nullable, validator(minimum(value = "0")))]
-    pub max_length: Option<i32>,
-    /// Smallest number answer: a decimal of up to 10 digits and 6 decimal places.
-    #[oai(nullable, validator(max_length = 40))]
-    pub min_number: Option<String>,
-    /// Largest number answer: a decimal of up to 10 digits and 6 decimal places.
-    #[oai(nullable, validator(max_length = 40))]
-    pub max_number: Option<String>,
-    /// Earliest date answer.
-    #[oai(nullable)]
-    pub min_date: Option<NaiveDate>,
-    /// Latest date answer.
-    #[oai(nullable)]
-    pub max_date: Option<NaiveDate>,
-    /// Earliest date and time answer.
-    #[oai(nullable)]
-    pub min_datetime: Option<DateTime<Utc>>,
-    /// Latest date and time answer.
-    #[oai(nullable)]
-    pub max_datetime: Option<DateTime<Utc>>,
-    /// Fewest options to pick (multiple choice).
-    #[oai(nullable, validator(minimum(value = "1")))]
-    pub min_options: Option<i32>,
-    /// Most options to pick (multiple choice).
-    #[oai(nullable, validator(minimum(value = "1")))]
-    pub max_options: Option<i32>,
-    /// Icon of a public URL question's answers.
-    #[oai(nullable)]
-    pub icon: Option<Icon>,
-    /// Whether it is asked (true unless given).
-    pub active: Option<bool>,
-    /// Whether answers are shown publicly (false unless given).
-    pub is_public: Option<bool>,
-    /// Whether answers hold personal data (true unless given).
-    pub contains_personal_data: Option<bool>,
-    /// Whether reviewers see the answers (true unless given).
-    pub is_visible_to_reviewers: Option<bool>,
+    /// The other fields; a new question has the defaults each names for what it leaves out.
+    #[oai(flatten)]
+    pub fields: QuestionFields,
 }
 
 /// A partial change of a question. The target cannot change.
@@ -636,7 +565,18 @@ pub struct QuestionWrite {
 pub struct QuestionPatch {
     /// The question.
     pub question: Option<I18nInput<800>>,
-    /// Identifier, unique in the event (letters, digits, `.`, `-`, `_`).
+    /// The fields it changes.
+    #[oai(flatten)]
+    pub fields: QuestionFields,
+}
+
+/// A question's fields besides its text, as a write sends them: what is left out keeps
+/// its value (PATCH) or its default (POST, PUT).
+#[derive(Object)]
+#[oai(rename = "TalkQuestionFields")]
+pub struct QuestionFields {
+    /// Identifier, unique in the event (letters, digits, `.`, `-`, `_`); made up unless
+    /// given.
     #[oai(validator(max_length = 190))]
     pub identifier: Option<String>,
     /// Help shown below the field.
@@ -645,9 +585,9 @@ pub struct QuestionPatch {
     /// Answer given unless another is.
     #[oai(nullable, validator(max_length = 10000))]
     pub default_answer: MaybeUndefined<String>,
-    /// The kind of answer.
+    /// The kind of answer (`string` unless given).
     pub variant: Option<Variant>,
-    /// Whom it asks: fixed once created, so only its current value is taken.
+    /// Whom it asks (`submission` unless given); fixed once created.
     pub target: Option<Target>,
     /// Deadline after which it is required (with `after_deadline`).
     #[oai(nullable)]
@@ -655,7 +595,7 @@ pub struct QuestionPatch {
     /// Answers cannot change after this.
     #[oai(nullable)]
     pub freeze_after: MaybeUndefined<DateTime<Utc>>,
-    /// When an answer is required.
+    /// When an answer is required (`optional` unless given).
     pub question_required: Option<Required>,
     /// Where it is shown among the questions.
     pub position: Option<i32>,
@@ -701,13 +641,13 @@ pub struct QuestionPatch {
     /// Icon of a public URL question's answers.
     #[oai(nullable)]
     pub icon: MaybeUndefined<Icon>,
-    /// Whether it is asked.
+    /// Whether it is asked (true unless given).
     pub active: Option<bool>,
-    /// Whether answers are shown publicly.
+    /// Whether answers are shown publicly (false unless given).
     pub is_public: Option<bool>,
-    /// Whether answers hold personal data.
+    /// Whether answers hold personal data (true unless given).
     pub contains_personal_data: Option<bool>,
-    /// Whether reviewers see the answers.
+    /// Whether reviewers see the answers (true unless given).
     pub is_visible_to_reviewers: Option<bool>,
 }
 

@@ -386,55 +386,9 @@ pub struct SubmissionWrite {
     pub title: String,
     /// The session type's ID.
     pub submission_type: i64,
-    /// The track's ID.
-    #[oai(nullable)]
-    pub track: MaybeUndefined<i64>,
-    /// The tags' IDs; replaces the tags.
-    #[oai(validator(max_items = 100))]
-    pub tags: Option<Vec<i64>>,
-    /// Abstract.
-    #[oai(rename = "abstract", nullable, validator(max_length = 100000))]
-    pub abstract_: MaybeUndefined<String>,
-    /// Description.
-    #[oai(nullable, validator(max_length = 100000))]
-    pub description: MaybeUndefined<String>,
-    /// The speakers' notes to the organisers.
-    #[oai(nullable, validator(max_length = 100000))]
-    pub notes: MaybeUndefined<String>,
-    /// Notes of the organisers.
-    #[oai(nullable, validator(max_length = 100000))]
-    pub internal_notes: MaybeUndefined<String>,
-    /// Duration in minutes; null for the session type's.
-    #[oai(nullable, validator(minimum(value = "1"), maximum(value = "100000")))]
-    pub duration: MaybeUndefined<i32>,
-    /// How often the session takes place.
-    #[oai(validator(minimum(value = "1"), maximum(value = "100")))]
-    pub slot_count: Option<i32>,
-    /// Whether attendees must sign up.
-    pub attendee_signup_required: Option<bool>,
-    /// How many attendees may sign up; null for the room's capacity.
-    #[oai(nullable, validator(minimum(value = "1"), maximum(value = "1000000")))]
-    pub attendee_signup_capacity: MaybeUndefined<i32>,
-    /// Language of the session, one of the event's.
-    #[oai(validator(max_length = 32))]
-    pub content_locale: Option<String>,
-    /// Whether the session may not be recorded.
-    pub do_not_record: Option<bool>,
-    /// Image: the ID of an image uploaded with `POST /api/upload/` (`file:...`); null
-    /// removes it.
-    #[oai(nullable, validator(max_length = 200))]
-    pub image: MaybeUndefined<String>,
-    /// Whether the session is featured.
-    pub is_featured: Option<bool>,
-    /// State the organisers mean to move it to later.
-    #[oai(nullable)]
-    pub pending_state: MaybeUndefined<State>,
-    /// Code for reviewing without an account.
-    #[oai(nullable, validator(max_length = 32))]
-    pub review_code: MaybeUndefined<String>,
-    /// The anonymised fields reviewers see instead: an object.
-    #[oai(nullable)]
-    pub anonymised_data: MaybeUndefined<Value>,
+    /// The other fields.
+    #[oai(flatten)]
+    pub fields: SubmissionFields,
 }
 
 /// A partial change of a submission.
@@ -446,6 +400,15 @@ pub struct SubmissionPatch {
     pub title: Option<String>,
     /// The session type's ID.
     pub submission_type: Option<i64>,
+    /// The other fields.
+    #[oai(flatten)]
+    pub fields: SubmissionFields,
+}
+
+/// A submission's fields besides its title and session type, as a write sends them.
+#[derive(Object)]
+#[oai(rename = "TalkSubmissionFields")]
+pub struct SubmissionFields {
     /// The track's ID.
     #[oai(nullable)]
     pub track: MaybeUndefined<i64>,
@@ -502,23 +465,7 @@ impl From<SubmissionWrite> for Changes {
         Self {
             title: Some(b.title),
             submission_type: Some(b.submission_type),
-            track: patched(b.track),
-            tags: b.tags,
-            abstract_: patched(b.abstract_),
-            description: patched(b.description),
-            notes: patched(b.notes),
-            internal_notes: patched(b.internal_notes),
-            duration: patched(b.duration),
-            slot_count: b.slot_count,
-            attendee_signup_required: b.attendee_signup_required,
-            attendee_signup_capacity: patched(b.attendee_signup_capacity),
-            content_locale: b.content_locale,
-            do_not_record: b.do_not_record,
-            image: patched(b.image),
-            is_featured: b.is_featured,
-            pending_state: patched(b.pending_state).map(|p| p.map(cfp::State::from)),
-            review_code: patched(b.review_code),
-            anonymised_data: patched(b.anonymised_data),
+            ..b.fields.into()
         }
     }
 }
@@ -528,6 +475,16 @@ impl From<SubmissionPatch> for Changes {
         Self {
             title: b.title,
             submission_type: b.submission_type,
+            ..b.fields.into()
+        }
+    }
+}
+
+impl From<SubmissionFields> for Changes {
+    fn from(b: SubmissionFields) -> Self {
+        Self {
+            title: None,
+            submission_type: None,
             track: patched(b.track),
             tags: b.tags,
             abstract_: patched(b.abstract_),
