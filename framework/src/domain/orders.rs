@@ -11,6 +11,7 @@
 mod lifecycle;
 mod mails;
 mod place;
+mod reactivate;
 pub mod read_model;
 pub mod refunds;
 pub mod ticket;
@@ -19,6 +20,7 @@ mod together;
 pub use lifecycle::{
     ALREADY_PAID, LifecycleError, Seller, Transition, approve, cancel, confirm_payment, deny,
     extend, mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets,
+    resend_link,
 };
 pub use mails::Storefront;
 pub use place::{

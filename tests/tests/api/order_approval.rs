@@ -73,6 +73,10 @@ async fn a_free_order_is_paid_when_approved() {
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["status"], "p");
+    let payments = r.body["payments"].as_array().expect("payments");
+    assert_eq!(payments.len(), 1, "{}", r.body);
+    assert_eq!(payments[0]["provider"], "free");
+    assert_eq!(payments[0]["state"], "confirmed");
     assert!(outbox(&s.app.db).await.is_empty());
 }
 

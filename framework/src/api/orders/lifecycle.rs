@@ -1,5 +1,5 @@
-//! An order's lifecycle: paid, canceled, approved or denied, back to pending, expired,
-//! its term extended, its secrets made anew.
+//! An order's lifecycle: paid, canceled (and reactivated), approved or denied, back to
+//! pending, expired, its term extended, its secrets made anew, its link mailed again.
 
 use chrono::{DateTime, Utc};
 use poem::web::Data;
@@ -8,9 +8,9 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::api::Tag;
-use crate::domain::orders::Transition;
+use crate::domain::orders::{self, Transition};
 use crate::http::error::WriteResult;
-use crate::http::{Auth, JsonBody};
+use crate::http::{Auth, JsonBody, NoContent};
 use crate::state::AppState;
 
 use super::wire::OrderOut;
@@ -60,15 +60,19 @@ fn yes() -> bool {
 /// Order lifecycle operations.
 pub struct LifecycleApi;
 
-/// Writes the lifecycle operations: each a POST on an order that makes one [`Transition`],
-/// with the body it names.
+/// Writes the lifecycle operations: the `others` as they are, then for each transition a
+/// POST on an order that makes that [`Transition`], with the body it names.
 macro_rules! transitions {
-    ($(
-        $(#[doc = $doc:tt])*
-        $path:literal => $name:ident($($body:ident: $Body:ty)?) $t:expr;
-    )*) => {
+    (
+        others { $($others:tt)* }
+        $(
+            $(#[doc = $doc:tt])*
+            $path:literal => $name:ident($($body:ident: $Body:ty)?) $t:expr;
+        )*
+    ) => {
         #[OpenApi(tag = "Tag::Orders")]
         impl LifecycleApi {
+            $($others)*
             $(
                 $(#[doc = $doc])*
                 #[oai(path = $path, method = "post")]
@@ -89,6 +93,31 @@ macro_rules! transitions {
 }
 
 transitions! {
+    others {
+        /// Send an order's link again
+        ///
+        /// Mails the customer the link to the order's page (204); 400 for an order without
+        /// an e-mail address. Needs `can_change_orders`.
+        #[oai(
+            path = "/api/v1/organizers/:organizer/events/:event/orders/:code/resend_link",
+            method = "post"
+        )]
+        async fn resend_link(
+            &self,
+            state: Data<&AppState>,
+            auth: Auth,
+            organizer: Path<String>,
+            event: Path<String>,
+            code: Path<String>,
+        ) -> WriteResult<NoContent> {
+            let ev = change_orders(&state, &auth, &organizer, &event).await?;
+            orders::resend_link(seller(&state, &ev), &ev.event, &code)
+                .await
+                .map_err(lifecycle_error)?;
+            state.mailer.wake();
+            Ok(NoContent::NoContent)
+        }
+    }
     /// Mark an order paid
     ///
     /// Confirms its open payment (or records a manual one). An expired order is paid only
@@ -143,6 +172,14 @@ transitions! {
             expires: body.0.expires,
             force: body.0.force,
         };
+    /// Reactivate a canceled order
+    ///
+    /// Only a canceled order (else 400). It holds its quota, vouchers and seats again while
+    /// they are free (else 400 and nothing changes) and is pending under a new term, or paid
+    /// when its payments cover it. Its tickets get new secrets: the old ones were revoked with
+    /// the cancellation. Needs `can_change_orders`.
+    "/api/v1/organizers/:organizer/events/:event/orders/:code/reactivate"
+        => reactivate() Transition::Reactivate;
 }
 
 /// Makes one named change to an order for a caller who may change orders, and shows it.

@@ -446,7 +446,9 @@ impl OrdersApi {
     /// vouchers are checked (each position that does not fit gets its own error in the
     /// `positions` list); time frames, minimum and maximum counts, bundles and fees are not.
     /// With `payment_provider` the order has a payment in state `created` with a
-    /// `payment_url`. `simulate: true` validates and prices without saving. Needs
+    /// `payment_url`. An order that costs nothing and waits for no approval is paid at once
+    /// with a confirmed payment of provider `free`; naming `free` for an order with a total
+    /// is 400. `simulate: true` validates and prices without saving. Needs
     /// `can_change_orders`.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/orders",

@@ -28,12 +28,16 @@ pub trait Extensions: Send + Sync + 'static {
     /// extensions it enables.
     fn payment_providers(&self, ev: &event::Model) -> Vec<Arc<dyn PaymentProvider>>;
 
-    /// The payment provider of that identifier the event offers.
+    /// The payment provider of that identifier the event offers, or the core's `free`
+    /// ([`payments::FreeOrder`]), which every event has for orders that cost nothing.
     fn payment_provider(
         &self,
         ev: &event::Model,
         identifier: &str,
     ) -> Option<Arc<dyn PaymentProvider>> {
+        if identifier == payments::FreeOrder::IDENTIFIER {
+            return Some(Arc::new(payments::FreeOrder));
+        }
         self.payment_providers(ev)
             .into_iter()
             .find(|p| p.identifier() == identifier)

@@ -1,4 +1,5 @@
-//! Payment providers: the ways an order can be paid. The core has `manual`; plugins add more.
+//! Payment providers: the ways an order can be paid. The core has `manual` and, for orders
+//! that cost nothing, `free`; plugins add more.
 
 use std::collections::BTreeMap;
 
@@ -131,6 +132,49 @@ impl PaymentProvider for ManualPayment {
     }
 
     /// Money paid outside the service goes back outside it: the refund is recorded.
+    async fn refund(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+        _amount_cents: i64,
+    ) -> Result<Value, String> {
+        Ok(json!({}))
+    }
+}
+
+/// The core's provider for orders that cost nothing, pretix's `free`: such an order is paid
+/// as it is placed (or approved) with one confirmed payment of this provider. Naming it for
+/// an order with a total is refused ([`FREE_REFUSED`]).
+#[derive(Debug, Default)]
+pub struct FreeOrder;
+
+impl FreeOrder {
+    /// The identifier payments name it by.
+    pub const IDENTIFIER: &'static str = "free";
+}
+
+/// Why an order with a total cannot be paid with [`FreeOrder`], in pretix's words.
+pub const FREE_REFUSED: &str = "You cannot use the \"free\" payment provider for non-free orders.";
+
+#[async_trait::async_trait]
+impl PaymentProvider for FreeOrder {
+    fn identifier(&self) -> &str {
+        Self::IDENTIFIER
+    }
+
+    fn name(&self) -> &str {
+        "Free of charge"
+    }
+
+    fn is_available(&self, ctx: &PaymentContext) -> bool {
+        ctx.amount_cents == 0
+    }
+
+    async fn create_payment(&self, _ctx: &PaymentContext) -> Result<CreatedPayment, String> {
+        Ok(CreatedPayment::default())
+    }
+
+    /// Nothing was paid, so nothing goes back.
     async fn refund(
         &self,
         _ctx: &PaymentContext,

@@ -14,7 +14,9 @@ use crate::db::begin_write;
 use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
-use crate::domain::extensions::payments::{PaymentContext, PaymentProvider, PaymentRecord};
+use crate::domain::extensions::payments::{
+    FreeOrder, PaymentContext, PaymentProvider, PaymentRecord,
+};
 use crate::domain::extensions::{Extensions, Hook, OrderEvent};
 use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
@@ -73,6 +75,8 @@ pub enum Transition<'a> {
     },
     /// [`mark_pending`].
     MarkPending,
+    /// [`reactivate`](super::reactivate::reactivate).
+    Reactivate,
     /// [`mark_expired`].
     MarkExpired,
     /// [`extend`] to `expires`, holding the quota again even if sold out with `force`.
@@ -107,6 +111,7 @@ impl Transition<'_> {
             Self::Approve { notify } => approve(seller, ev, code, notify).await,
             Self::Deny { notify, comment } => deny(seller, ev, code, notify, comment).await,
             Self::MarkPending => mark_pending(seller, ev, code).await,
+            Self::Reactivate => super::reactivate::reactivate(seller, ev, code).await,
             Self::MarkExpired => mark_expired(seller, ev, code).await,
             Self::Extend { expires, force } => extend(seller, ev, code, expires, force).await,
         }
@@ -225,9 +230,49 @@ impl Locked<'_> {
         availability::lock_quotas(&self.txn, &ids).await
     }
 
+    /// The end of a payment term that starts `now`: the event's `payment_term_days`.
+    pub(super) async fn new_term(
+        &self,
+        now: DateTime<Utc>,
+    ) -> Result<DateTime<Utc>, LifecycleError> {
+        let settings = self.seller.settings;
+        let values = settings::of_event(&self.txn, settings, None, self.event).await?;
+        let days = values
+            .get("payment_term_days")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(14);
+        match super::place::payment_term_end(&self.event.timezone, days, now) {
+            Some(end) => Ok(end),
+            None => refused("The payment term of this event is too long."),
+        }
+    }
+
+    /// Gives every ticket of the order a new secret. With signed secrets the old ones go to
+    /// the revocation list, since scanners would otherwise still accept their signatures
+    /// offline, unless they are there already (`old_revoked`: a cancellation put them there).
+    pub(super) async fn new_secrets(&mut self, old_revoked: bool) -> Result<(), LifecycleError> {
+        let (ev, now) = (self.event, Utc::now());
+        let cache = self.seller.cache.current().await;
+        let values = settings::of_event(&self.txn, self.seller.settings, cache, ev).await?;
+        let generator = Generator::of_settings(|k| values.get(k));
+        let key = secrets::signing_key(&self.txn, generator, ev).await?;
+        let mut fresh_positions = Vec::with_capacity(self.positions.len());
+        for p in std::mem::take(&mut self.positions) {
+            let fresh = secrets::generate(generator, &key, TicketFacts::of(&p));
+            if !old_revoked && generator.uses_revocation_list() {
+                secrets::revoke(&self.txn, ev.id, p.id, &p.secret, now).await?;
+            }
+            let mut row = p.into_active_model();
+            row.secret = Set(fresh);
+            fresh_positions.push(row.update(&self.txn).await?);
+        }
+        self.positions = fresh_positions;
+        Ok(())
+    }
+
     /// Holds the positions again as `kind` until `until`, checking that they fit, for an
     /// order whose term has passed and whose hold has lapsed.
-    async fn hold_again(
+    pub(super) async fn hold_again(
         &self,
         kind: HoldKind,
         until: Option<DateTime<Utc>>,
@@ -477,7 +522,7 @@ async fn pay(
     };
     match payment {
         Some(p) => l.confirm(p, now).await?,
-        None => add_manual_payment(&l.txn, &l.order, now).await?,
+        None => add_confirmed_payment(&l.txn, &l.order, now).await?,
     }
     let mut row = l.order.clone().into_active_model();
     row.status = Set("p".into());
@@ -487,7 +532,9 @@ async fn pay(
     Ok(())
 }
 
-async fn add_manual_payment(
+/// Records a payment made outside the service: `manual`, or `free` for an order that costs
+/// nothing, as pretix pays a free order it approves.
+async fn add_confirmed_payment(
     txn: &DatabaseTransaction,
     o: &order::Model,
     now: DateTime<Utc>,
@@ -499,7 +546,12 @@ async fn add_manual_payment(
         local_id: Set(next),
         state: Set("confirmed".into()),
         amount_cents: Set(o.total_cents),
-        provider: Set("manual".into()),
+        provider: Set(if o.total_cents == 0 {
+            FreeOrder::IDENTIFIER
+        } else {
+            "manual"
+        }
+        .into()),
         created: Set(now),
         payment_date: Set(Some(now)),
         details: Set(json!({})),
@@ -589,7 +641,7 @@ pub(super) async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), Lifec
     Ok(())
 }
 
-async fn lock_vouchers(
+pub(super) async fn lock_vouchers(
     txn: &DatabaseTransaction,
     ids: &[i64],
 ) -> Result<Vec<voucher::Model>, DbErr> {
@@ -624,14 +676,7 @@ pub async fn approve(
         return refused("This order is not pending approval.");
     }
     let now = Utc::now();
-    let values = settings::of_event(&l.txn, seller.settings, None, ev).await?;
-    let days = values
-        .get("payment_term_days")
-        .and_then(serde_json::Value::as_i64)
-        .unwrap_or(14);
-    let Some(expires) = super::place::payment_term_end(&ev.timezone, days, now) else {
-        return refused("The payment term of this event is too long.");
-    };
+    let expires = l.new_term(now).await?;
     let mut row = l.order.clone().into_active_model();
     row.require_approval = Set(false);
     row.expires = Set(Some(expires));
@@ -788,21 +833,29 @@ pub async fn regenerate_secrets(
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
     let now = Utc::now();
-    let cache = seller.cache.current().await;
-    let values = settings::of_event(&l.txn, seller.settings, cache, ev).await?;
-    let generator = Generator::of_settings(|k| values.get(k));
-    let key = secrets::signing_key(&l.txn, generator, ev).await?;
-    for p in l.positions.clone() {
-        let fresh = secrets::generate(generator, &key, TicketFacts::of(&p));
-        if generator.uses_revocation_list() {
-            secrets::revoke(&l.txn, ev.id, p.id, &p.secret, now).await?;
-        }
-        let mut row = p.into_active_model();
-        row.secret = Set(fresh);
-        row.update(&l.txn).await?;
-    }
+    l.new_secrets(false).await?;
     let mut row = l.order.clone().into_active_model();
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
     l.finish(None).await
+}
+
+/// Mails the customer the link to their order again, as pretix's `resend_link`; refused for
+/// an order without an e-mail address. The mail goes through the outbox: call
+/// `Mailer::wake` once this returns.
+pub async fn resend_link(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+) -> Result<(), LifecycleError> {
+    let txn = begin_write(seller.db).await?;
+    let order = lock(&txn, ev.id, code)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    let Some(m) = mails::link(ev, &order, &seller.shop()) else {
+        return refused("There is no email address associated with this order.");
+    };
+    mail::queue(&txn, m).await?;
+    crate::db::commit(txn).await?;
+    Ok(())
 }

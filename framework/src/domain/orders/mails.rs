@@ -38,6 +38,8 @@ struct Texts {
     approved_body: &'static str,
     denied_subject: &'static str,
     denied_body: &'static str,
+    link_subject: &'static str,
+    link_body: &'static str,
 }
 
 const EN: Texts = Texts {
@@ -96,6 +98,16 @@ Details are on this page:
 Best regards,
 The {event} team
 ",
+    link_subject: "Your order for {event}: {code}",
+    link_body: "Hello,
+
+here is the link to your order {code} for {event} once more. Your order and your tickets
+are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
 };
 
 const DE: Texts = Texts {
@@ -149,6 +161,16 @@ Ihr Team von {event}
 leider wurde Ihre Bestellung {code} für {event} abgelehnt.
 {comment}
 Einzelheiten finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
+    link_subject: "Ihre Bestellung für {event}: {code}",
+    link_body: "Hallo,
+
+hier ist noch einmal der Link zu Ihrer Bestellung {code} für {event}. Ihre Bestellung und
+Ihre Tickets finden Sie auf dieser Seite:
 {url}
 
 Viele Grüße
@@ -228,45 +250,41 @@ pub fn placed(
     Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
 }
 
-/// Word that an order was canceled. `None` when the order has no e-mail address.
-pub fn canceled(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
+/// A mail to the order's customer in their language: the texts `pick` chooses, with the
+/// event's name, the order's code and page (`{event}`, `{code}`, `{url}`) and `extra`.
+/// `None` when the order has no e-mail address.
+fn to_customer(
+    ev: &event::Model,
+    o: &order::Model,
+    shop: &Storefront<'_>,
+    pick: impl Fn(&Texts) -> (&'static str, &'static str),
+    extra: &[(&str, &str)],
+) -> Option<Mail> {
     let to = recipient(o)?;
-    let t = texts(&o.locale);
+    let (subject, body) = pick(texts(&o.locale));
     let event = I18nString::from_stored(&ev.name).localize(&o.locale);
     let url = shop.order_url(ev, o);
-    let values = [
+    let mut values = vec![
         ("event", event.as_str()),
         ("code", o.code.as_str()),
         ("url", url.as_str()),
     ];
-    let mail = Mail::text(
-        to,
-        render(t.canceled_subject, &values),
-        render(t.canceled_body, &values),
-    );
+    values.extend_from_slice(extra);
+    let mail = Mail::text(to, render(subject, &values), render(body, &values));
     Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+}
+
+/// Word that an order was canceled. `None` when the order has no e-mail address.
+pub fn canceled(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
+    to_customer(ev, o, shop, |t| (t.canceled_subject, t.canceled_body), &[])
 }
 
 /// Word that an order was approved, with what to pay by when (or that it is paid, when it
 /// was free). `None` when the order has no e-mail address.
 pub fn approved(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
-    let to = recipient(o)?;
-    let t = texts(&o.locale);
-    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
-    let url = shop.order_url(ev, o);
-    let payment = payment_line(ev, o, t);
-    let values = [
-        ("event", event.as_str()),
-        ("code", o.code.as_str()),
-        ("payment", payment.as_str()),
-        ("url", url.as_str()),
-    ];
-    let mail = Mail::text(
-        to,
-        render(t.approved_subject, &values),
-        render(t.approved_body, &values),
-    );
-    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+    let payment = payment_line(ev, o, texts(&o.locale));
+    let pick = |t: &Texts| (t.approved_subject, t.approved_body);
+    to_customer(ev, o, shop, pick, &[("payment", payment.as_str())])
 }
 
 /// Word that an order was denied, with the organizer's comment. `None` when the order has
@@ -277,24 +295,16 @@ pub fn denied(
     shop: &Storefront<'_>,
     comment: &str,
 ) -> Option<Mail> {
-    let to = recipient(o)?;
-    let t = texts(&o.locale);
-    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
-    let url = shop.order_url(ev, o);
     let comment = match comment.trim() {
         "" => String::new(),
         c => format!("\n{c}\n"),
     };
-    let values = [
-        ("event", event.as_str()),
-        ("code", o.code.as_str()),
-        ("comment", comment.as_str()),
-        ("url", url.as_str()),
-    ];
-    let mail = Mail::text(
-        to,
-        render(t.denied_subject, &values),
-        render(t.denied_body, &values),
-    );
-    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+    let pick = |t: &Texts| (t.denied_subject, t.denied_body);
+    to_customer(ev, o, shop, pick, &[("comment", comment.as_str())])
+}
+
+/// The link to an order's page, sent again (pretix's `resend_link`). `None` when the order
+/// has no e-mail address.
+pub fn link(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
+    to_customer(ev, o, shop, |t| (t.link_subject, t.link_body), &[])
 }

@@ -19,7 +19,9 @@ use crate::db::entities::{
 };
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
-use crate::domain::extensions::payments::{PaymentContext, PaymentProvider};
+use crate::domain::extensions::payments::{
+    FREE_REFUSED, FreeOrder, PaymentContext, PaymentProvider,
+};
 use crate::domain::extensions::{Extensions, Hook, OrderEvent};
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
@@ -216,6 +218,33 @@ pub(super) struct Draft<'a> {
     pub(super) vouchers: &'a [voucher::Model],
 }
 
+impl Draft<'_> {
+    /// What the order costs: its positions and fees.
+    fn total(&self) -> i64 {
+        let positions: i64 = self.lines.iter().map(|(_, l)| l.price).sum();
+        positions + self.p.new.fees.iter().map(|f| f.value).sum::<i64>()
+    }
+
+    /// Whether the order is paid as it is placed: sent as paid, or free of charge and not
+    /// waiting for approval, as pretix pays those at once.
+    fn paid(&self) -> bool {
+        let new = &self.p.new;
+        new.paid || (self.total() == 0 && !new.require_approval)
+    }
+
+    /// The provider of the order's first payment: the one sent, or `free` for an order paid
+    /// at nothing that names none (or that was not sent as paid: pretix then takes `free`
+    /// whatever was named).
+    fn provider(&self) -> Option<&dyn PaymentProvider> {
+        let free_of_charge = self.total() == 0 && self.paid();
+        match self.p.ctx.provider.as_deref() {
+            Some(chosen) if !free_of_charge || self.p.new.paid => Some(chosen),
+            _ if free_of_charge => Some(&FreeOrder),
+            _ => None,
+        }
+    }
+}
+
 /// Checks what can be checked without locks: sizes, products, prices, answers and fees.
 pub(super) async fn prepare(
     db: &DatabaseConnection,
@@ -381,7 +410,7 @@ pub(super) async fn announce(
     let ev = &p.ctx.event;
     let hook = Hook { txn, event: ev };
     let mut happened = vec![OrderEvent::Placed];
-    if p.new.paid {
+    if placed.row.status == "p" {
         happened.push(OrderEvent::Paid);
     }
     for what in happened {
@@ -647,9 +676,8 @@ pub(super) async fn write(
             .map(|(_, k)| k.as_str());
         position_rows.extend(positions_of(d, row, generator, key.unwrap_or_default()));
         fee_rows.extend(fees_of(d, row));
-        if let Some(provider) = &d.p.ctx.provider {
-            let paid = d.p.new.paid;
-            payment_rows.push(payment_of(&d.p.ctx, provider.as_ref(), row, paid, now).await?);
+        if let Some(provider) = d.provider() {
+            payment_rows.push(payment_of(&d.p.ctx, provider, row, d.paid(), now).await?);
         }
     }
     let mut positions = by_order(insert_chunked(txn, position_rows).await?, |p| p.order_id);
@@ -748,8 +776,7 @@ fn order_row(d: &Draft<'_>, now: DateTime<Utc>) -> Result<order::ActiveModel, Pl
         .get("payment_term_expire_automatically")
         .and_then(Value::as_bool)
         .unwrap_or(true);
-    let positions_total: i64 = d.lines.iter().map(|(_, l)| l.price).sum();
-    let fees_total: i64 = new.fees.iter().map(|f| f.value).sum();
+    let paid = d.paid();
     let locale = new.locale.clone().unwrap_or_else(|| {
         ctx.settings
             .get("locale")
@@ -761,7 +788,7 @@ fn order_row(d: &Draft<'_>, now: DateTime<Utc>) -> Result<order::ActiveModel, Pl
         id: NotSet,
         event_id: Set(ev.id),
         code: NotSet,
-        status: Set(if new.paid { "p" } else { "n" }.into()),
+        status: Set(if paid { "p" } else { "n" }.into()),
         datetime: Set(now),
         testmode: Set(new.testmode),
         secret: Set(random_from(b"abcdefghijklmnopqrstuvwxyz0123456789", 16)),
@@ -770,15 +797,15 @@ fn order_row(d: &Draft<'_>, now: DateTime<Utc>) -> Result<order::ActiveModel, Pl
         locale: Set(locale),
         expires: Set(Some(expires)),
         expires_automatically: Set(expires_automatically),
-        payment_date: Set(new.paid.then_some(now)),
+        payment_date: Set(paid.then_some(now)),
         cancellation_date: Set(None),
-        total_cents: Set(positions_total + fees_total),
+        total_cents: Set(d.total()),
         comment: Set(new.comment.clone()),
         sales_channel: Set(new.sales_channel.clone()),
         invoice_address: Set(new.invoice_address.clone()),
         api_meta: Set(new.api_meta.clone()),
         last_modified: Set(Some(now)),
-        require_approval: Set(new.require_approval && !new.paid),
+        require_approval: Set(new.require_approval && !paid),
     })
 }
 
@@ -942,6 +969,9 @@ async fn payment_of(
     now: DateTime<Utc>,
 ) -> Result<order_payment::ActiveModel, PlaceError> {
     let pctx = payment_context(&ctx.shop(), &ctx.event, &ctx.settings, o, 1);
+    if provider.identifier() == FreeOrder::IDENTIFIER && o.total_cents != 0 {
+        return Err(PlaceError::Invalid(json!([FREE_REFUSED])));
+    }
     if !provider.is_available(&pctx) {
         return Err(invalid(
             "payment_provider",
