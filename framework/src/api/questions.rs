@@ -340,9 +340,7 @@ impl QuestionLimits {
 impl QuestionCreate {
     fn split(self) -> (QuestionFields, Option<Vec<OptionFields>>) {
         let mut fields = QuestionFields {
-            question: self.question.to_stored(),
             help_text: self.help_text.map(|h| h.to_stored()),
-            kind: self.kind.code().to_owned(),
             required: self.required,
             items: self.items,
             position: self.position,
@@ -352,13 +350,7 @@ impl QuestionCreate {
             print_on_invoice: self.print_on_invoice,
             dependency_question: self.dependency_question,
             dependency_values: self.dependency_values,
-            valid_number_min: None,
-            valid_number_max: None,
-            valid_date_min: None,
-            valid_date_max: None,
-            valid_datetime_min: None,
-            valid_datetime_max: None,
-            valid_string_length_max: None,
+            ..QuestionFields::new(self.question.to_stored(), self.kind.code())
         };
         self.limits.apply(&mut fields);
         (fields, self.options.map(inline_options))

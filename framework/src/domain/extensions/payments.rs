@@ -173,14 +173,4 @@ impl PaymentProvider for FreeOrder {
     async fn create_payment(&self, _ctx: &PaymentContext) -> Result<CreatedPayment, String> {
         Ok(CreatedPayment::default())
     }
-
-    /// Nothing was paid, so nothing goes back.
-    async fn refund(
-        &self,
-        _ctx: &PaymentContext,
-        _payment: &PaymentRecord,
-        _amount_cents: i64,
-    ) -> Result<Value, String> {
-        Ok(json!({}))
-    }
 }
