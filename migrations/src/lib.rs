@@ -28,6 +28,7 @@ mod m0023_webhooks;
 mod m0024_more_config_tables;
 mod m0025_quota_holds_function;
 mod m0026_changes_name_their_schema;
+mod m0027_order_desk_fields;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -65,6 +66,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0024_more_config_tables::Migration),
             Box::new(m0025_quota_holds_function::Migration),
             Box::new(m0026_changes_name_their_schema::Migration),
+            Box::new(m0027_order_desk_fields::Migration),
         ]
     }
 }

@@ -8,6 +8,7 @@
 //! before their holds change ([`availability::lock_quotas`]), so two such transactions never
 //! wait on each other in a circle, and a check of what is left is never overtaken.
 
+mod details;
 mod lifecycle;
 mod mails;
 mod place;
@@ -17,6 +18,7 @@ pub mod refunds;
 pub mod ticket;
 mod together;
 
+pub use details::{Details, change_details};
 pub use lifecycle::{
     ALREADY_PAID, LifecycleError, Seller, Transition, approve, cancel, confirm_payment, deny,
     extend, mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets,

@@ -156,6 +156,34 @@ async fn a_pending_order_is_unpaid_unless_ignore_unpaid_on_a_list_including_pend
 }
 
 #[tokio::test]
+async fn a_pending_order_the_desk_lets_in_is_admitted_with_attention_and_its_text() {
+    let d = door(json!({})).await;
+    let o = d.s.ordered(1, json!({})).await;
+    let code = o["code"].as_str().expect("code");
+    let secret = o["positions"][0]["secret"].as_str().expect("secret");
+    let r = d.scan(secret, json!({})).await;
+    assert_eq!(reason(&r), "unpaid");
+    assert_eq!(r.body["require_attention"], false);
+    let changed =
+        d.s.app
+            .patch(
+                &format!("{EVENT}/orders/{code}/"),
+                &d.s.token,
+                json!({"valid_if_pending": true, "checkin_attention": true,
+                   "checkin_text": "Collect payment at the desk"}),
+            )
+            .await;
+    assert_eq!(changed.status, 200, "{}", changed.body);
+    let r = d.scan(secret, json!({})).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["require_attention"], true);
+    assert_eq!(
+        r.body["checkin_texts"],
+        json!(["Collect payment at the desk"])
+    );
+}
+
+#[tokio::test]
 async fn ignore_unpaid_does_not_admit_on_a_list_without_pending_orders() {
     let d = door(json!({})).await;
     let secret = d.ticket(json!({})).await;

@@ -112,6 +112,7 @@ pub(super) fn is_kiosk(auth: &Auth, state: &AppState) -> bool {
 pub(super) fn redeem_answer(o: Outcome, kiosk: bool) -> RedeemAnswer {
     let unknown = o.unknown();
     let status = o.status;
+    let texts = o.position.as_ref().and_then(|p| p.row.checkin_text.clone());
     let out = RedeemOut {
         status: Some(
             match status {
@@ -152,7 +153,7 @@ pub(super) fn redeem_answer(o: Outcome, kiosk: bool) -> RedeemAnswer {
                 })
                 .collect()
         }),
-        checkin_texts: Some(Vec::new()),
+        checkin_texts: Some(texts.into_iter().filter(|t| !t.is_empty()).collect()),
         detail: unknown.then(|| "Not found.".to_owned()),
     };
     match status {

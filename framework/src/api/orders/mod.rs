@@ -34,7 +34,7 @@ use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, Money, Page, PageRequest};
 use crate::state::AppState;
 
-use wire::{Answer, InvoiceAddress, OrderOut, OrderView};
+use wire::{Answer, InvoiceAddress, OrderOut, OrderPatch, OrderView};
 
 /// A position of a new order.
 #[derive(Object)]
@@ -145,6 +145,17 @@ pub struct OrderCreate {
     pub api_meta: BTreeMap<String, Value>,
 }
 
+/// Refuses an `api_meta` longer than [`MAX_API_META_CHARS`] written as JSON.
+fn check_api_meta(meta: &BTreeMap<String, Value>) -> Result<(), String> {
+    let chars = serde_json::to_string(meta).map_or(0, |s| s.chars().count());
+    if chars > MAX_API_META_CHARS {
+        return Err(format!(
+            "Ensure this field has no more than {MAX_API_META_CHARS} characters."
+        ));
+    }
+    Ok(())
+}
+
 /// Most characters of an order's `api_meta` written as JSON. Its values are free JSON, whose
 /// length no schema can bound, so it is counted whole.
 pub const MAX_API_META_CHARS: usize = 10_000;
@@ -167,14 +178,7 @@ impl OrderCreate {
             locale: self.locale,
             sales_channel: self.sales_channel,
             payment_provider: self.payment_provider,
-            invoice_address: self.invoice_address.map(|a| {
-                serde_json::json!({
-                    "is_business": a.is_business, "company": a.company,
-                    "name_parts": a.name_parts, "street": a.street, "zipcode": a.zipcode,
-                    "city": a.city, "country": a.country, "state": a.state,
-                    "internal_reference": a.internal_reference, "vat_id": a.vat_id,
-                })
-            }),
+            invoice_address: self.invoice_address.map(wire::stored_address),
             positions: self.positions.into_iter().map(position_input).collect(),
             fees: self
                 .fees
@@ -239,12 +243,8 @@ fn check_order(
     values: &BTreeMap<&'static str, Value>,
 ) -> Result<(), ApiError> {
     let mut errors = crate::http::FieldErrors::new();
-    let api_meta_chars = serde_json::to_string(&body.api_meta).map_or(0, |s| s.chars().count());
-    if api_meta_chars > MAX_API_META_CHARS {
-        errors.push(
-            "api_meta",
-            format!("Ensure this field has no more than {MAX_API_META_CHARS} characters."),
-        );
+    if let Err(e) = check_api_meta(&body.api_meta) {
+        errors.push("api_meta", e);
     }
     if !matches!(body.status.as_str(), "n" | "p") {
         errors.push(
@@ -437,6 +437,36 @@ impl OrdersApi {
         code: Path<String>,
     ) -> ReadResult<Json<OrderOut>> {
         let (ev, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
+        Ok(Json(shown(&state, &ev, o)))
+    }
+
+    /// Change an order's details
+    ///
+    /// E-mail, phone, language (one of the event's), comment, follow-up day, the check-in
+    /// staff's note (`checkin_attention`, `checkin_text`), invoice address,
+    /// `valid_if_pending`, `api_meta`, and `expires` of a pending order (as `extend/`).
+    /// Other fields are read-only and ignored, as pretix does; a refusal changes nothing.
+    /// Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code",
+        method = "patch"
+    )]
+    async fn patch_order(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        body: JsonBody<OrderPatch>,
+    ) -> WriteResult<Json<OrderOut>> {
+        let ev = change_orders(&state, &auth, &organizer, &event).await?;
+        if let Some(meta) = &body.0.api_meta {
+            check_api_meta(meta).map_err(|e| ApiError::field("api_meta", e))?;
+        }
+        let o = orders::change_details(seller(&state, &ev), &ev.event, &code, body.0.into())
+            .await
+            .map_err(lifecycle_error)?;
         Ok(Json(shown(&state, &ev, o)))
     }
 

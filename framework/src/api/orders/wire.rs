@@ -3,16 +3,17 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use poem_openapi::Object;
+use poem_openapi::types::MaybeUndefined;
 use serde_json::{Map, Value};
 
 use crate::db::entities::{event, order_fee, order_payment, order_position, seat};
 use crate::domain::orders::refunds::Refund;
 use crate::domain::orders::ticket::TicketNames;
-use crate::domain::orders::{self, Order};
+use crate::domain::orders::{self, Details, Order};
 use crate::http::auth::EventAccess;
-use crate::http::{Decimal2, Money};
+use crate::http::{Decimal2, Money, patched};
 use crate::state::AppState;
 
 /// An answer to a question.
@@ -251,6 +252,9 @@ pub struct OrderOut {
     pub total: Money,
     /// Internal comment.
     pub comment: String,
+    /// A day the organizer means to follow the order up.
+    #[oai(nullable)]
+    pub custom_followup_at: Option<NaiveDate>,
     /// Invoice address.
     #[oai(nullable)]
     pub invoice_address: Option<InvoiceAddress>,
@@ -272,6 +276,13 @@ pub struct OrderOut {
     /// When it was canceled.
     #[oai(nullable)]
     pub cancellation_date: Option<DateTime<Utc>>,
+    /// Whether the check-in staff should look at this order's tickets.
+    pub checkin_attention: bool,
+    /// A text shown to the check-in staff.
+    #[oai(nullable)]
+    pub checkin_text: Option<String>,
+    /// Whether the tickets of a pending order admit.
+    pub valid_if_pending: bool,
     /// Free data of API clients.
     pub api_meta: BTreeMap<String, Value>,
 }
@@ -353,6 +364,7 @@ impl<'a> OrderView<'a> {
             payment_provider: o.payments.last().map(|p| p.provider.clone()),
             total: Money(r.total_cents),
             comment: r.comment.clone(),
+            custom_followup_at: r.custom_followup_at,
             invoice_address: r.invoice_address.as_ref().map(invoice_address),
             positions: o.positions.iter().map(|p| self.position(&o, p)).collect(),
             fees: o.fees.iter().map(|f| fee(f, r.status == "c")).collect(),
@@ -362,6 +374,9 @@ impl<'a> OrderView<'a> {
             sales_channel: r.sales_channel.clone(),
             last_modified: r.last_modified,
             cancellation_date: r.cancellation_date,
+            checkin_attention: r.checkin_attention,
+            checkin_text: r.checkin_text.clone(),
+            valid_if_pending: r.valid_if_pending,
             api_meta: object(&r.api_meta),
         }
     }
@@ -533,4 +548,68 @@ pub fn refund(r: &Refund) -> RefundOut {
             .map(|m| m.clone().into_iter().collect())
             .unwrap_or_default(),
     }
+}
+
+/// A change of an order's details (`PATCH`), as pretix's: what it leaves out stays.
+#[derive(Object)]
+pub struct OrderPatch {
+    /// Customer e-mail.
+    #[oai(nullable, validator(max_length = 254))]
+    pub email: MaybeUndefined<String>,
+    /// Customer phone.
+    #[oai(nullable, validator(max_length = 128))]
+    pub phone: MaybeUndefined<String>,
+    /// Customer language: one of the event's `locales`.
+    #[oai(validator(max_length = 32))]
+    pub locale: Option<String>,
+    /// Internal comment. At most 10,000 characters (pretix sets no limit).
+    #[oai(validator(max_length = 10000))]
+    pub comment: Option<String>,
+    /// A day the organizer means to follow the order up.
+    #[oai(nullable)]
+    pub custom_followup_at: MaybeUndefined<NaiveDate>,
+    /// Whether the check-in staff should look at this order's tickets.
+    pub checkin_attention: Option<bool>,
+    /// A text shown to the check-in staff. At most 10,000 characters.
+    #[oai(nullable, validator(max_length = 10000))]
+    pub checkin_text: MaybeUndefined<String>,
+    /// Invoice address; null removes it.
+    #[oai(nullable)]
+    pub invoice_address: MaybeUndefined<InvoiceAddress>,
+    /// Whether the tickets of a pending order admit.
+    pub valid_if_pending: Option<bool>,
+    /// A new end of the payment term of a pending order (as `extend/`: an expired order
+    /// holds its quota again only while its products are available).
+    pub expires: Option<DateTime<Utc>>,
+    /// Free data of the client, at most 100 keys and 10,000 characters written as JSON.
+    #[oai(validator(max_properties = 100))]
+    pub api_meta: Option<BTreeMap<String, Value>>,
+}
+
+impl From<OrderPatch> for Details {
+    fn from(b: OrderPatch) -> Self {
+        Self {
+            email: patched(b.email),
+            phone: patched(b.phone),
+            locale: b.locale,
+            comment: b.comment,
+            custom_followup_at: patched(b.custom_followup_at),
+            checkin_attention: b.checkin_attention,
+            checkin_text: patched(b.checkin_text),
+            invoice_address: patched(b.invoice_address).map(|a| a.map(stored_address)),
+            valid_if_pending: b.valid_if_pending,
+            api_meta: b.api_meta.map(|m| Value::Object(m.into_iter().collect())),
+            expires: b.expires,
+        }
+    }
+}
+
+/// An invoice address as an order stores it.
+pub(super) fn stored_address(a: InvoiceAddress) -> Value {
+    serde_json::json!({
+        "is_business": a.is_business, "company": a.company,
+        "name_parts": a.name_parts, "street": a.street, "zipcode": a.zipcode,
+        "city": a.city, "country": a.country, "state": a.state,
+        "internal_reference": a.internal_reference, "vat_id": a.vat_id,
+    })
 }

@@ -49,6 +49,14 @@ pub struct Model {
     pub last_modified: Option<DateTimeUtc>,
     /// Waits for the organizer's approval (pending, no payment term until approved).
     pub require_approval: bool,
+    /// Whether the check-in staff should look at this order's tickets.
+    pub checkin_attention: bool,
+    /// A text shown to the check-in staff.
+    pub checkin_text: Option<String>,
+    /// A day the organizer means to follow the order up.
+    pub custom_followup_at: Option<Date>,
+    /// Whether the tickets of a pending order admit.
+    pub valid_if_pending: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -99,8 +99,12 @@ pub struct PositionRow {
     pub valid_until: Option<DateTime<Utc>>,
     /// Answers.
     pub answers: Value,
-    /// The product asks for attention.
+    /// The product or the order asks for attention.
     pub checkin_attention: bool,
+    /// The order's text for the check-in staff.
+    pub checkin_text: Option<String>,
+    /// The tickets of the order admit while it is pending.
+    pub valid_if_pending: bool,
     /// The order waits for approval.
     pub require_approval: bool,
     /// The secret is blocked.
@@ -113,7 +117,9 @@ pub struct PositionRow {
 pub(crate) const POSITION_COLUMNS: &str = "p.id, p.order_id, o.event_id, o.code AS order_code, \
      o.status AS order_status, o.email AS order_email, p.positionid, p.item_id, p.variation_id, \
      p.subevent_id, p.price_cents, p.attendee_name_parts, p.attendee_email, p.secret, \
-     p.addon_to_id, p.valid_from, p.valid_until, p.answers, i.checkin_attention, \
+     p.addon_to_id, p.valid_from, p.valid_until, p.answers, \
+     (i.checkin_attention OR o.checkin_attention) AS checkin_attention, o.checkin_text, \
+     o.valid_if_pending, \
      o.require_approval, EXISTS (SELECT 1 FROM blocked_secrets b WHERE b.event_id = o.event_id \
      AND b.secret = p.secret AND b.blocked) AS blocked, EXISTS (SELECT 1 FROM question_items qi \
      JOIN questions q ON q.id = qi.question_id WHERE qi.item_id = p.item_id \
@@ -689,7 +695,7 @@ async fn decide(
         ));
     } else if pending && p.require_approval {
         refusal = Some(("unapproved", None));
-    } else if pending && !(scan.ignore_unpaid && list.row.include_pending) {
+    } else if pending && !p.valid_if_pending && !(scan.ignore_unpaid && list.row.include_pending) {
         refusal = Some(("unpaid", None));
     } else {
         if entry {

@@ -247,6 +247,39 @@ impl Locked<'_> {
         }
     }
 
+    /// Moves the payment term of a pending or expired order to `expires`. An expired order
+    /// holds its quota again only if its products are still available, unless `force`.
+    pub(super) async fn extend_to(
+        &mut self,
+        expires: DateTime<Utc>,
+        force: bool,
+    ) -> Result<(), LifecycleError> {
+        let now = Utc::now();
+        if self.order.status != "n" {
+            return refused("Only pending or expired orders can be extended.");
+        }
+        if expires <= now {
+            return refused("The new expiry date must be in the future.");
+        }
+        let mut changed = self.order.clone();
+        changed.expires = Some(expires);
+        if expired(&self.order, now) {
+            self.hold_again(HoldKind::Pending, pending_until(&changed), force)
+                .await?;
+        } else {
+            self.move_hold(
+                (HoldKind::Pending, pending_until(&self.order)),
+                (HoldKind::Pending, pending_until(&changed)),
+            )
+            .await?;
+        }
+        let mut row = self.order.clone().into_active_model();
+        row.expires = Set(Some(expires));
+        row.last_modified = Set(Some(now));
+        self.order = row.update(&self.txn).await?;
+        Ok(())
+    }
+
     /// Gives every ticket of the order a new secret. With signed secrets the old ones go to
     /// the revocation list, since scanners would otherwise still accept their signatures
     /// offline, unless they are there already (`old_revoked`: a cancellation put them there).
@@ -797,29 +830,7 @@ pub async fn extend(
     force: bool,
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
-    let now = Utc::now();
-    if l.order.status != "n" {
-        return refused("Only pending or expired orders can be extended.");
-    }
-    if expires <= now {
-        return refused("The new expiry date must be in the future.");
-    }
-    let mut changed = l.order.clone();
-    changed.expires = Some(expires);
-    if expired(&l.order, now) {
-        l.hold_again(HoldKind::Pending, pending_until(&changed), force)
-            .await?;
-    } else {
-        l.move_hold(
-            (HoldKind::Pending, pending_until(&l.order)),
-            (HoldKind::Pending, pending_until(&changed)),
-        )
-        .await?;
-    }
-    let mut row = l.order.clone().into_active_model();
-    row.expires = Set(Some(expires));
-    row.last_modified = Set(Some(now));
-    l.order = row.update(&l.txn).await?;
+    l.extend_to(expires, force).await?;
     l.finish(None).await
 }
 

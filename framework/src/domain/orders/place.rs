@@ -806,6 +806,10 @@ fn order_row(d: &Draft<'_>, now: DateTime<Utc>) -> Result<order::ActiveModel, Pl
         api_meta: Set(new.api_meta.clone()),
         last_modified: Set(Some(now)),
         require_approval: Set(new.require_approval && !paid),
+        checkin_attention: Set(false),
+        checkin_text: Set(None),
+        custom_followup_at: Set(None),
+        valid_if_pending: Set(false),
     })
 }
 
