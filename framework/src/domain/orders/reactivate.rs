@@ -6,10 +6,10 @@ use sea_orm::{
 };
 use serde_json::json;
 
+use super::Order;
 use super::lifecycle::{LifecycleError, Seller, lock_vouchers, open, refused};
-use super::{Order, pending_until};
+use super::place::hold_of;
 use crate::db::entities::{event, order_payment, order_refund, seat};
-use crate::domain::availability::HoldKind;
 use crate::domain::extensions::OrderEvent;
 use crate::domain::seating::sell;
 use crate::domain::vouchers;
@@ -59,11 +59,7 @@ pub async fn reactivate(
     row.expires = Set(Some(l.new_term(now).await?));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
-    let (kind, until) = if paid {
-        (HoldKind::Paid, None)
-    } else {
-        (HoldKind::Pending, pending_until(&l.order))
-    };
+    let (kind, until) = hold_of(&l.order);
     l.hold_again(kind, until, false).await?;
     l.new_secrets(true).await?;
     l.notify("pretix.event.order.reactivated", json!({}))
