@@ -110,6 +110,7 @@ pub fn ticketing_api() -> impl OpenApi {
             files::FilesApi,
             orders::OrdersApi,
             orders::lifecycle::LifecycleApi,
+            orders::change::ChangeApi,
             orders::payments::PaymentsApi,
             orders::refunds::RefundsApi,
             carts::CartsApi,

@@ -604,7 +604,7 @@ pub async fn recount(txn: &impl ConnectionTrait, q: &quota::Model) -> Result<(),
     .await?;
     let positions = format!(
         "FROM order_positions op JOIN orders o ON o.id = op.order_id \
-         WHERE o.event_id = $3 AND {}",
+         WHERE o.event_id = $3 AND NOT op.canceled AND {}",
         in_quota("op")
     );
     let queries = [

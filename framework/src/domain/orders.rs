@@ -8,6 +8,7 @@
 //! before their holds change ([`availability::lock_quotas`]), so two such transactions never
 //! wait on each other in a circle, and a check of what is left is never overtaken.
 
+mod change;
 mod details;
 mod lifecycle;
 mod mails;
@@ -18,6 +19,7 @@ pub mod refunds;
 pub mod ticket;
 mod together;
 
+pub use change::{FeePatch, KeepTaxes, NewPosition, OrderChange, PositionPatch, change};
 pub use details::{Details, change_details};
 pub use lifecycle::{
     ALREADY_PAID, LifecycleError, Seller, Transition, approve, cancel, confirm_payment, deny,
@@ -305,6 +307,7 @@ pub async fn complete(
     let mut positions = group(
         order_position::Entity::find()
             .filter(order_position::Column::OrderId.is_in(ids.clone()))
+            .filter(order_position::Column::Canceled.eq(false))
             .order_by_asc(order_position::Column::Positionid)
             .all(db)
             .await?,
@@ -313,6 +316,7 @@ pub async fn complete(
     let mut fees = group(
         order_fee::Entity::find()
             .filter(order_fee::Column::OrderId.is_in(ids.clone()))
+            .filter(order_fee::Column::Canceled.eq(false))
             .order_by_asc(order_fee::Column::Id)
             .all(db)
             .await?,

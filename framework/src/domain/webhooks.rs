@@ -40,7 +40,10 @@ pub const ACTION_TYPES: &[(&str, &str)] = &[
     ),
     ("pretix.event.order.paid", "Order marked as paid"),
     ("pretix.event.order.canceled", "Order canceled"),
+    ("pretix.event.order.reactivated", "Order reactivated"),
     ("pretix.event.order.expired", "Order expired"),
+    ("pretix.event.order.modified", "Order details changed"),
+    ("pretix.event.order.changed.*", "Order changed"),
     ("pretix.event.order.unpaid", "Order marked as not paid"),
     ("pretix.event.order.approved", "Order approved"),
     ("pretix.event.order.denied", "Order denied"),
@@ -161,7 +164,8 @@ impl Notice {
 }
 
 /// The action types an order event stands for: placed (or placed needing approval), paid
-/// (with its payment confirmed), canceled.
+/// (with its payment confirmed), canceled. A change tells its webhooks of each of its
+/// steps itself (`pretix.event.order.changed.*`).
 pub fn order_actions(what: OrderEvent, require_approval: bool) -> &'static [&'static str] {
     match what {
         OrderEvent::Placed if require_approval => &["pretix.event.order.placed.require_approval"],
@@ -171,6 +175,7 @@ pub fn order_actions(what: OrderEvent, require_approval: bool) -> &'static [&'st
             "pretix.event.order.paid",
         ],
         OrderEvent::Canceled => &["pretix.event.order.canceled"],
+        OrderEvent::Changed => &[],
     }
 }
 
@@ -201,9 +206,14 @@ pub async fn organizer_listens(
 }
 
 /// Writes a call of the notice for each enabled webhook of the organizer that listens to
-/// its action type and event, in the caller's transaction.
+/// its action type (or to all of its family, as `pretix.event.order.changed.*`) and event,
+/// in the caller's transaction.
 pub async fn notify(db: &impl ConnectionTrait, n: &Notice) -> Result<(), DbErr> {
     let now = Utc::now();
+    let family = match n.action.rsplit_once('.') {
+        Some((stem, _)) => format!("{stem}.*"),
+        None => n.action.to_owned(),
+    };
     crate::db::execute(
         db,
         "INSERT INTO webhook_calls (webhook_id, action_type, organizer, event, payload, created, \
@@ -212,7 +222,7 @@ pub async fn notify(db: &impl ConnectionTrait, n: &Notice) -> Result<(), DbErr> 
          (SELECT slug FROM events WHERE id = $2), $3, $4, 'pending', 0, $4 \
          FROM webhooks w JOIN webhook_action_types a ON a.webhook_id = w.id \
          WHERE w.organizer_id = COALESCE($5, (SELECT organizer_id FROM events WHERE id = $2)) \
-         AND w.enabled AND a.action_type = $1 \
+         AND w.enabled AND a.action_type IN ($1, $6) \
          AND (w.all_events OR $2 IS NULL OR EXISTS (SELECT 1 FROM webhook_events e \
          WHERE e.webhook_id = w.id AND e.event_id = $2))",
         [
@@ -221,6 +231,7 @@ pub async fn notify(db: &impl ConnectionTrait, n: &Notice) -> Result<(), DbErr> 
             n.extra.clone().into(),
             now.into(),
             n.organizer_id.into(),
+            family.into(),
         ],
     )
     .await?;

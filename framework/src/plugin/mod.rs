@@ -98,6 +98,10 @@ pub trait Plugin: Send + Sync + 'static {
     async fn order_canceled(&self, _hook: Hook<'_>, _order: &Order) -> Result<(), DbErr> {
         Ok(())
     }
+    /// An order was changed (positions or fees patched, canceled, added or split off).
+    async fn order_changed(&self, _hook: Hook<'_>, _order: &Order) -> Result<(), DbErr> {
+        Ok(())
+    }
     /// An event enabling the plugin was created (`hook.event`).
     async fn event_created(&self, _hook: Hook<'_>) -> Result<(), DbErr> {
         Ok(())
@@ -209,6 +213,7 @@ impl Extensions for PluginRegistry {
                 OrderEvent::Placed => p.order_placed(hook, order).await?,
                 OrderEvent::Paid => p.order_paid(hook, order).await?,
                 OrderEvent::Canceled => p.order_canceled(hook, order).await?,
+                OrderEvent::Changed => p.order_changed(hook, order).await?,
             }
         }
         Ok(())

@@ -36,6 +36,7 @@ mod oauth_authorize;
 mod openapi;
 mod operations;
 mod order_approval;
+mod order_changes;
 mod order_details;
 mod order_mails;
 mod order_reactivation;

@@ -2,6 +2,7 @@
 //! `/api/v1/organizers/{organizer}/events/{event}/orders/`. This module is the orders
 //! themselves (list, read, create) and what every order resource shares.
 
+pub mod change;
 pub mod lifecycle;
 pub mod payments;
 pub mod refunds;
@@ -87,6 +88,18 @@ pub struct FeeCreate {
     /// A tax rule of the event.
     #[oai(nullable)]
     pub tax_rule: Option<i64>,
+}
+
+impl From<FeeCreate> for FeeInput {
+    fn from(f: FeeCreate) -> Self {
+        Self {
+            fee_type: f.fee_type,
+            value: f.value.0,
+            description: f.description,
+            internal_type: f.internal_type,
+            tax_rule: f.tax_rule,
+        }
+    }
 }
 
 /// A new order.
@@ -180,17 +193,7 @@ impl OrderCreate {
             payment_provider: self.payment_provider,
             invoice_address: self.invoice_address.map(wire::stored_address),
             positions: self.positions.into_iter().map(position_input).collect(),
-            fees: self
-                .fees
-                .into_iter()
-                .map(|f| FeeInput {
-                    fee_type: f.fee_type,
-                    value: f.value.0,
-                    description: f.description,
-                    internal_type: f.internal_type,
-                    tax_rule: f.tax_rule,
-                })
-                .collect(),
+            fees: self.fees.into_iter().map(FeeInput::from).collect(),
             comment: self.comment,
             consume_carts: self.consume_carts,
             simulate: self.simulate,

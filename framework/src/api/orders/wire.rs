@@ -414,7 +414,7 @@ impl<'a> OrderView<'a> {
             tax_value: Money(p.tax_value_cents),
             tax_rule: p.tax_rule_id,
             secret: p.secret.clone(),
-            addon_to: None,
+            addon_to: p.addon_to_id,
             subevent: p.subevent_id,
             seat: seat.map(|s| SeatRef {
                 id: s.id,

@@ -25,6 +25,8 @@ pub struct Model {
     pub tax_rate_bps: i64,
     /// Tax included.
     pub tax_value_cents: i64,
+    /// Canceled alone (an order change): it no longer counts in the total.
+    pub canceled: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -39,6 +39,14 @@ pub struct Model {
     pub seat_id: Option<i64>,
     /// Answers to questions.
     pub answers: Json,
+    /// The position this one is an add-on to.
+    pub addon_to_id: Option<i64>,
+    /// Admits from this instant on.
+    pub valid_from: Option<DateTimeUtc>,
+    /// Admits until this instant.
+    pub valid_until: Option<DateTimeUtc>,
+    /// Canceled alone (an order change): it holds nothing and admits no one.
+    pub canceled: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

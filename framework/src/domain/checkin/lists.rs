@@ -567,7 +567,7 @@ pub async fn delete(pool: &DatabaseConnection, event_id: i64, id: i64) -> Result
 
 /// SQL condition: position `p` of order `o` matches list `$L` (`l`): order paid (or pending
 /// when the list includes pending orders), product and sub-event filters pass.
-pub(crate) const MATCHES: &str = "(o.status = 'p' OR (o.status = 'n' AND l.include_pending)) \
+pub(crate) const MATCHES: &str = "NOT p.canceled AND (o.status = 'p' OR (o.status = 'n' AND l.include_pending)) \
      AND (l.all_products OR p.item_id IN (SELECT item_id FROM checkinlist_items ci \
           WHERE ci.list_id = l.id)) \
      AND (l.subevent_id IS NULL OR p.subevent_id = l.subevent_id)";

@@ -115,7 +115,7 @@ pub struct PositionRow {
 
 /// Columns of [`PositionRow`]; needs `p`, `o`, `i`.
 pub(crate) const POSITION_COLUMNS: &str = "p.id, p.order_id, o.event_id, o.code AS order_code, \
-     o.status AS order_status, o.email AS order_email, p.positionid, p.item_id, p.variation_id, \
+     CASE WHEN p.canceled THEN 'c' ELSE o.status END AS order_status, o.email AS order_email, p.positionid, p.item_id, p.variation_id, \
      p.subevent_id, p.price_cents, p.attendee_name_parts, p.attendee_email, p.secret, \
      p.addon_to_id, p.valid_from, p.valid_until, p.answers, \
      (i.checkin_attention OR o.checkin_attention) AS checkin_attention, o.checkin_text, \

@@ -73,7 +73,7 @@ pub async fn positions(
     };
     let mut sql = format!(
         " FROM {POSITION_FROM} JOIN checkin_lists l ON l.event_id = o.event_id \
-         WHERE l.id IN ({lists}) AND {status} \
+         WHERE l.id IN ({lists}) AND NOT p.canceled AND {status} \
          AND (l.all_products OR p.item_id IN (SELECT item_id FROM checkinlist_items ci \
               WHERE ci.list_id = l.id)) \
          AND (l.subevent_id IS NULL OR p.subevent_id = l.subevent_id)"

@@ -23,4 +23,6 @@ pub enum OrderEvent {
     Paid,
     /// Canceled.
     Canceled,
+    /// Changed: positions or fees patched, canceled, added or split off (an order change).
+    Changed,
 }

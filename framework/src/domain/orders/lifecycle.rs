@@ -11,7 +11,9 @@ use super::mails::{self, Storefront};
 use super::place::payment_context;
 use super::{Order, complete, demand, expired, hold_positions, lock, pending_until, product_of};
 use crate::db::begin_write;
-use crate::db::entities::{event, order, order_payment, order_position, seat, voucher};
+use crate::db::entities::{
+    event, order, order_payment, order_position, order_refund, seat, voucher,
+};
 use crate::domain::availability::{self, HoldKind};
 use crate::domain::cache::Cache;
 use crate::domain::extensions::payments::{
@@ -190,16 +192,29 @@ pub(super) async fn open<'a>(
     ev: &'a event::Model,
     code: &str,
 ) -> Result<Locked<'a>, LifecycleError> {
+    open_with(seller, ev, code, &[]).await
+}
+
+/// [`open`], with the catalogue also of the dates `more_subevents` (a change that moves
+/// positions to other dates).
+pub(super) async fn open_with<'a>(
+    seller: Seller<'a>,
+    ev: &'a event::Model,
+    code: &str,
+    more_subevents: &[i64],
+) -> Result<Locked<'a>, LifecycleError> {
     let txn = begin_write(seller.db).await?;
     let order = lock(&txn, ev.id, code)
         .await?
         .ok_or(LifecycleError::NotFound)?;
     let positions = order_position::Entity::find()
         .filter(order_position::Column::OrderId.eq(order.id))
+        .filter(order_position::Column::Canceled.eq(false))
         .order_by_asc(order_position::Column::Positionid)
         .all(&txn)
         .await?;
-    let subevents: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
+    let mut subevents: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
+    subevents.extend_from_slice(more_subevents);
     let catalogue = Catalogue::load(&txn, ev, &subevents).await?;
     Ok(Locked {
         seller,
@@ -351,6 +366,57 @@ impl Locked<'_> {
         self.told = true;
         let notice = webhooks::Notice::order(self.event, &self.order.code, action, extra);
         webhooks::notify(&self.txn, &notice).await
+    }
+
+    /// The order's payments not yet confirmed, canceled or failed.
+    pub(super) async fn open_payments(&self) -> Result<Vec<order_payment::Model>, DbErr> {
+        order_payment::Entity::find()
+            .filter(order_payment::Column::OrderId.eq(self.order.id))
+            .filter(order_payment::Column::State.is_in(["created", "pending"]))
+            .order_by_asc(order_payment::Column::LocalId)
+            .all(&self.txn)
+            .await
+    }
+
+    /// Cancels the order's open payments; their providers may refuse (400).
+    pub(super) async fn cancel_open_payments(&self) -> Result<(), LifecycleError> {
+        for p in self.open_payments().await? {
+            if let Some((provider, (ctx, record))) = self
+                .seller
+                .provider_of(&self.txn, self.event, &self.order, &p)
+                .await?
+            {
+                provider
+                    .cancel_payment(&ctx, &record)
+                    .await
+                    .map_err(LifecycleError::Refused)?;
+            }
+            let mut row = p.into_active_model();
+            row.state = Set("canceled".into());
+            row.update(&self.txn).await?;
+        }
+        Ok(())
+    }
+
+    /// What was paid on the order and not refunded, in cents.
+    pub(super) async fn covered(&self) -> Result<i64, DbErr> {
+        let paid: i64 = order_payment::Entity::find()
+            .filter(order_payment::Column::OrderId.eq(self.order.id))
+            .filter(order_payment::Column::State.eq("confirmed"))
+            .all(&self.txn)
+            .await?
+            .iter()
+            .map(|p| p.amount_cents)
+            .sum();
+        let refunded: i64 = order_refund::Entity::find()
+            .filter(order_refund::Column::OrderId.eq(self.order.id))
+            .filter(order_refund::Column::State.eq("done"))
+            .all(&self.txn)
+            .await?
+            .iter()
+            .map(|r| r.amount_cents)
+            .sum();
+        Ok(paid - refunded)
     }
 
     /// Tells the plugins what happened, if anything they hear of, and the webhooks unless
@@ -506,7 +572,7 @@ pub async fn receive_payment(
 }
 
 /// The local ID of an order's next payment.
-async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
+pub(super) async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
     Ok(order_payment::Entity::find()
         .filter(order_payment::Column::OrderId.eq(order_id))
         .order_by_desc(order_payment::Column::LocalId)
@@ -644,24 +710,7 @@ pub(super) async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), Lifec
             .exec(&l.txn)
             .await?;
     }
-    let open_payments = order_payment::Entity::find()
-        .filter(order_payment::Column::OrderId.eq(l.order.id))
-        .filter(order_payment::Column::State.is_in(["created", "pending"]))
-        .all(&l.txn)
-        .await?;
-    for p in open_payments {
-        if let Some((provider, (ctx, record))) =
-            l.seller.provider_of(&l.txn, l.event, &l.order, &p).await?
-        {
-            provider
-                .cancel_payment(&ctx, &record)
-                .await
-                .map_err(LifecycleError::Refused)?;
-        }
-        let mut row = p.into_active_model();
-        row.state = Set("canceled".into());
-        row.update(&l.txn).await?;
-    }
+    l.cancel_open_payments().await?;
     // Scanners that hold no order data learn of canceled tickets from the revocation list.
     for p in &positions {
         secrets::revoke(&l.txn, l.event.id, p.id, &p.secret, now).await?;

@@ -40,6 +40,8 @@ struct Texts {
     denied_body: &'static str,
     link_subject: &'static str,
     link_body: &'static str,
+    changed_subject: &'static str,
+    changed_body: &'static str,
 }
 
 const EN: Texts = Texts {
@@ -103,6 +105,22 @@ The {event} team
 
 here is the link to your order {code} for {event} once more. Your order and your tickets
 are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
+    changed_subject: "Your order for {event} has been changed: {code}",
+    changed_body: "Hello,
+
+your order {code} for {event} has been changed. It is now:
+
+{positions}
+Total: {total}
+
+{payment}
+
+Your order and your tickets are on this page:
 {url}
 
 Best regards,
@@ -176,6 +194,22 @@ Ihre Tickets finden Sie auf dieser Seite:
 Viele Grüße
 Ihr Team von {event}
 ",
+    changed_subject: "Ihre Bestellung für {event} wurde geändert: {code}",
+    changed_body: "Hallo,
+
+Ihre Bestellung {code} für {event} wurde geändert. Sie lautet jetzt:
+
+{positions}
+Summe: {total}
+
+{payment}
+
+Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
 };
 
 fn texts(locale: &str) -> &'static Texts {
@@ -219,11 +253,33 @@ pub fn placed(
     order: &Order,
     shop: &Storefront<'_>,
 ) -> Option<Mail> {
+    summary(ev, catalogue, order, shop, |t| {
+        (t.placed_subject, t.placed_body)
+    })
+}
+
+/// Word that an order was changed, with what it is now (positions, total, how to pay).
+/// `None` when the order has no e-mail address.
+pub fn changed(
+    ev: &event::Model,
+    catalogue: &Catalogue,
+    order: &Order,
+    shop: &Storefront<'_>,
+) -> Option<Mail> {
+    summary(ev, catalogue, order, shop, |t| {
+        (t.changed_subject, t.changed_body)
+    })
+}
+
+/// A mail listing the order's positions, total and payment, in the texts `pick` chooses.
+fn summary(
+    ev: &event::Model,
+    catalogue: &Catalogue,
+    order: &Order,
+    shop: &Storefront<'_>,
+    pick: impl Fn(&Texts) -> (&'static str, &'static str),
+) -> Option<Mail> {
     let o = &order.row;
-    let to = recipient(o)?;
-    let t = texts(&o.locale);
-    let event = I18nString::from_stored(&ev.name).localize(&o.locale);
-    let total = amount(o.total_cents, &ev.currency);
     let positions: Vec<String> = order
         .positions
         .iter()
@@ -232,22 +288,15 @@ pub fn placed(
             format!("- {name}: {}", amount(p.price_cents, &ev.currency))
         })
         .collect();
-    let payment = payment_line(ev, o, t);
-    let url = shop.order_url(ev, o);
-    let values = [
-        ("event", event.as_str()),
-        ("code", o.code.as_str()),
-        ("positions", &positions.join("\n")),
-        ("total", &total),
-        ("payment", &payment),
-        ("url", &url),
+    let positions = positions.join("\n");
+    let total = amount(o.total_cents, &ev.currency);
+    let payment = payment_line(ev, o, texts(&o.locale));
+    let extra = [
+        ("positions", positions.as_str()),
+        ("total", total.as_str()),
+        ("payment", payment.as_str()),
     ];
-    let mail = Mail::text(
-        to,
-        render(t.placed_subject, &values),
-        render(t.placed_body, &values),
-    );
-    Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
+    to_customer(ev, o, shop, pick, &extra)
 }
 
 /// A mail to the order's customer in their language: the texts `pick` chooses, with the

@@ -275,7 +275,7 @@ pub(super) async fn prepare(
     let mut errors = PositionErrors::new(new.positions.len());
     let products = resolve_products(&catalogue, &new.positions, &mut errors);
     let answers = check_answers(db, ev.id, &new.positions, &mut errors).await?;
-    check_fees(&catalogue, &new.fees)?;
+    check_fees(&catalogue, &new.fees, "fees").map_err(PlaceError::Invalid)?;
     if errors.any() {
         return Err(PlaceError::Invalid(errors.into_body()));
     }
@@ -464,7 +464,13 @@ fn resolve_products(
         .collect()
 }
 
-fn check_fees(catalogue: &Catalogue, fees: &[FeeInput]) -> Result<(), PlaceError> {
+/// Checks fees as sent: a known `fee_type` and a tax rule of the event. Gives the 400 body
+/// (`{field: [one object per fee]}`) when some are wrong.
+pub(super) fn check_fees(
+    catalogue: &Catalogue,
+    fees: &[FeeInput],
+    field: &str,
+) -> Result<(), Value> {
     const TYPES: [&str; 8] = [
         "payment",
         "shipping",
@@ -493,7 +499,7 @@ fn check_fees(catalogue: &Catalogue, fees: &[FeeInput]) -> Result<(), PlaceError
         .iter()
         .any(|e| e.as_object().is_some_and(|m| !m.is_empty()))
     {
-        return Err(PlaceError::Invalid(json!({ "fees": out })));
+        return Err(json!({ field: out }));
     }
     Ok(())
 }
@@ -815,7 +821,7 @@ fn order_row(d: &Draft<'_>, now: DateTime<Utc>) -> Result<order::ActiveModel, Pl
 
 /// Inserts the orders of one event, each under a fresh code, drawing again for those whose
 /// code is taken; gives their rows in the templates' order.
-async fn insert_with_codes(
+pub(super) async fn insert_with_codes(
     txn: &DatabaseTransaction,
     templates: Vec<order::ActiveModel>,
 ) -> Result<Vec<order::Model>, DbErr> {
@@ -902,6 +908,10 @@ fn positions_of(
                 )),
                 seat_id: Set(l.seat.as_ref().map(|s| s.id)),
                 answers: Set(l.answers.clone()),
+                addon_to_id: Set(None),
+                valid_from: Set(None),
+                valid_until: Set(None),
+                canceled: Set(false),
             }
         })
         .collect()
@@ -912,20 +922,31 @@ fn fees_of<'a>(
     d: &'a Draft<'_>,
     row: &'a order::Model,
 ) -> impl Iterator<Item = order_fee::ActiveModel> + 'a {
-    d.p.new.fees.iter().map(|f| {
-        let tax = d.p.catalogue.fee_tax(f.tax_rule, f.value);
-        order_fee::ActiveModel {
-            id: NotSet,
-            order_id: Set(row.id),
-            fee_type: Set(f.fee_type.clone()),
-            value_cents: Set(f.value),
-            description: Set(f.description.clone()),
-            internal_type: Set(f.internal_type.clone()),
-            tax_rule_id: Set(tax.rule_id),
-            tax_rate_bps: Set(tax.rate_bps),
-            tax_value_cents: Set(tax.value_cents),
-        }
-    })
+    d.p.new
+        .fees
+        .iter()
+        .map(|f| fee_row(&d.p.catalogue, row.id, f))
+}
+
+/// The row of a fee as sent, of the order `order_id`, with the tax its rule includes.
+pub(super) fn fee_row(
+    catalogue: &Catalogue,
+    order_id: i64,
+    f: &FeeInput,
+) -> order_fee::ActiveModel {
+    let tax = catalogue.fee_tax(f.tax_rule, f.value);
+    order_fee::ActiveModel {
+        id: NotSet,
+        order_id: Set(order_id),
+        fee_type: Set(f.fee_type.clone()),
+        value_cents: Set(f.value),
+        description: Set(f.description.clone()),
+        internal_type: Set(f.internal_type.clone()),
+        tax_rule_id: Set(tax.rule_id),
+        tax_rate_bps: Set(tax.rate_bps),
+        tax_value_cents: Set(tax.value_cents),
+        canceled: Set(false),
+    }
 }
 
 /// The service's payment page of a payment.

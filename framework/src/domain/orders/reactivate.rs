@@ -9,7 +9,7 @@ use serde_json::json;
 use super::Order;
 use super::lifecycle::{LifecycleError, Seller, lock_vouchers, open, refused};
 use super::place::hold_of;
-use crate::db::entities::{event, order_payment, order_refund, seat};
+use crate::db::entities::{event, seat};
 use crate::domain::extensions::OrderEvent;
 use crate::domain::seating::sell;
 use crate::domain::vouchers;
@@ -51,8 +51,7 @@ pub async fn reactivate(
             return refused("A seat of this order has been taken in the meantime.");
         }
     }
-    let paid =
-        covered(&l.txn, l.order.id).await? >= l.order.total_cents && !l.order.require_approval;
+    let paid = l.covered().await? >= l.order.total_cents && !l.order.require_approval;
     let mut row = l.order.clone().into_active_model();
     row.status = Set(if paid { "p" } else { "n" }.into());
     row.cancellation_date = Set(None);
@@ -65,28 +64,4 @@ pub async fn reactivate(
     l.notify("pretix.event.order.reactivated", json!({}))
         .await?;
     l.finish(paid.then_some(OrderEvent::Paid)).await
-}
-
-/// What was paid on an order and not refunded, in cents.
-async fn covered(
-    txn: &impl sea_orm::ConnectionTrait,
-    order_id: i64,
-) -> Result<i64, LifecycleError> {
-    let paid: i64 = order_payment::Entity::find()
-        .filter(order_payment::Column::OrderId.eq(order_id))
-        .filter(order_payment::Column::State.eq("confirmed"))
-        .all(txn)
-        .await?
-        .iter()
-        .map(|p| p.amount_cents)
-        .sum();
-    let refunded: i64 = order_refund::Entity::find()
-        .filter(order_refund::Column::OrderId.eq(order_id))
-        .filter(order_refund::Column::State.eq("done"))
-        .all(txn)
-        .await?
-        .iter()
-        .map(|r| r.amount_cents)
-        .sum();
-    Ok(paid - refunded)
 }

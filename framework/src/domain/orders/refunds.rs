@@ -301,7 +301,7 @@ pub async fn transition(
 }
 
 /// Stores a refund under the order's next number.
-async fn insert(
+pub(super) async fn insert(
     l: &Locked<'_>,
     mut row: order_refund::ActiveModel,
 ) -> Result<order_refund::Model, DbErr> {
