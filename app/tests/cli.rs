@@ -549,6 +549,71 @@ async fn two_processes_sell_each_of_ten_seats_once_to_fifty_buyers() {
     assert_eq!(race_orders(&servers, &auth, path, bodies).await, 10);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_changing_orders_and_placing_new_ones_never_sell_a_ticket_twice() {
+    let db = fresh_database().await;
+    let auth = format!("Token {}", organizer_with_token(&db));
+    let servers = [serve(&db).await, serve(&db).await];
+    let ticket = event_with_ticket(&servers[0], &auth).await;
+    let client = reqwest::Client::new();
+    let event = format!("{}/api/v1/organizers/acme/events/conf", servers[0].base());
+    let (status, quota) = post_json(
+        &client,
+        &format!("{event}/quotas/"),
+        &auth,
+        json!({"name": "Hall", "size": 30, "items": [ticket]}),
+    )
+    .await;
+    assert_eq!(status, 201, "{quota}");
+    let mut codes = Vec::new();
+    for _ in 0..10 {
+        let body = json!({"positions": [{"item": ticket}]});
+        let (status, o) = post_json(&client, &format!("{event}/orders/"), &auth, body).await;
+        assert_eq!(status, 201, "{o}");
+        codes.push(o["code"].as_str().expect("code").to_owned());
+    }
+    // 20 tickets are left; the changes ask for 20 more, the new orders for 20.
+    let mut requests = Vec::new();
+    for i in 0..30 {
+        let base = servers[i % 2].base();
+        let (url, body) = match codes.get(i / 3).filter(|_| i % 3 == 0) {
+            Some(code) => (
+                format!("{base}/api/v1/organizers/acme/events/conf/orders/{code}/change/"),
+                json!({"create_positions": [{"item": ticket}, {"item": ticket}]}),
+            ),
+            None => (
+                format!("{base}/api/v1/organizers/acme/events/conf/orders/"),
+                json!({"positions": [{"item": ticket}]}),
+            ),
+        };
+        let (client, auth) = (client.clone(), auth.clone());
+        requests.push(tokio::spawn(async move {
+            post_json(&client, &url, &auth, body).await
+        }));
+    }
+    let mut sold = 0;
+    for answer in futures::future::join_all(requests).await {
+        match answer.expect("task") {
+            (200, o) => {
+                assert_eq!(o["positions"].as_array().map(Vec::len), Some(3), "{o}");
+                sold += 2;
+            }
+            (201, _) => sold += 1,
+            (400, body) => assert!(body.is_array() || body["positions"].is_array(), "{body}"),
+            (other, body) => panic!("unexpected {other}: {body}"),
+        }
+    }
+    assert_eq!(sold, 20, "every ticket left is sold, and none twice");
+    let (_, a) = get_json(
+        &client,
+        &format!("{event}/quotas/{}/availability/", quota["id"]),
+        &auth,
+    )
+    .await;
+    assert_eq!(a["available_number"], 0, "{a}");
+    assert_eq!(a["pending_orders"], 30, "{a}");
+}
+
 /// The CSRF field of a page's form.
 fn csrf_field(page: &str) -> String {
     let marker = "name=\"csrfmiddlewaretoken\" value=\"";
