@@ -30,6 +30,7 @@ mod m0025_quota_holds_function;
 mod m0026_changes_name_their_schema;
 mod m0027_order_desk_fields;
 mod m0028_canceled_positions;
+mod m0029_print_logs;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -69,6 +70,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0026_changes_name_their_schema::Migration),
             Box::new(m0027_order_desk_fields::Migration),
             Box::new(m0028_canceled_positions::Migration),
+            Box::new(m0029_print_logs::Migration),
         ]
     }
 }

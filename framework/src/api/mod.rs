@@ -111,6 +111,7 @@ pub fn ticketing_api() -> impl OpenApi {
             orders::OrdersApi,
             orders::lifecycle::LifecycleApi,
             orders::change::ChangeApi,
+            orders::positions::PositionsApi,
             orders::payments::PaymentsApi,
             orders::refunds::RefundsApi,
             carts::CartsApi,

@@ -13,13 +13,16 @@ mod details;
 mod lifecycle;
 mod mails;
 mod place;
+pub mod positions;
 mod reactivate;
 pub mod read_model;
 pub mod refunds;
 pub mod ticket;
 mod together;
 
-pub use change::{FeePatch, KeepTaxes, NewPosition, OrderChange, PositionPatch, change};
+pub use change::{
+    FeePatch, KeepTaxes, NewPosition, OrderChange, PositionInfo, PositionPatch, change,
+};
 pub use details::{Details, change_details};
 pub use lifecycle::{
     ALREADY_PAID, LifecycleError, Seller, Transition, approve, cancel, confirm_payment, deny,

@@ -39,6 +39,7 @@ mod order_approval;
 mod order_changes;
 mod order_details;
 mod order_mails;
+mod order_positions;
 mod order_reactivation;
 mod order_sync;
 mod order_vouchers;

@@ -184,7 +184,8 @@ impl OrderChangeBody {
     }
 }
 
-fn patch(p: PatchPosition) -> PositionPatch {
+/// The domain's patch of a position as sent.
+pub(super) fn patch(p: PatchPosition) -> PositionPatch {
     let b = p.body;
     PositionPatch {
         position: p.position,
@@ -197,6 +198,7 @@ fn patch(p: PatchPosition) -> PositionPatch {
         valid_from: patched(b.valid_from),
         valid_until: patched(b.valid_until),
         secret: b.secret,
+        info: Default::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod change;
 pub mod lifecycle;
 pub mod payments;
+pub mod positions;
 pub mod refunds;
 pub mod wire;
 

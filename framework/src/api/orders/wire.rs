@@ -381,7 +381,8 @@ impl<'a> OrderView<'a> {
         }
     }
 
-    fn position(&self, o: &Order, p: &order_position::Model) -> PositionOut {
+    /// A position of the order as shown.
+    pub fn position(&self, o: &Order, p: &order_position::Model) -> PositionOut {
         let seat = p.seat_id.and_then(|id| self.seats.get(&id));
         PositionOut {
             pdf_data: self.tickets.as_ref().map(|(ev, names)| {
@@ -426,7 +427,7 @@ impl<'a> OrderView<'a> {
                 .iter()
                 .map(answer)
                 .collect(),
-            canceled: o.row.status == "c",
+            canceled: p.canceled || o.row.status == "c",
         }
     }
 }

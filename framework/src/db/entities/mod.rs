@@ -29,6 +29,7 @@ pub mod order_position;
 pub mod order_refund;
 pub mod organizer;
 pub mod outbox_mail;
+pub mod print_log;
 pub mod question;
 pub mod question_item;
 pub mod question_option;

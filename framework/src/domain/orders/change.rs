@@ -18,7 +18,10 @@ use sea_orm::{
 use serde_json::{Map, Value, json};
 
 use super::lifecycle::{LifecycleError, Locked, Seller, lock_vouchers, next_local_id, open_with};
-use super::place::{FeeInput, MAX_POSITIONS, check_fees, fee_row, hold_of, insert_with_codes};
+use super::place::{
+    AnswerInput, FeeInput, MAX_POSITIONS, PositionErrors, PositionInput, check_answers, check_fees,
+    fee_row, hold_of, insert_with_codes,
+};
 use super::{Order, demand, hold_positions, mails, product_of};
 use crate::db::entities::{
     category, event, item_addon, item_bundle, order, order_fee, order_payment, order_position,
@@ -56,6 +59,29 @@ pub struct PositionPatch {
     pub valid_until: Option<Option<DateTime<Utc>>>,
     /// Another ticket secret, unique in the event.
     pub secret: Option<String>,
+    /// The attendee's data and answers.
+    pub info: PositionInfo,
+}
+
+/// What changes of a position's attendee: each field sent replaces the stored one; the
+/// answers sent replace all of them (a question left out, or answered with nothing, loses
+/// its answer), as pretix's position `PATCH`.
+#[derive(Debug, Clone, Default)]
+pub struct PositionInfo {
+    /// Attendee name parts.
+    pub attendee_name_parts: Option<Map<String, Value>>,
+    /// Attendee e-mail (`Some(None)`: none).
+    pub attendee_email: Option<Option<String>>,
+    /// Every answer of the position.
+    pub answers: Option<Vec<AnswerInput>>,
+}
+
+impl PositionInfo {
+    fn is_empty(&self) -> bool {
+        self.attendee_name_parts.is_none()
+            && self.attendee_email.is_none()
+            && self.answers.is_none()
+    }
 }
 
 /// A position added to the order (`create_positions`).
@@ -495,9 +521,61 @@ async fn patch_positions(
             notices.push(("pretix.event.order.changed.secret", base.clone()));
             p.secret = secret.clone();
         }
+        if !patch.info.is_empty() {
+            match attendee(l, p, &patch.info).await? {
+                Ok(()) => notices.push(("pretix.event.order.modified", base.clone())),
+                Err(fields) => {
+                    errors.errors[i].extend(fields);
+                    continue;
+                }
+            }
+        }
         plan.notices.extend(notices);
     }
     errors.check()
+}
+
+/// Applies a change of the attendee's data and answers to the position; gives the field
+/// errors when the answers do not fit the position's product.
+async fn attendee(
+    l: &Locked<'_>,
+    p: &mut order_position::Model,
+    info: &PositionInfo,
+) -> Result<Result<(), Map<String, Value>>, LifecycleError> {
+    if let Some(parts) = &info.attendee_name_parts {
+        p.attendee_name_parts = Value::Object(parts.clone());
+    }
+    if let Some(email) = &info.attendee_email {
+        p.attendee_email = email.clone();
+    }
+    let Some(answers) = &info.answers else {
+        return Ok(Ok(()));
+    };
+    let mut seen = BTreeSet::new();
+    if let Some(twice) = answers.iter().find(|a| !seen.insert(a.question)) {
+        return refused(format!("Question {} was sent twice.", twice.question));
+    }
+    let given = PositionInput {
+        item: p.item_id,
+        answers: (answers.iter())
+            .filter(|a| !a.answer.is_empty() || !a.options.is_empty())
+            .cloned()
+            .collect(),
+        ..Default::default()
+    };
+    let mut errors = PositionErrors::new(1);
+    let stored = check_answers(
+        &l.txn,
+        l.event.id,
+        std::slice::from_ref(&given),
+        &mut errors,
+    )
+    .await?;
+    if errors.any() {
+        return Ok(Err(errors.into_objects().pop().unwrap_or_default()));
+    }
+    p.answers = stored.into_iter().next().unwrap_or_else(|| json!([]));
+    Ok(Ok(()))
 }
 
 async fn secret_taken(l: &Locked<'_>, secret: &str) -> Result<bool, DbErr> {

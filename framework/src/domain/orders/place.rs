@@ -178,6 +178,11 @@ impl PositionErrors {
         self.0.iter().any(|m| !m.is_empty())
     }
 
+    /// The errors of each position, as objects.
+    pub(super) fn into_objects(self) -> Vec<Map<String, Value>> {
+        self.0
+    }
+
     fn into_body(self) -> Value {
         json!({ "positions": self.0 })
     }
@@ -506,7 +511,7 @@ pub(super) fn check_fees(
 
 /// Checks each answer against the event's questions and gives the answers to store, per
 /// position.
-async fn check_answers(
+pub(super) async fn check_answers(
     db: &impl ConnectionTrait,
     event_id: i64,
     positions: &[PositionInput],
