@@ -2,6 +2,7 @@
 //! logic ([`rules`]), scanning a ticket ([`redeem`]), finding tickets and reading the scans
 //! ([`search`]), checking everyone out at a list's `exit_all_at` ([`exit_all`]), and which event a device at a gate should scan for ([`selection`]).
 
+pub mod annul;
 pub mod exit_all;
 pub mod lists;
 pub mod redeem;

@@ -52,6 +52,11 @@ pub const ACTION_TYPES: &[(&str, &str)] = &[
     ("pretix.event.order.refund.done", "Refund completed"),
     ("pretix.event.order.refund.canceled", "Refund canceled"),
     ("pretix.event.checkin", "Ticket checked in"),
+    ("pretix.event.checkin.annulled", "Check-in annulled"),
+    (
+        "pretix.event.checkin.annulment.ignored",
+        "Check-in annulment refused as too late",
+    ),
     ("pretix.event.added", "Event created"),
     ("pretix.event.changed", "Event details changed"),
     ("pretix.event.deleted", "Event deleted"),

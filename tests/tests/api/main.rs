@@ -9,6 +9,7 @@ mod carts;
 mod catalogue_clone;
 mod catalogue_support;
 mod categories;
+mod checkin_annul;
 mod checkin_lists;
 mod checkin_redeem;
 mod checkin_search;

@@ -1,12 +1,13 @@
-//! The organizer's scanning across lists and events: `checkinrpc/redeem/` and
-//! `checkinrpc/search/`.
+//! The organizer's scanning across lists and events: `checkinrpc/redeem/`,
+//! `checkinrpc/search/` and `checkinrpc/annul/`.
 
+use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::http::StatusCode;
 use poem::web::Data;
-use poem_openapi::OpenApi;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi};
 use serde_json::json;
 
 use super::redeem::{RedeemAnswer, RpcRedeem, is_kiosk, redeem_answer};
@@ -14,13 +15,38 @@ use super::search::{PositionOrdering, PositionOut, list_body, rpc_lists, search_
 use super::{SCAN_ANY, VIEW_ANY, scan_device};
 use crate::api::Tag;
 use crate::domain::checkin::Direction;
+use crate::domain::checkin::annul::{self, AnnulError, Annulment};
 use crate::domain::checkin::redeem::{self, Scan};
 use crate::domain::checkin::search::PositionFilter;
 use crate::domain::permissions::Permission;
 use crate::domain::webhooks;
-use crate::http::error::{DeleteResult, ListResult};
+use crate::http::error::{DeleteResult, ListResult, WriteResult};
 use crate::http::{ApiError, Auth, JsonBody, Page};
 use crate::state::AppState;
+
+/// A check-in to annul.
+#[derive(Object)]
+pub struct AnnulBody {
+    /// The check-in lists it may be on (at most 100).
+    #[oai(validator(max_items = 100))]
+    pub lists: Vec<i64>,
+    /// The nonce the scanner sent with the check-in.
+    #[oai(validator(min_length = 1, max_length = 190))]
+    pub nonce: String,
+    /// When the scanner annulled it (now when not sent).
+    #[oai(nullable)]
+    pub datetime: Option<DateTime<Utc>>,
+    /// Why, in the scanner's words.
+    #[oai(nullable, validator(max_length = 10000))]
+    pub error_explanation: Option<String>,
+}
+
+/// An annulment done.
+#[derive(Object)]
+pub struct AnnulDone {
+    /// `ok`.
+    pub status: String,
+}
 
 /// Scanning and searching across several lists.
 pub struct RpcApi;
@@ -108,6 +134,60 @@ impl RpcApi {
         };
         let outcome = redeem::redeem(&state.db, &targets, scan).await?;
         Ok(redeem_answer(outcome, is_kiosk(&auth, &state)))
+    }
+
+    /// Annul a check-in
+    ///
+    /// As pretix: the check-in with this nonce on one of the lists (a device's own only) no
+    /// longer counts, if the annulment comes within 15 minutes of it (by the `datetime` sent,
+    /// so that an offline scanner can annul later); a later one is refused (400) and noted.
+    /// 404 when no check-in has the nonce. Needs `can_checkin_orders` or `can_change_orders`
+    /// for the lists' events.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/checkinrpc/annul",
+        method = "post"
+    )]
+    async fn rpc_annul(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        body: JsonBody<AnnulBody>,
+    ) -> WriteResult<Json<AnnulDone>> {
+        let b = body.0;
+        if b.lists.is_empty() {
+            return Err(list_body("lists", "No check-in list passed.").into());
+        }
+        if let Err(bad) = rpc_lists(&state, &auth.0, &organizer, &b.lists, &SCAN_ANY).await? {
+            let messages: Vec<String> = (bad.iter())
+                .map(|id| format!("Invalid pk \"{id}\" - object does not exist."))
+                .collect();
+            let body = json!({ "lists": messages });
+            return Err(ApiError::with_body(StatusCode::BAD_REQUEST, body).into());
+        }
+        let a = Annulment {
+            lists: b.lists,
+            nonce: b.nonce,
+            datetime: b.datetime,
+            error_explanation: b.error_explanation,
+            device: scan_device(&auth.0).map(|d| d.id),
+        };
+        match annul::annul(&state.db, a).await {
+            Ok(()) => Ok(Json(AnnulDone {
+                status: "ok".into(),
+            })),
+            Err(AnnulError::NotFound) => {
+                Err(ApiError::not_found("No check-in found based on nonce").into())
+            }
+            Err(AnnulError::Refused(why, non_field)) => {
+                let body = match non_field {
+                    true => json!({ "non_field_errors": [why] }),
+                    false => json!([why]),
+                };
+                Err(ApiError::with_body(StatusCode::BAD_REQUEST, body).into())
+            }
+            Err(AnnulError::Db(e)) => Err(ApiError::from(e).into()),
+        }
     }
 
     /// Search tickets
