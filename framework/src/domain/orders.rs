@@ -48,7 +48,7 @@ use serde_json::Value;
 
 use super::availability::{self, Demand, HoldKind};
 use super::sale::{Catalogue, Product};
-use crate::db::entities::{order, order_fee, order_payment, order_position, seat};
+use crate::db::entities::{order, order_fee, order_payment, order_position, seat, subevent};
 
 /// Successful check-ins of these positions, oldest first.
 pub async fn checkins_of(
@@ -199,23 +199,41 @@ pub fn query(event_id: i64, f: &OrderFilter, now: DateTime<Utc>) -> Select<order
     if let Some(testmode) = f.testmode {
         q = q.filter(C::Testmode.eq(testmode));
     }
-    let dated = |condition: &str, at: DateTime<Utc>| {
-        sea_orm::sea_query::Expr::cust_with_values(
-            format!(
-                "orders.id IN (SELECT op.order_id FROM order_positions op \
-                 JOIN subevents s ON s.id = op.subevent_id WHERE {condition})"
-            ),
-            [at],
-        )
+    // Built from expressions, not custom SQL: a custom `$1` is numbered against the whole
+    // statement on SQLite, where it would take another filter's value.
+    let dated = |condition: sea_orm::Condition| {
+        use sea_orm::sea_query::{Expr, ExprTrait, Query};
+        use subevent::{Column as S, Entity as Subevents};
+        let with_date = Query::select()
+            .column((order_position::Entity, order_position::Column::OrderId))
+            .from(order_position::Entity)
+            .inner_join(
+                Subevents,
+                Expr::col((Subevents, S::Id))
+                    .equals((order_position::Entity, order_position::Column::SubeventId)),
+            )
+            .cond_where(condition)
+            .to_owned();
+        C::Id.in_subquery(with_date)
     };
-    if let Some(after) = f.subevent_after {
-        q = q.filter(dated(
-            "(s.date_to > $1 OR (s.date_to IS NULL AND s.date_from > $1))",
-            after,
-        ));
-    }
-    if let Some(before) = f.subevent_before {
-        q = q.filter(dated("s.date_from < $1", before));
+    {
+        use sea_orm::sea_query::{Expr, ExprTrait};
+        use subevent::{Column as S, Entity as Subevents};
+        let col = |c: S| Expr::col((Subevents, c));
+        if let Some(after) = f.subevent_after {
+            let open_end = sea_orm::Condition::all()
+                .add(col(S::DateTo).is_null())
+                .add(col(S::DateFrom).gt(after));
+            let ends_after = sea_orm::Condition::any()
+                .add(col(S::DateTo).gt(after))
+                .add(open_end);
+            q = q.filter(dated(ends_after));
+        }
+        if let Some(before) = f.subevent_before {
+            q = q.filter(dated(
+                sea_orm::Condition::all().add(col(S::DateFrom).lt(before)),
+            ));
+        }
     }
     let ordering = f.ordering.as_deref().unwrap_or("datetime");
     let (desc, field) = match ordering.strip_prefix('-') {

@@ -642,3 +642,67 @@ async fn an_order_may_consume_500_carts() {
         .await;
     assert_eq!(left.body["count"], 0, "{}", left.body);
 }
+
+#[tokio::test]
+async fn orders_are_found_by_the_dates_of_their_positions() {
+    let s = shop(None).await;
+    let base = "/api/v1/organizers/acme/events/";
+    let ev = json!({"name": {"en": "Tour"}, "slug": "tour", "currency": "EUR",
+                    "date_from": "2030-06-01T09:00:00Z", "has_subevents": true});
+    created(&s.app, base, &s.token, ev).await;
+    let tour = format!("{base}tour");
+    let ticket = id(&created(
+        &s.app,
+        &format!("{tour}/items/"),
+        &s.token,
+        json!({"name": {"en": "Ticket"}, "default_price": "10.00"}),
+    )
+    .await);
+    let mut codes = Vec::new();
+    for (day, from, to) in [
+        ("June", "2030-06-01T09:00:00Z", Some("2030-06-01T18:00:00Z")),
+        ("July", "2030-07-01T09:00:00Z", None),
+    ] {
+        let date = id(&created(
+            &s.app,
+            &format!("{tour}/subevents/"),
+            &s.token,
+            json!({"name": {"en": day}, "date_from": from, "date_to": to, "active": true}),
+        )
+        .await);
+        created(
+            &s.app,
+            &format!("{tour}/quotas/"),
+            &s.token,
+            json!({"name": day, "size": null, "items": [ticket], "subevent": date}),
+        )
+        .await;
+        let o = created(
+            &s.app,
+            &format!("{tour}/orders/"),
+            &s.token,
+            json!({"positions": [{"item": ticket, "subevent": date}]}),
+        )
+        .await;
+        codes.push(o["code"].clone());
+    }
+    for (query, expected) in [
+        (
+            "subevent_after=2030-06-01T12:00:00Z",
+            vec![&codes[0], &codes[1]],
+        ),
+        ("subevent_after=2030-06-01T19:00:00Z", vec![&codes[1]]),
+        ("subevent_before=2030-06-15T00:00:00Z", vec![&codes[0]]),
+        ("subevent_after=2030-08-01T00:00:00Z", vec![]),
+    ] {
+        let r = s
+            .app
+            .get(&format!("{tour}/orders/?{query}"), &s.token)
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let found: Vec<&Value> = (r.body["results"].as_array().expect("results").iter())
+            .map(|o| &o["code"])
+            .collect();
+        assert_eq!(found, expected, "{query}");
+    }
+}

@@ -10,7 +10,7 @@ use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::types::MaybeUndefined;
-use poem_openapi::{Object, OpenApi};
+use poem_openapi::{Enum, Object, OpenApi};
 use serde_json::{Map, Value};
 
 use crate::api::Tag;
@@ -59,12 +59,9 @@ pub struct PrintIn {
     /// What printed it, e.g. `pretixscan`.
     #[oai(validator(min_length = 1, max_length = 255))]
     pub source: String,
-    /// `badge`, `ticket`, `certificate` or `other`.
-    #[oai(
-        rename = "type",
-        validator(pattern = "^(badge|ticket|certificate|other)$")
-    )]
-    pub kind: String,
+    /// What was printed.
+    #[oai(rename = "type")]
+    pub kind: PrintKind,
     /// What the printer says of it (an object, at most 100 keys).
     #[oai(default, validator(max_properties = 100))]
     pub info: BTreeMap<String, Value>,
@@ -72,6 +69,31 @@ pub struct PrintIn {
 
 fn yes() -> bool {
     true
+}
+
+/// What was printed, as pretix names it.
+#[derive(Enum, Clone, Copy)]
+#[oai(rename_all = "lowercase")]
+pub enum PrintKind {
+    /// A badge.
+    Badge,
+    /// A ticket.
+    Ticket,
+    /// A certificate.
+    Certificate,
+    /// Anything else.
+    Other,
+}
+
+impl PrintKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Badge => "badge",
+            Self::Ticket => "ticket",
+            Self::Certificate => "certificate",
+            Self::Other => "other",
+        }
+    }
 }
 
 /// A print as stored.
@@ -397,7 +419,7 @@ impl PositionsApi {
             successful: b.successful,
             datetime: b.datetime.unwrap_or_else(Utc::now),
             source: b.source,
-            kind: b.kind,
+            kind: b.kind.as_str().to_owned(),
             info: Value::Object(b.info.into_iter().collect()),
         };
         let row = positions::record_print(&state.db, &ev.event, id.0, print, device)

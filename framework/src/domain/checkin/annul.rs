@@ -6,9 +6,9 @@ use chrono::{DateTime, TimeDelta, Utc};
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, FromQueryResult};
 use serde_json::json;
 
-use super::redeem::{exited, positions_where, quotas_of};
+use super::exit_all::move_exit_hold;
+use super::redeem::{exited, positions_where};
 use crate::db;
-use crate::domain::availability::{self, HoldKind};
 use crate::domain::webhooks;
 
 /// How long after a check-in it may be annulled.
@@ -136,28 +136,11 @@ pub async fn annul(pool: &DatabaseConnection, a: Annulment) -> Result<(), AnnulE
     )
     .await?;
     if exited(&txn, position).await? != before {
-        give_back(&txn, position, if before { -1 } else { 1 }).await?;
+        move_exit_hold(&txn, position, if before { -1 } else { 1 }).await?;
     }
     notify(&txn, position, "pretix.event.checkin.annulled", told).await?;
     db::commit(txn).await?;
     Ok(())
-}
-
-/// Moves a paid ticket's exit hold by `delta` when an annulment changes whether it is out.
-async fn give_back(txn: &impl ConnectionTrait, position: i64, delta: i64) -> Result<(), DbErr> {
-    let Some(p) = positions_where(txn, "p.id = $1", vec![position.into()])
-        .await?
-        .into_iter()
-        .next()
-    else {
-        return Ok(());
-    };
-    if p.order_status != "p" {
-        return Ok(());
-    }
-    let quotas = quotas_of(txn, &p).await?;
-    availability::lock_quotas(txn, &quotas).await?;
-    availability::adjust(txn, &quotas, HoldKind::Exited, None, delta).await
 }
 
 /// Tells the webhooks listening to the action, naming the position's order.

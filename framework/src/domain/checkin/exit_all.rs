@@ -119,14 +119,19 @@ async fn exit_one(
     let before = releases && exited(&txn, ticket.id).await?;
     insert(&txn, &system_exit(list.id, ticket.id, at)).await?;
     if releases && exited(&txn, ticket.id).await? != before {
-        release(&txn, ticket.id).await?;
+        move_exit_hold(&txn, ticket.id, 1).await?;
     }
     db::commit(txn).await?;
     Ok(true)
 }
 
-/// Gives a paid ticket's capacity back to the quotas that release it after an exit.
-async fn release(txn: &impl ConnectionTrait, position_id: i64) -> Result<(), DbErr> {
+/// Moves a paid ticket's exit hold by `delta`: 1 gives its capacity back to the quotas that
+/// release it after an exit, -1 takes it again (an exit annulled).
+pub(crate) async fn move_exit_hold(
+    txn: &impl ConnectionTrait,
+    position_id: i64,
+    delta: i64,
+) -> Result<(), DbErr> {
     let Some(p) = positions_where(txn, "p.id = $1", vec![position_id.into()])
         .await?
         .into_iter()
@@ -139,7 +144,7 @@ async fn release(txn: &impl ConnectionTrait, position_id: i64) -> Result<(), DbE
     }
     let quotas = quotas_of(txn, &p).await?;
     availability::lock_quotas(txn, &quotas).await?;
-    availability::adjust(txn, &quotas, HoldKind::Exited, None, 1).await
+    availability::adjust(txn, &quotas, HoldKind::Exited, None, delta).await
 }
 
 /// The same local time on the next day in the event's time zone (24 hours later where that

@@ -17,7 +17,9 @@ use sea_orm::{
 };
 use serde_json::{Map, Value, json};
 
-use super::lifecycle::{LifecycleError, Locked, Seller, lock_vouchers, next_local_id, open_with};
+use super::lifecycle::{
+    LifecycleError, Locked, Seller, add_confirmed_payment, lock_vouchers, open_with,
+};
 use super::place::{
     AnswerInput, FeeInput, MAX_POSITIONS, PositionErrors, PositionInput, check_answers, check_fees,
     fee_row, hold_of, insert_with_codes,
@@ -29,7 +31,6 @@ use crate::db::entities::{
 };
 use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::extensions::OrderEvent;
-use crate::domain::extensions::payments::FreeOrder;
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell;
 use crate::domain::secrets::{self, Generator, TicketFacts};
@@ -1102,7 +1103,7 @@ impl<'a> Commit<'a> {
             };
             super::refunds::insert(&self.l, refund).await?;
         } else if split.total_cents == 0 && split.status == "p" {
-            add_free_payment(txn, split.id, 1, self.now).await?;
+            add_confirmed_payment(txn, &split, self.now).await?;
         }
         Ok(split)
     }
@@ -1212,8 +1213,7 @@ impl<'a> Commit<'a> {
         if new.status == "p" && old.status != "p" {
             self.l.cancel_open_payments().await?;
             if new_total == 0 {
-                let local_id = next_local_id(&self.l.txn, old.id).await?;
-                add_free_payment(&self.l.txn, old.id, local_id, self.now).await?;
+                add_confirmed_payment(&self.l.txn, new, self.now).await?;
             }
             return Ok(());
         }
@@ -1280,28 +1280,5 @@ async fn set_sold(l: &Locked<'_>, ids: &[i64], sold: bool) -> Result<(), DbErr> 
         .filter(seat::Column::Id.is_in(ids.iter().copied()))
         .exec(&l.txn)
         .await?;
-    Ok(())
-}
-
-/// A confirmed payment of nothing by the `free` provider: an order that a change made free.
-async fn add_free_payment(
-    txn: &sea_orm::DatabaseTransaction,
-    order_id: i64,
-    local_id: i32,
-    now: DateTime<Utc>,
-) -> Result<(), DbErr> {
-    order_payment::ActiveModel {
-        id: NotSet,
-        order_id: Set(order_id),
-        local_id: Set(local_id),
-        state: Set("confirmed".into()),
-        amount_cents: Set(0),
-        provider: Set(FreeOrder::IDENTIFIER.into()),
-        created: Set(now),
-        payment_date: Set(Some(now)),
-        details: Set(json!({})),
-    }
-    .insert(txn)
-    .await?;
     Ok(())
 }

@@ -572,7 +572,7 @@ pub async fn receive_payment(
 }
 
 /// The local ID of an order's next payment.
-pub(super) async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
+async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
     Ok(order_payment::Entity::find()
         .filter(order_payment::Column::OrderId.eq(order_id))
         .order_by_desc(order_payment::Column::LocalId)
@@ -633,7 +633,7 @@ async fn pay(
 
 /// Records a payment made outside the service: `manual`, or `free` for an order that costs
 /// nothing, as pretix pays a free order it approves.
-async fn add_confirmed_payment(
+pub(super) async fn add_confirmed_payment(
     txn: &DatabaseTransaction,
     o: &order::Model,
     now: DateTime<Utc>,
