@@ -27,8 +27,8 @@ use crate::state::AppState;
 /// A check-in to annul.
 #[derive(Object)]
 pub struct AnnulBody {
-    /// The check-in lists it may be on (at most 100).
-    #[oai(validator(max_items = 100))]
+    /// The check-in lists it may be on (1 to 100).
+    #[oai(validator(min_items = 1, max_items = 100))]
     pub lists: Vec<i64>,
     /// The nonce the scanner sent with the check-in.
     #[oai(validator(min_length = 1, max_length = 190))]
@@ -155,9 +155,6 @@ impl RpcApi {
         body: JsonBody<AnnulBody>,
     ) -> WriteResult<Json<AnnulDone>> {
         let b = body.0;
-        if b.lists.is_empty() {
-            return Err(list_body("lists", "No check-in list passed.").into());
-        }
         if let Err(bad) = rpc_lists(&state, &auth.0, &organizer, &b.lists, &SCAN_ANY).await? {
             let messages: Vec<String> = (bad.iter())
                 .map(|id| format!("Invalid pk \"{id}\" - object does not exist."))

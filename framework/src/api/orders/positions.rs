@@ -232,17 +232,17 @@ impl PositionsApi {
             Option<String>,
         >,
         item: Query<Option<i64>>,
-        #[oai(name = "item__in", validator(max_length = 10000))] item_in: Query<Option<String>>,
+        #[oai(name = "item__in", validator(max_length = 1000))] item_in: Query<Option<String>>,
         variation: Query<Option<i64>>,
-        #[oai(name = "variation__in", validator(max_length = 10000))] variation_in: Query<
+        #[oai(name = "variation__in", validator(max_length = 1000))] variation_in: Query<
             Option<String>,
         >,
         subevent: Query<Option<i64>>,
-        #[oai(name = "subevent__in", validator(max_length = 10000))] subevent_in: Query<
+        #[oai(name = "subevent__in", validator(max_length = 1000))] subevent_in: Query<
             Option<String>,
         >,
         addon_to: Query<Option<i64>>,
-        #[oai(name = "addon_to__in", validator(max_length = 10000))] addon_to_in: Query<
+        #[oai(name = "addon_to__in", validator(max_length = 1000))] addon_to_in: Query<
             Option<String>,
         >,
         #[oai(validator(max_length = 255))] secret: Query<Option<String>>,

@@ -239,7 +239,6 @@ struct Plan {
     new_fees: Vec<FeeInput>,
     /// What the webhooks hear, in order: the action and what it says beside the code.
     notices: Vec<(&'static str, Value)>,
-    recomputed: bool,
 }
 
 impl Plan {
@@ -368,7 +367,6 @@ pub async fn change(
         fees: fees.into_iter().map(|f| (f, false)).collect(),
         new_fees: c.create_fees.clone(),
         notices: Vec::new(),
-        recomputed: false,
     };
     for &id in &c.cancel_positions {
         plan.settle(id, Fate::Canceled, "pretix.event.order.changed.cancel");
@@ -764,7 +762,6 @@ fn change_fees(l: &Locked<'_>, plan: &mut Plan, c: &OrderChange) {
 /// Computes the taxes of the staying positions again with their rules' current rates,
 /// keeping the net or the gross price.
 fn recalculate(catalogue: &Catalogue, plan: &mut Plan, keep: KeepTaxes) {
-    plan.recomputed = true;
     let mut notices = Vec::new();
     for line in plan.lines.iter_mut().filter(|l| l.fate == Fate::Stays) {
         let p = &mut line.after;
