@@ -19,15 +19,15 @@ pub mod read_model;
 pub mod refunds;
 pub mod ticket;
 mod together;
+mod transition;
 
 pub use change::{
     FeePatch, KeepTaxes, NewPosition, OrderChange, PositionInfo, PositionPatch, change,
 };
 pub use details::{Details, change_details};
 pub use lifecycle::{
-    ALREADY_PAID, LifecycleError, Seller, Transition, approve, cancel, confirm_payment, deny,
-    extend, mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets,
-    resend_link,
+    ALREADY_PAID, LifecycleError, Seller, approve, cancel, confirm_payment, deny, extend,
+    mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets, resend_link,
 };
 pub use mails::Storefront;
 pub use place::{
@@ -36,6 +36,7 @@ pub use place::{
 };
 pub use read_model::{Order, PositionCheckin};
 pub use together::{Placed, Placements, place, placements};
+pub use transition::Transition;
 
 use std::collections::HashMap;
 
