@@ -94,7 +94,12 @@ pub struct EventOut {
     pub talk_enabled: bool,
 }
 
-fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> EventOut {
+fn event_out(
+    e: &event::Model,
+    properties: &[meta::Property],
+    item_meta_properties: BTreeMap<String, String>,
+    detail: bool,
+) -> EventOut {
     EventOut {
         name: I18nString::from_stored(&e.name),
         slug: e.slug.clone(),
@@ -121,7 +126,7 @@ fn event_out(e: &event::Model, properties: &[meta::Property], detail: bool) -> E
                 .unwrap_or_default(),
         ),
         timezone: e.timezone.clone(),
-        item_meta_properties: string_map(&e.item_meta_properties),
+        item_meta_properties,
         valid_keys: detail.then(|| {
             // Made with the event, or at its first signed ticket.
             let keys = [e.public_key.clone()].into_iter().filter(|k| !k.is_empty());
@@ -343,11 +348,6 @@ fn new_row(organizer_id: i64, body: EventCreate, source: Option<&event::Model>) 
             .timezone
             .or_else(|| source.map(|s| s.timezone.clone()))
             .unwrap_or_else(|| "UTC".into()),
-        item_meta_properties: body
-            .item_meta_properties
-            .map(|m| to_json(&m))
-            .or_else(|| source.map(|s| s.item_meta_properties.clone()))
-            .unwrap_or(json!({})),
         meta_data: body
             .meta_data
             .map(|m| to_json(&m))
@@ -395,10 +395,6 @@ fn apply_patch(e: &mut event::Model, p: EventPatch) {
         p.seat_category_mapping.map(|m| mapping_json(&m)),
     );
     set(&mut e.timezone, p.timezone);
-    set(
-        &mut e.item_meta_properties,
-        p.item_meta_properties.map(|m| to_json(&m)),
-    );
     set(&mut e.sales_channels, p.sales_channels.map(|c| to_json(&c)));
     set(&mut e.talk_enabled, p.talk_enabled);
 }
@@ -420,6 +416,7 @@ async fn create_event(
     state: &AppState,
     candidate: event::Model,
     source: Option<&event::Model>,
+    item_defaults: Option<BTreeMap<String, String>>,
 ) -> Result<event::Model, ApiError> {
     events::validate(&state.db, &*state.plugins, &candidate, None)
         .await?
@@ -441,6 +438,11 @@ async fn create_event(
         Some(source) => Box::pin(events::copy_configuration(&txn, source, &created)).await?,
         None => Default::default(),
     };
+    if let Some(defaults) = item_defaults {
+        meta::set_item_defaults(&txn, created.id, &defaults)
+            .await
+            .map_err(ApiError::from)?;
+    }
     let mapping = events::remap_mapping(&mapping, &item_ids);
     if plan.is_some() || !mapping.is_empty() {
         seating::assign(&txn, created.organizer_id, created.id, plan, &mapping)
@@ -458,6 +460,42 @@ async fn create_event(
     state.plugins.event_created(hook, source).await?;
     crate::db::commit(txn).await?;
     Ok(created)
+}
+
+/// The event's item properties with their defaults.
+async fn item_meta(state: &AppState, event_id: i64) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut found = meta::item_defaults(&state.db, &[event_id]).await?;
+    Ok(found.remove(&event_id).unwrap_or_default())
+}
+
+/// A created event as answered.
+async fn shown(
+    state: &AppState,
+    rows: &[crate::db::entities::meta_property::Model],
+    created: event::Model,
+) -> WriteResult<Created<EventOut>> {
+    let properties: Vec<meta::Property> = rows.iter().cloned().map(Into::into).collect();
+    let item_meta = item_meta(state, created.id).await?;
+    Ok(Created::Created(Json(event_out(
+        &created,
+        &properties,
+        item_meta,
+        true,
+    ))))
+}
+
+/// The meta data sent, with protected properties kept as `current` has them when the
+/// caller may not change the organizer's settings (pretix ignores them silently).
+fn sent_meta(
+    rows: &[crate::db::entities::meta_property::Model],
+    org: &crate::domain::grants::OrganizerAccess,
+    sent: Option<BTreeMap<String, String>>,
+    current: &Value,
+) -> Option<BTreeMap<String, String>> {
+    if org.permissions.has(Permission::ChangeOrganizerSettings) {
+        return sent;
+    }
+    sent.map(|values| meta::keep_protected(rows, values, &string_map(current)))
 }
 
 /// Event operations.
@@ -522,9 +560,25 @@ impl EventsApi {
             EventOrdering::Slug => found.sort_by(|a, b| a.slug.cmp(&b.slug)),
             EventOrdering::SlugDesc => found.sort_by(|a, b| b.slug.cmp(&a.slug)),
         }
-        let page = PageRequest::new(req, &state.public_url, page.0, page_size.0);
+        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
+            .window(found.len() as u64)?;
+        let shown: Vec<&event::Model> = found
+            .iter()
+            .skip(window.offset as usize)
+            .take(window.limit as usize)
+            .collect();
+        let ids: Vec<i64> = shown.iter().map(|e| e.id).collect();
+        let mut item_meta = meta::item_defaults(&state.db, &ids).await?;
         Ok(Json(
-            page.page_of(&found, |e| event_out(e, &properties, false))?,
+            window.page(
+                shown
+                    .into_iter()
+                    .map(|e| {
+                        let defaults = item_meta.remove(&e.id).unwrap_or_default();
+                        event_out(e, &properties, defaults, false)
+                    })
+                    .collect(),
+            ),
         ))
     }
 
@@ -554,7 +608,8 @@ impl EventsApi {
             // Made at the first signed ticket, perhaps after this process kept the event.
             shown.public_key = crate::domain::secrets::public_key(&state.db, shown.id).await?;
         }
-        Ok(Json(event_out(&shown, &properties, true)))
+        let item_meta = item_meta(&state, shown.id).await?;
+        Ok(Json(event_out(&shown, &properties, item_meta, true)))
     }
 
     /// Create an event
@@ -572,13 +627,13 @@ impl EventsApi {
         let org = auth
             .0
             .organizer(&organizer, Some(Permission::CreateEvents))?;
-        let properties = meta::properties(&state.db, org.organizer.id).await?;
-        let created = create_event(&state, new_row(org.organizer.id, body.0, None), None).await?;
-        Ok(Created::Created(Json(event_out(
-            &created,
-            &properties,
-            true,
-        ))))
+        let rows = meta::event_property_rows(&state.db, org.organizer.id).await?;
+        let mut body = body.0;
+        body.meta_data = sent_meta(&rows, &org, body.meta_data, &json!({}));
+        let item_defaults = body.item_meta_properties.take();
+        let candidate = new_row(org.organizer.id, body, None);
+        let created = create_event(&state, candidate, None, item_defaults).await?;
+        shown(&state, &rows, created).await
     }
 
     /// Clone an event
@@ -608,14 +663,13 @@ impl EventsApi {
             .event(&state.db, &organizer, &event, None)
             .await?
             .event;
-        let candidate = new_row(org.organizer.id, body.0, Some(&source));
-        let properties = meta::properties(&state.db, org.organizer.id).await?;
-        let created = create_event(&state, candidate, Some(&source)).await?;
-        Ok(Created::Created(Json(event_out(
-            &created,
-            &properties,
-            true,
-        ))))
+        let rows = meta::event_property_rows(&state.db, org.organizer.id).await?;
+        let mut body = body.0;
+        body.meta_data = sent_meta(&rows, &org, body.meta_data, &source.meta_data);
+        let item_defaults = body.item_meta_properties.take();
+        let candidate = new_row(org.organizer.id, body, Some(&source));
+        let created = create_event(&state, candidate, Some(&source), item_defaults).await?;
+        shown(&state, &rows, created).await
     }
 
     /// Change an event
@@ -643,8 +697,13 @@ impl EventsApi {
             )
             .await?;
         let existing = access.event;
+        let org = auth.0.organizer(&organizer, None)?;
+        let rows = meta::event_property_rows(&state.db, org.organizer.id).await?;
+        let mut body = body.0;
+        body.meta_data = sent_meta(&rows, &org, body.meta_data, &existing.meta_data);
+        let item_defaults = body.item_meta_properties.take();
         let mut candidate = existing.clone();
-        apply_patch(&mut candidate, body.0);
+        apply_patch(&mut candidate, body);
         events::validate(&state.db, &*state.plugins, &candidate, Some(&existing))
             .await?
             .into_result()?;
@@ -665,6 +724,11 @@ impl EventsApi {
                 .map_err(|e| slug_clash(e, events::TALK_SLUG_TAKEN))?;
         let notice = Notice::about(saved.id, "pretix.event.changed", json!({}));
         webhooks::notify(&txn, &notice).await?;
+        if let Some(defaults) = item_defaults {
+            meta::set_item_defaults(&txn, saved.id, &defaults)
+                .await
+                .map_err(ApiError::from)?;
+        }
         if seating_changed {
             let mapping = candidate
                 .seat_category_mapping
@@ -685,9 +749,10 @@ impl EventsApi {
                 .await?
                 .ok_or_else(ApiError::internal)?;
         }
-        let properties = meta::properties(&txn, access.organizer.id).await?;
         crate::db::commit(txn).await?;
-        Ok(Json(event_out(&saved, &properties, true)))
+        let properties: Vec<meta::Property> = rows.into_iter().map(Into::into).collect();
+        let item_meta = item_meta(&state, saved.id).await?;
+        Ok(Json(event_out(&saved, &properties, item_meta, true)))
     }
 
     /// Delete an event
@@ -745,7 +810,6 @@ fn changed(mut row: event::ActiveModel, c: &event::Model) -> event::ActiveModel 
     row.meta_data = Set(c.meta_data.clone());
     row.plugins = Set(c.plugins.clone());
     row.timezone = Set(c.timezone.clone());
-    row.item_meta_properties = Set(c.item_meta_properties.clone());
     row.sales_channels = Set(c.sales_channels.clone());
     row.talk_enabled = Set(c.talk_enabled);
     row

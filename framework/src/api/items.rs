@@ -229,8 +229,7 @@ pub struct ItemOut {
 }
 
 /// The item as shown to API clients.
-pub fn item_out(it: Item, ev: &event::Model, public_url: &str) -> ItemOut {
-    let meta_data = items::effective_meta(ev, &it.row);
+pub fn item_out(it: Item, public_url: &str) -> ItemOut {
     let r = it.row;
     let price = r.default_price_cents;
     ItemOut {
@@ -272,7 +271,7 @@ pub fn item_out(it: Item, ev: &event::Model, public_url: &str) -> ItemOut {
             .collect(),
         addons: it.addons.into_iter().map(Into::into).collect(),
         bundles: it.bundles.into_iter().map(Into::into).collect(),
-        meta_data,
+        meta_data: it.meta_data,
     }
 }
 
@@ -710,7 +709,7 @@ impl ItemsApi {
                 let full = items::complete(&state.db, rows).await?;
                 let answer = JsonBytes::new(&page(
                     full.into_iter()
-                        .map(|it| item_out(it, &ev.event, &state.public_url))
+                        .map(|it| item_out(it, &state.public_url))
                         .collect(),
                 ));
                 if let (Some(g), Some(key)) = (generation, key) {
@@ -739,7 +738,7 @@ impl ItemsApi {
         let it = items::find(&state.db, ev.event.id, *id)
             .await?
             .ok_or_else(ApiError::forbidden)?;
-        Ok(Json(item_out(it, &ev.event, &state.public_url)))
+        Ok(Json(item_out(it, &state.public_url)))
     }
 
     /// Create an item
@@ -790,11 +789,7 @@ impl ItemsApi {
         let saved = items::create(&state.db, ev.event.id, new, picture)
             .await
             .map_err(write_error)?;
-        Ok(Created::Created(Json(item_out(
-            saved,
-            &ev.event,
-            &state.public_url,
-        ))))
+        Ok(Created::Created(Json(item_out(saved, &state.public_url))))
     }
 
     /// Replace an item
@@ -829,7 +824,7 @@ impl ItemsApi {
         let saved = items::update(&state.db, &existing, fields, picture)
             .await
             .map_err(write_error)?;
-        Ok(Json(item_out(saved, &ev.event, &state.public_url)))
+        Ok(Json(item_out(saved, &state.public_url)))
     }
 
     /// Change an item
@@ -865,7 +860,7 @@ impl ItemsApi {
         let saved = items::update(&state.db, &existing, fields, picture)
             .await
             .map_err(write_error)?;
-        Ok(Json(item_out(saved, &ev.event, &state.public_url)))
+        Ok(Json(item_out(saved, &state.public_url)))
     }
 
     /// Delete an item

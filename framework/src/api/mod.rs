@@ -12,10 +12,10 @@ pub mod files;
 pub mod giftcards;
 pub mod item_parts;
 pub mod items;
+pub mod meta;
 pub mod oauth;
 pub mod orders;
 pub mod organizers;
-pub mod properties;
 pub mod questions;
 pub mod quotas;
 pub mod resellers;
@@ -97,7 +97,7 @@ pub fn ticketing_api() -> impl OpenApi {
         giftcards::GiftCardsApi,
         events::EventsApi,
         settings::SettingsApi,
-        properties::PropertiesApi,
+        meta::MetaPropertiesApi,
         categories::CategoriesApi,
         taxrules::TaxRulesApi,
         subevents::SubEventsApi,

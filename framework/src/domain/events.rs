@@ -312,6 +312,7 @@ pub async fn copy_configuration(
     super::quotas::clone_quotas(db, from.id, to.id, &items).await?;
     super::questions::clone_questions(db, from.id, to.id, &items.items).await?;
     seating::clone_seats(db, from.id, to.id).await?;
+    super::meta::copy_item_properties(db, from.id, to.id).await?;
     Ok(items.items)
 }
 

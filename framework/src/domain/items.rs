@@ -12,7 +12,7 @@ use sea_orm::{
 use serde_json::Value;
 
 use super::files::{self, ClaimRefused};
-use super::meta::{self, Property};
+use super::meta;
 use super::sale::SALES_CHANNELS;
 use crate::db::entities::{
     category, event, item, item_addon, item_bundle, item_variation, order_position, quota, tax_rule,
@@ -335,6 +335,8 @@ pub struct Item {
     pub bundles: Vec<item_bundle::Model>,
     /// Tax rate in hundredths of a percent (0 without a tax rule).
     pub tax_rate_bps: i64,
+    /// Values of the event's item meta properties, defaults included.
+    pub meta_data: BTreeMap<String, String>,
 }
 
 /// Filters of the item list.
@@ -406,8 +408,8 @@ pub async fn find_row(
         .await
 }
 
-/// Adds variations, add-ons, bundles and tax rates to item rows: four queries, whatever
-/// their number.
+/// Adds variations, add-ons, bundles, tax rates and meta data to item rows: five queries,
+/// whatever their number.
 pub async fn complete(
     db: &impl ConnectionTrait,
     rows: Vec<item::Model>,
@@ -450,9 +452,11 @@ pub async fn complete(
         .into_iter()
         .map(|t| (t.id, t.rate_bps))
         .collect();
+    let properties = meta::item_properties(db, event_id).await?;
     Ok(rows
         .into_iter()
         .map(|row| Item {
+            meta_data: meta::effective(&properties, &string_map(&row.meta_data)),
             variations: variations.remove(&row.id).unwrap_or_default(),
             addons: addons.remove(&row.id).unwrap_or_default(),
             bundles: bundles.remove(&row.id).unwrap_or_default(),
@@ -471,24 +475,6 @@ fn group<T>(rows: Vec<T>, key: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {
         out.entry(key(&r)).or_default().push(r);
     }
     out
-}
-
-/// The event's item meta properties as properties: a name and a default, nothing required.
-pub fn item_properties(ev: &event::Model) -> Vec<Property> {
-    string_map(&ev.item_meta_properties)
-        .into_iter()
-        .map(|(name, default)| Property {
-            name,
-            default,
-            allowed_values: Vec::new(),
-            required: false,
-        })
-        .collect()
-}
-
-/// The item's meta data as shown: own values, completed with the properties' defaults.
-pub fn effective_meta(ev: &event::Model, row: &item::Model) -> BTreeMap<String, String> {
-    meta::effective(&item_properties(ev), &string_map(&row.meta_data))
 }
 
 async fn belongs<E>(
@@ -579,7 +565,8 @@ pub async fn invalid_fields(
             "The quota does not belong to this event.".into(),
         ));
     }
-    for message in meta::check_values(&item_properties(ev), &f.meta_data, false) {
+    let properties = meta::item_properties(db, ev.id).await?;
+    for message in meta::check_values(&properties, &f.meta_data, false) {
         invalid.push(("meta_data", message));
     }
     Ok(invalid)

@@ -10,7 +10,7 @@ use sea_orm::{
 };
 
 use crate::db::begin_write;
-use crate::db::entities::{event, item, meta_property, subevent, subevent_item_price};
+use crate::db::entities::{event, item, subevent, subevent_item_price};
 
 /// Every writable field of a sub-event.
 #[derive(Debug, Clone, PartialEq)]
@@ -115,35 +115,11 @@ async fn invalid_meta_data(
     if values.is_empty() {
         return Ok(Vec::new());
     }
-    let properties: HashMap<String, meta_property::Model> = meta_property::Entity::find()
-        .filter(meta_property::Column::OrganizerId.eq(organizer_id))
-        .all(db)
-        .await?
+    let properties = super::meta::properties(db, organizer_id).await?;
+    Ok(super::meta::check_values(&properties, values, false)
         .into_iter()
-        .map(|p| (p.name.clone(), p))
-        .collect();
-    let mut invalid = Vec::new();
-    for (key, value) in values {
-        let Some(property) = properties.get(key) else {
-            invalid.push((
-                "meta_data",
-                format!("Meta data property '{key}' does not exist."),
-            ));
-            continue;
-        };
-        let allowed: Vec<&str> = property
-            .allowed_values
-            .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str()).collect())
-            .unwrap_or_default();
-        if !allowed.is_empty() && !allowed.contains(&value.as_str()) {
-            invalid.push((
-                "meta_data",
-                format!("Meta data property '{key}' does not allow value '{value}'."),
-            ));
-        }
-    }
-    Ok(invalid)
+        .map(|m| ("meta_data", m))
+        .collect())
 }
 
 async fn invalid_item_prices(

@@ -262,9 +262,9 @@ async fn over_long_lists_and_maps_in_bodies_are_400_naming_the_field() {
         ),
         (
             Method::POST,
-            format!("{org}/properties/"),
-            json!({"allowed_values": vec!["a"; 1_001]}),
-            "allowed_values",
+            format!("{org}/event_meta_properties/"),
+            json!({"choices": vec![json!({"key": "a"}); 1_001]}),
+            "choices",
             1_000,
         ),
     ];

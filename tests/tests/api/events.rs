@@ -369,11 +369,11 @@ async fn the_list_filters_and_orders_as_the_spec_lists() {
 async fn the_list_filters_by_meta_data_with_defaults() {
     let (app, token) = setup().await;
     let r = app
-        .post("/api/v1/organizers/acme/properties/", &token, json!({"name": "type", "default": "conference", "allowed_values": ["conference", "concert"]}))
+        .post("/api/v1/organizers/acme/event_meta_properties/", &token, json!({"name": "type", "default": "conference", "choices": [{"key": "conference"}, {"key": "concert"}]}))
         .await;
     assert_eq!(r.status, 201, "{}", r.body);
     app.post(
-        "/api/v1/organizers/acme/properties/",
+        "/api/v1/organizers/acme/event_meta_properties/",
         &token,
         json!({"name": "region"}),
     )

@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use poem::http::Method;
-use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+use sea_orm::EntityTrait;
 use serde_json::json;
 use tessera::db::entities::event;
 use tessera::db::entities::item::Entity as ItemRow;
@@ -291,14 +291,19 @@ async fn order_limits_availability_windows_prices_and_sales_channels_are_checked
 #[tokio::test]
 async fn meta_data_takes_only_the_events_item_properties_and_shows_their_defaults() {
     let (app, event_id, token) = catalogue_app().await;
-    let mut ev: event::ActiveModel = event::Entity::find_by_id(event_id)
+    let event = event::Entity::find_by_id(event_id)
         .one(&app.db)
         .await
         .expect("query")
-        .expect("event")
-        .into();
-    ev.item_meta_properties = Set(json!({"colour": "blue", "size": ""}));
-    ev.update(&app.db).await.expect("update");
+        .expect("event");
+    let r = app
+        .patch(
+            &format!("/api/v1/organizers/acme/events/{}/", event.slug),
+            &token,
+            json!({"item_meta_properties": {"colour": "blue", "size": ""}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
 
     let it = item(
         &app,

@@ -34,7 +34,14 @@ async fn add_meta_property(app: &TestApp, organizer: i64, name: &str, allowed: &
         organizer_id: Set(organizer),
         name: Set(name.into()),
         default_value: Set(String::new()),
-        allowed_values: Set(json!(allowed)),
+        choices: Set((!allowed.is_empty()).then(|| {
+            json!(
+                allowed
+                    .iter()
+                    .map(|k| json!({"key": k}))
+                    .collect::<Vec<_>>()
+            )
+        })),
         required: Set(false),
         ..Default::default()
     }

@@ -49,8 +49,6 @@ pub struct Model {
     pub seat_category_mapping: Json,
     /// Time zone name.
     pub timezone: String,
-    /// Item meta properties and their defaults (JSON object).
-    pub item_meta_properties: Json,
     /// Values of organizer meta properties (JSON object).
     pub meta_data: Json,
     /// Sales channels (JSON list of strings).

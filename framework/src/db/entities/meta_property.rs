@@ -15,10 +15,20 @@ pub struct Model {
     pub name: String,
     /// Value of events that set none.
     pub default_value: String,
-    /// Allowed values (JSON list of strings); empty allows any.
-    pub allowed_values: Json,
     /// Whether every event must have a value.
     pub required: bool,
+    /// Whether only holders of the organizer's settings permission set values.
+    pub protected: bool,
+    /// Whether the public event list offers it as a filter.
+    pub filter_public: bool,
+    /// Name shown to the public (JSON i18n string), if any.
+    pub public_label: Option<Json>,
+    /// Whether lists may be filtered by it.
+    pub filter_allowed: bool,
+    /// The values allowed, `[{"key": .., "label": {lang: ..}}]`; none allows any.
+    pub choices: Option<Json>,
+    /// Place among the organizer's properties.
+    pub position: i32,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -14,6 +14,7 @@ pub mod idempotency_key;
 pub mod item;
 pub mod item_addon;
 pub mod item_bundle;
+pub mod item_meta_property;
 pub mod item_variation;
 pub mod login_failure;
 pub mod meta_property;
