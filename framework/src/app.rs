@@ -241,6 +241,10 @@ impl Server {
                 get(crate::web::login::login_page).post(crate::web::login::login),
             )
             .at("/logout", post(crate::web::login::logout))
+            .at(
+                "/invite/:secret",
+                get(crate::web::invites::invite_page).post(crate::web::invites::accept),
+            )
             .at("/account", get(crate::web::account::account_page))
             .at(
                 "/account/authorized/:id/revoke",

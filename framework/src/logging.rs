@@ -29,7 +29,8 @@ pub const SECRET_PARAMETERS: [&str; 1] = ["{secret}"];
 /// `http::routes::RouteTable::secret_segments`), and on pages the segment after
 /// `order/<code>/`, the secret that grants access to an order
 /// (`/<org>/<event>/order/<code>/<secret>/pay/<id>`; any path of that shape is treated
-/// alike, so that a later page under `order/<code>/` is covered too). Empty segments are
+/// alike, so that a later page under `order/<code>/` is covered too), and the token of an
+/// invitation's page (`/invite/<token>`). Empty segments are
 /// skipped as the router skips them, and a query string is kept as it is. Paths without a
 /// secret are borrowed unchanged.
 pub fn redact_path<'a>(path: &'a str, secret_segments: &[usize]) -> std::borrow::Cow<'a, str> {
@@ -42,10 +43,14 @@ pub fn redact_path<'a>(path: &'a str, secret_segments: &[usize]) -> std::borrow:
         }
         start += part.len() + 1;
     }
+    let invite = (segments.first().map(|s| &path[s.clone()]) == Some("invite"))
+        .then(|| segments.get(1).cloned())
+        .flatten();
     let mut secrets: Vec<_> = segments
         .windows(3)
         .filter(|w| &path[w[0].clone()] == "order")
         .map(|w| w[2].clone())
+        .chain(invite)
         .chain(
             secret_segments
                 .iter()
@@ -90,6 +95,15 @@ mod tests {
             "/a/b",
             "a segment that is not there"
         );
+    }
+
+    #[test]
+    fn the_token_of_an_invitation_page_is_redacted() {
+        assert_eq!(
+            redact_path_of_page("/invite/abc123?x=1"),
+            "/invite/<redacted>?x=1"
+        );
+        assert_eq!(redact_path_of_page("/invitations/abc"), "/invitations/abc");
     }
 
     #[test]

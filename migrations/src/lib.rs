@@ -32,6 +32,7 @@ mod m0027_order_desk_fields;
 mod m0028_canceled_positions;
 mod m0029_print_logs;
 mod m0030_meta_properties_2026;
+mod m0031_team_invites;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -73,6 +74,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0028_canceled_positions::Migration),
             Box::new(m0029_print_logs::Migration),
             Box::new(m0030_meta_properties_2026::Migration),
+            Box::new(m0031_team_invites::Migration),
         ]
     }
 }

@@ -25,6 +25,7 @@ pub mod settings;
 pub mod subevents;
 pub mod talk;
 pub mod taxrules;
+pub mod team_members;
 pub mod teams;
 pub mod vouchers;
 pub mod waiting_list;
@@ -94,6 +95,7 @@ pub fn ticketing_api() -> impl OpenApi {
     (
         organizers::OrganizersApi,
         teams::TeamsApi,
+        team_members::TeamMembersApi,
         giftcards::GiftCardsApi,
         events::EventsApi,
         settings::SettingsApi,

@@ -17,6 +17,7 @@ use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::{team, team_token};
 use crate::domain::grants::EventScope;
+use crate::domain::permissions::names::Level;
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::teams::{self, Reach};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
@@ -98,6 +99,131 @@ pub struct TeamOut {
     /// Permission flags.
     #[oai(flatten)]
     pub permissions: TeamPermissions,
+    /// The same permissions by pretix 2026's names.
+    #[oai(flatten)]
+    pub current: PermissionsOut,
+}
+
+/// A team's permissions by pretix 2026's names. Teams keep pretix's older flags: each flag
+/// stands for the names pretix migrates it to.
+#[derive(Object)]
+pub struct PermissionsOut {
+    /// Every event permission (`event.*`) on the team's events.
+    pub all_event_permissions: bool,
+    /// The event permissions, when not all.
+    pub limit_event_permissions: Vec<String>,
+    /// Every organizer permission (`organizer.*`).
+    pub all_organizer_permissions: bool,
+    /// The organizer permissions, when not all.
+    pub limit_organizer_permissions: Vec<String>,
+}
+
+impl PermissionsOut {
+    fn of(set: PermissionSet) -> Self {
+        let names = |level: Level| level.names_of(set).into_iter().map(str::to_owned).collect();
+        Self {
+            all_event_permissions: Level::Event.holds_all(set),
+            limit_event_permissions: names(Level::Event),
+            all_organizer_permissions: Level::Organizer.holds_all(set),
+            limit_organizer_permissions: names(Level::Organizer),
+        }
+    }
+}
+
+/// Permissions by pretix 2026's names, sent instead of the older flags. A name without a
+/// flag of its own here (`organizer.customers:*`, ...) is accepted and not kept; a flag is
+/// held when every name pretix checks for it is sent.
+#[derive(Object, Default)]
+pub struct PermissionsIn {
+    /// Every event permission.
+    pub all_event_permissions: Option<bool>,
+    /// Event permissions (`event.orders:read`, ...), when not all.
+    #[oai(validator(max_items = 100, max_length = 100))]
+    pub limit_event_permissions: Option<Vec<String>>,
+    /// Every organizer permission.
+    pub all_organizer_permissions: Option<bool>,
+    /// Organizer permissions (`organizer.teams:write`, ...), when not all.
+    #[oai(validator(max_items = 100, max_length = 100))]
+    pub limit_organizer_permissions: Option<Vec<String>>,
+}
+
+impl PermissionsIn {
+    fn is_sent(&self) -> bool {
+        self.all_event_permissions.is_some()
+            || self.limit_event_permissions.is_some()
+            || self.all_organizer_permissions.is_some()
+            || self.limit_organizer_permissions.is_some()
+    }
+
+    /// The flags these fields make of `current` (a new team's: none), with pretix's
+    /// refusals; `legacy` says whether older flags were sent too.
+    fn resolve(&self, current: PermissionSet, legacy: bool) -> Result<PermissionSet, ApiError> {
+        if !self.is_sent() {
+            return Ok(current);
+        }
+        if legacy {
+            return Err(non_field(
+                "You cannot set deprecated and current permission attributes at the same time.",
+            ));
+        }
+        let mut set = current;
+        for (level, all, limit, all_field, limit_field) in [
+            (
+                Level::Event,
+                self.all_event_permissions,
+                &self.limit_event_permissions,
+                "all_event_permissions",
+                "limit_event_permissions",
+            ),
+            (
+                Level::Organizer,
+                self.all_organizer_permissions,
+                &self.limit_organizer_permissions,
+                "all_organizer_permissions",
+                "limit_organizer_permissions",
+            ),
+        ] {
+            if all.is_none() && limit.is_none() {
+                continue;
+            }
+            if let Some(bad) = limit.iter().flatten().find(|n| !level.knows(n)) {
+                return Err(ApiError::field(
+                    limit_field,
+                    format!("\"{bad}\" is not a valid choice."),
+                ));
+            }
+            let all = all.unwrap_or_else(|| level.holds_all(current));
+            let limit = limit.clone().unwrap_or_else(|| {
+                level
+                    .names_of(current)
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect()
+            });
+            if all && !limit.is_empty() {
+                return Err(non_field(format!(
+                    "Do not set both {limit_field} and {all_field}."
+                )));
+            }
+            let kept = level.flags().iter().fold(set, PermissionSet::without);
+            set = level
+                .flags_of(all, &limit)
+                .iter()
+                .fold(kept, PermissionSet::with);
+        }
+        Ok(set)
+    }
+}
+
+/// pretix's validation error of a team as a whole: `{"non_field_errors": [message]}`.
+fn non_field(message: impl Into<String>) -> ApiError {
+    ApiError::field("non_field_errors", message)
+}
+
+/// Whether any of the older flags that pretix 2026's names replace is set.
+fn legacy_flags(set: PermissionSet) -> bool {
+    set.iter()
+        .any(|p| Level::Event.flags().has(p) || Level::Organizer.flags().has(p))
 }
 
 fn team_out(t: &team::Model, limit_events: Vec<String>, limit_tracks: Vec<i64>) -> TeamOut {
@@ -109,6 +235,7 @@ fn team_out(t: &team::Model, limit_events: Vec<String>, limit_tracks: Vec<i64>) 
         limit_tracks,
         force_hide_speaker_names: t.force_hide_speaker_names,
         permissions: TeamPermissions::from_set(teams::permissions(t)),
+        current: PermissionsOut::of(teams::permissions(t)),
     }
 }
 
@@ -134,6 +261,17 @@ pub struct TeamCreate {
     /// Permission flags.
     #[oai(flatten)]
     pub permissions: TeamPermissions,
+    /// Permissions by pretix 2026's names, instead of the flags.
+    #[oai(flatten)]
+    pub current: PermissionsIn,
+}
+
+impl TeamCreate {
+    /// The permissions sent, by flags or by pretix 2026's names.
+    fn permission_set(&self) -> Result<PermissionSet, ApiError> {
+        let flags = self.permissions.to_set();
+        self.current.resolve(flags, legacy_flags(flags))
+    }
 }
 
 /// A partial change of a team.
@@ -156,6 +294,9 @@ pub struct TeamPatch {
     /// Permission flags.
     #[oai(flatten)]
     pub permissions: TeamPermissionsPatch,
+    /// Permissions by pretix 2026's names, instead of the flags.
+    #[oai(flatten)]
+    pub current: PermissionsIn,
 }
 
 /// An API token of a team. The token itself is only in the answer that created it.
@@ -196,7 +337,12 @@ pub struct TokenCreate {
 /// Team operations.
 pub struct TeamsApi;
 
-async fn find_team(state: &AppState, organizer_id: i64, id: i64) -> Result<team::Model, ApiError> {
+/// The organizer's team with this ID; 403 for another's or none.
+pub(super) async fn find_team(
+    state: &AppState,
+    organizer_id: i64,
+    id: i64,
+) -> Result<team::Model, ApiError> {
     team::Entity::find_by_id(id)
         .filter(team::Column::OrganizerId.eq(organizer_id))
         .one(&state.db)
@@ -245,20 +391,25 @@ async fn track_ids(state: &AppState, organizer_id: i64, ids: &[i64]) -> Result<V
 }
 
 /// 403 unless the caller may give (or change, or take away) each of these reaches.
-fn within_reach(auth: &Auth, organizer_id: i64, reaches: &[&Reach]) -> Result<(), ApiError> {
+/// Ok when every reach is within what the caller holds, else 403 saying so.
+pub(super) fn within_reach(
+    auth: &Auth,
+    organizer_id: i64,
+    reaches: &[&Reach],
+) -> Result<(), ApiError> {
     if reaches.iter().all(|r| r.within(&auth.0, organizer_id)) {
         Ok(())
     } else {
         Err(ApiError::forbidden_because(
-            "You may create, change, delete or give tokens to teams only within what you \
-             hold: their events among yours (all events only with a team for all events) and \
+            "You may create, change or delete teams, and give or take their tokens and \
+             members, only within what you hold: their events among yours (all events only with a team for all events) and \
              their permissions among yours there.",
         ))
     }
 }
 
 /// The reach of a team as stored.
-async fn stored_reach(state: &AppState, t: &team::Model) -> Result<Reach, ApiError> {
+pub(super) async fn stored_reach(state: &AppState, t: &team::Model) -> Result<Reach, ApiError> {
     Ok(teams::reach(&state.db, t).await?)
 }
 
@@ -368,16 +519,12 @@ impl TeamsApi {
             .0
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let new = body.0;
+        let permissions = new.permission_set()?;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
         let tracks = track_ids(&state, org.organizer.id, &new.limit_tracks).await?;
-        let after = Reach::new(new.all_events, events.clone(), new.permissions.to_set());
+        let after = Reach::new(new.all_events, events.clone(), permissions);
         within_reach(&auth, org.organizer.id, &[&after])?;
-        let mut row = teams::new_team(
-            org.organizer.id,
-            &new.name,
-            new.all_events,
-            new.permissions.to_set(),
-        );
+        let mut row = teams::new_team(org.organizer.id, &new.name, new.all_events, permissions);
         row.force_hide_speaker_names = Set(new.force_hide_speaker_names);
         Ok(Created::Created(Json(
             save_team(&state, row, Some(events), Some(tracks)).await?,
@@ -399,17 +546,13 @@ impl TeamsApi {
             .organizer(&organizer, Some(Permission::ChangeTeams))?;
         let existing = find_team(&state, org.organizer.id, *id).await?;
         let new = body.0;
+        let permissions = new.permission_set()?;
         let events = event_ids(&state, org.organizer.id, &new.limit_events).await?;
         let tracks = track_ids(&state, org.organizer.id, &new.limit_tracks).await?;
         let before = stored_reach(&state, &existing).await?;
-        let after = Reach::new(new.all_events, events.clone(), new.permissions.to_set());
+        let after = Reach::new(new.all_events, events.clone(), permissions);
         within_reach(&auth, org.organizer.id, &[&before, &after])?;
-        let mut row = teams::new_team(
-            org.organizer.id,
-            &new.name,
-            new.all_events,
-            new.permissions.to_set(),
-        );
+        let mut row = teams::new_team(org.organizer.id, &new.name, new.all_events, permissions);
         row.id = Set(existing.id);
         row.force_hide_speaker_names = Set(new.force_hide_speaker_names);
         Ok(Json(
@@ -442,13 +585,16 @@ impl TeamsApi {
         };
         let before = stored_reach(&state, &existing).await?;
         let mut permissions = before.permissions;
-        for (p, on) in patch.permissions.changes() {
+        let changes = patch.permissions.changes();
+        for &(p, on) in &changes {
             permissions = if on {
                 permissions.with(p)
             } else {
                 permissions.without(p)
             };
         }
+        let legacy = legacy_flags(changes.iter().map(|(p, _)| *p).collect());
+        let permissions = patch.current.resolve(permissions, legacy)?;
         let after = Reach::new(
             patch.all_events.unwrap_or(existing.all_events),
             match (&events, &before.events) {
@@ -469,8 +615,8 @@ impl TeamsApi {
         if let Some(hide) = patch.force_hide_speaker_names {
             row.force_hide_speaker_names = Set(hide);
         }
-        for (p, on) in patch.permissions.changes() {
-            teams::set_permission(&mut row, p, on);
+        for p in Permission::ALL {
+            teams::set_permission(&mut row, p, permissions.has(p));
         }
         Ok(Json(save_team(&state, row, events, tracks).await?))
     }

@@ -38,6 +38,7 @@ pub mod special_addresses;
 pub mod subevents;
 pub mod talk;
 pub mod tax_rules;
+pub mod team_members;
 pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -139,3 +139,216 @@ impl FromIterator<Permission> for PermissionSet {
         iter.into_iter().fold(Self::NONE, Self::with)
     }
 }
+
+/// pretix 2026's permission names (`event.orders:read`, `organizer.teams:write`, ...) and how
+/// they map onto the flags. Teams keep the flags: a flag stands for the names pretix migrates
+/// it to, and a set of names holds a flag when it has every name pretix checks for that flag
+/// (so flags -> names -> flags is the identity; names without a flag are not kept).
+pub mod names {
+    use super::{Permission, PermissionSet};
+
+    /// Every event-level name pretix 2026 knows.
+    pub const EVENT: [&str; 12] = [
+        "event.settings.general:write",
+        "event.settings.payment:write",
+        "event.settings.tax:write",
+        "event.settings.invoicing:write",
+        "event.subevents:write",
+        "event.items:write",
+        "event.orders:read",
+        "event.orders:write",
+        "event.orders:checkin",
+        "event.vouchers:read",
+        "event.vouchers:write",
+        "event:cancel",
+    ];
+
+    /// Every organizer-level name pretix 2026 knows.
+    pub const ORGANIZER: [&str; 13] = [
+        "organizer.events:create",
+        "organizer.settings.general:write",
+        "organizer.teams:write",
+        "organizer.giftcards:read",
+        "organizer.giftcards:write",
+        "organizer.customers:read",
+        "organizer.customers:write",
+        "organizer.reusablemedia:read",
+        "organizer.reusablemedia:write",
+        "organizer.devices:read",
+        "organizer.devices:write",
+        "organizer.seatingplans:write",
+        "organizer.outgoingmails:read",
+    ];
+
+    /// A flag, the names it is migrated to, and the names that must all be held for it.
+    type Row = (Permission, &'static [&'static str], &'static [&'static str]);
+
+    const EVENT_FLAGS: [Row; 7] = [
+        (
+            Permission::ChangeEventSettings,
+            &[
+                "event.settings.general:write",
+                "event.settings.payment:write",
+                "event.settings.tax:write",
+                "event.settings.invoicing:write",
+                "event.subevents:write",
+            ],
+            &["event.settings.general:write"],
+        ),
+        (
+            Permission::ChangeItems,
+            &["event.items:write"],
+            &["event.items:write"],
+        ),
+        (
+            Permission::ViewOrders,
+            &["event.orders:read"],
+            &["event.orders:read"],
+        ),
+        (
+            Permission::ChangeOrders,
+            &["event.orders:write", "event:cancel"],
+            &["event.orders:write"],
+        ),
+        (
+            Permission::CheckinOrders,
+            &["event.orders:checkin"],
+            &["event.orders:checkin"],
+        ),
+        (
+            Permission::ViewVouchers,
+            &["event.vouchers:read"],
+            &["event.vouchers:read"],
+        ),
+        (
+            Permission::ChangeVouchers,
+            &["event.vouchers:write"],
+            &["event.vouchers:write"],
+        ),
+    ];
+
+    const ORGANIZER_FLAGS: [Row; 4] = [
+        (
+            Permission::CreateEvents,
+            &["organizer.events:create"],
+            &["organizer.events:create"],
+        ),
+        (
+            Permission::ChangeOrganizerSettings,
+            &[
+                "organizer.settings.general:write",
+                "organizer.devices:read",
+                "organizer.devices:write",
+                "organizer.seatingplans:write",
+                "organizer.outgoingmails:read",
+            ],
+            &["organizer.settings.general:write"],
+        ),
+        (
+            Permission::ChangeTeams,
+            &["organizer.teams:write"],
+            &["organizer.teams:write"],
+        ),
+        (
+            Permission::ManageGiftCards,
+            &["organizer.giftcards:read", "organizer.giftcards:write"],
+            &["organizer.giftcards:read", "organizer.giftcards:write"],
+        ),
+    ];
+
+    /// One level of names: event or organizer.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Level {
+        /// `event.*` names.
+        Event,
+        /// `organizer.*` names.
+        Organizer,
+    }
+
+    impl Level {
+        fn rows(self) -> &'static [Row] {
+            match self {
+                Level::Event => &EVENT_FLAGS,
+                Level::Organizer => &ORGANIZER_FLAGS,
+            }
+        }
+
+        /// Whether `name` is one of this level's.
+        pub fn knows(self, name: &str) -> bool {
+            match self {
+                Level::Event => EVENT.contains(&name),
+                Level::Organizer => ORGANIZER.contains(&name),
+            }
+        }
+
+        /// The level's flags.
+        pub fn flags(self) -> PermissionSet {
+            self.rows().iter().map(|(p, _, _)| *p).collect()
+        }
+
+        /// pretix's `all_*_permissions` of a flag set: every flag of the level but check-in.
+        pub fn holds_all(self, set: PermissionSet) -> bool {
+            self.rows()
+                .iter()
+                .filter(|(p, _, _)| *p != Permission::CheckinOrders)
+                .all(|(p, _, _)| set.has(*p))
+        }
+
+        /// pretix's `limit_*_permissions` of a flag set (empty when it holds all).
+        pub fn names_of(self, set: PermissionSet) -> Vec<&'static str> {
+            if self.holds_all(set) {
+                return Vec::new();
+            }
+            let mut names: Vec<&str> = self
+                .rows()
+                .iter()
+                .filter(|(p, _, _)| set.has(*p))
+                .flat_map(|(_, to, _)| to.iter().copied())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        }
+
+        /// The flags of the level that `all` or `names` hold.
+        pub fn flags_of(self, all: bool, names: &[String]) -> PermissionSet {
+            if all {
+                return self.flags();
+            }
+            self.rows()
+                .iter()
+                .filter(|(_, _, needs)| needs.iter().all(|n| names.iter().any(|h| h == n)))
+                .map(|(p, _, _)| *p)
+                .collect()
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn flags_survive_a_trip_through_pretix_2026s_names() {
+            for level in [Level::Event, Level::Organizer] {
+                for p in level.flags().iter() {
+                    let set = PermissionSet::NONE.with(p);
+                    let names: Vec<String> =
+                        level.names_of(set).into_iter().map(str::to_owned).collect();
+                    assert_eq!(level.flags_of(false, &names), set, "{p:?}");
+                }
+                let all = level.flags();
+                assert!(level.holds_all(all));
+                assert_eq!(level.flags_of(true, &[]), all);
+            }
+        }
+
+        #[test]
+        fn every_mapped_name_is_a_known_one() {
+            for level in [Level::Event, Level::Organizer] {
+                for (_, to, needs) in level.rows() {
+                    assert!(to.iter().chain(needs.iter()).all(|n| level.knows(n)));
+                }
+            }
+        }
+    }
+}

@@ -9,6 +9,7 @@
 
 pub mod account;
 pub mod applications;
+pub mod invites;
 pub mod login;
 pub mod oauth;
 pub mod orders;
@@ -52,6 +53,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("orga_me.html", include_str!("templates/orga_me.html")),
     ("order.html", include_str!("templates/order.html")),
+    ("invite.html", include_str!("templates/invite.html")),
 ];
 
 static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {

@@ -74,6 +74,7 @@ mod talk_tags;
 mod talk_tokens;
 mod talk_upload;
 mod taxrules;
+mod team_members;
 mod teams;
 mod text_limits;
 mod ticket_page;

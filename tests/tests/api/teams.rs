@@ -466,3 +466,103 @@ async fn a_team_limited_to_one_event_grants_only_that_event_and_what_it_holds_th
         "Admins"
     );
 }
+
+#[tokio::test]
+async fn teams_show_and_take_pretix_2026s_permission_names_beside_the_flags() {
+    let app = TestApp::spawn().await;
+    app.organizer("acme").await;
+    let admin = app.admin_token("acme").await;
+    let r = app
+        .post(
+            "/api/v1/organizers/acme/teams/",
+            &admin,
+            json!({"name": "Desk", "all_events": true, "can_view_orders": true,
+                   "can_change_orders": true, "can_manage_gift_cards": true}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["all_event_permissions"], false);
+    assert_eq!(
+        r.body["limit_event_permissions"],
+        json!(["event.orders:read", "event.orders:write", "event:cancel"])
+    );
+    assert_eq!(
+        r.body["limit_organizer_permissions"],
+        json!(["organizer.giftcards:read", "organizer.giftcards:write"])
+    );
+    let team = format!("/api/v1/organizers/acme/teams/{}/", r.body["id"]);
+
+    let r = app
+        .patch(
+            &team,
+            &admin,
+            json!({"limit_event_permissions": ["event.orders:read", "event.orders:checkin"]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["can_view_orders"], true);
+    assert_eq!(r.body["can_change_orders"], false);
+    assert_eq!(r.body["can_checkin_orders"], true);
+    assert_eq!(
+        r.body["can_manage_gift_cards"], true,
+        "organizer level untouched"
+    );
+
+    let r = app
+        .patch(
+            &team,
+            &admin,
+            json!({"all_event_permissions": true, "limit_event_permissions": []}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["all_event_permissions"], true);
+    assert_eq!(r.body["limit_event_permissions"], json!([]));
+    assert_eq!(r.body["can_change_event_settings"], true);
+
+    let r = app
+        .patch(
+            &team,
+            &admin,
+            json!({"limit_event_permissions": ["event.items:write"]}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "all and a limit at once");
+    assert_eq!(
+        r.body["non_field_errors"][0],
+        "Do not set both limit_event_permissions and all_event_permissions."
+    );
+    let r = app
+        .patch(
+            &team,
+            &admin,
+            json!({"can_view_orders": true, "all_organizer_permissions": true}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.body["non_field_errors"][0],
+        "You cannot set deprecated and current permission attributes at the same time."
+    );
+    let r = app
+        .patch(
+            &team,
+            &admin,
+            json!({"limit_organizer_permissions": ["organizer.nothing:write"]}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.body["limit_organizer_permissions"][0].is_string());
+
+    let limited = app
+        .token("acme", &["can_change_teams", "can_view_orders"])
+        .await;
+    let r = app
+        .post(
+            "/api/v1/organizers/acme/teams/",
+            &limited,
+            json!({"name": "Sneaky", "all_events": true, "all_organizer_permissions": true}),
+        )
+        .await;
+    assert_eq!(r.status, 403, "names grant no more than flags: {}", r.body);
+}

@@ -49,6 +49,7 @@ pub mod subevent_item_price;
 pub mod tax_rule;
 pub mod team;
 pub mod team_event;
+pub mod team_invite;
 pub mod team_member;
 pub mod team_token;
 pub mod user;
