@@ -102,14 +102,17 @@ pub async fn create_organizer(
             "an organizer with slug {slug:?} already exists"
         )));
     }
+    let txn = crate::db::begin_write(db).await?;
     let org = organizer::ActiveModel {
         slug: Set(slug.to_owned()),
         name: Set(name.to_owned()),
         created: Set(Utc::now()),
         ..Default::default()
     }
-    .insert(db)
+    .insert(&txn)
     .await?;
+    crate::domain::sales_channels::create_built_in(&txn, org.id).await?;
+    crate::db::commit(txn).await?;
     Ok(org)
 }
 

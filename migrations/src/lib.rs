@@ -33,6 +33,7 @@ mod m0028_canceled_positions;
 mod m0029_print_logs;
 mod m0030_meta_properties_2026;
 mod m0031_team_invites;
+mod m0032_sales_channels;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -75,6 +76,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0029_print_logs::Migration),
             Box::new(m0030_meta_properties_2026::Migration),
             Box::new(m0031_team_invites::Migration),
+            Box::new(m0032_sales_channels::Migration),
         ]
     }
 }

@@ -19,6 +19,7 @@ pub mod organizers;
 pub mod questions;
 pub mod quotas;
 pub mod resellers;
+pub mod sales_channels;
 pub mod seating;
 pub mod secrets;
 pub mod settings;
@@ -93,9 +94,12 @@ pub enum Tag {
 /// Every operation of the ticketing API (`/api/v1/`).
 pub fn ticketing_api() -> impl OpenApi {
     (
-        organizers::OrganizersApi,
-        teams::TeamsApi,
-        team_members::TeamMembersApi,
+        (
+            organizers::OrganizersApi,
+            sales_channels::SalesChannelsApi,
+            teams::TeamsApi,
+            team_members::TeamMembersApi,
+        ),
         giftcards::GiftCardsApi,
         events::EventsApi,
         settings::SettingsApi,

@@ -15,7 +15,6 @@ use super::seating;
 use super::settings::{self, Scope, SettingsRegistry};
 use crate::db::entities::{event, item, order, quota};
 use crate::domain::extensions::Extensions;
-use crate::domain::sale::SALES_CHANNELS;
 use crate::domain::webhooks;
 use crate::values::FieldErrors;
 use crate::values::stored::{string_list, string_map};
@@ -95,10 +94,8 @@ pub async fn validate(
         errors.push("plugins", message);
     }
     let channels = string_list(&e.sales_channels);
-    for c in &channels {
-        if !SALES_CHANNELS.contains(&c.as_str()) {
-            errors.push("sales_channels", format!("Unknown sales channel: '{c}'."));
-        }
+    for message in super::sales_channels::unknown(db, e.organizer_id, &channels).await? {
+        errors.push("sales_channels", message);
     }
     let properties = meta::properties(db, e.organizer_id).await?;
     for message in meta::check_values(&properties, &string_map(&e.meta_data), existing.is_none()) {

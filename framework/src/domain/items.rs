@@ -13,7 +13,6 @@ use serde_json::Value;
 
 use super::files::{self, ClaimRefused};
 use super::meta;
-use super::sale::SALES_CHANNELS;
 use crate::db::entities::{
     category, event, item, item_addon, item_bundle, item_variation, order_position, quota, tax_rule,
 };
@@ -537,10 +536,8 @@ pub async fn invalid_fields(
             "The end of availability has to be later than its start.".into(),
         ));
     }
-    for c in &f.sales_channels {
-        if !SALES_CHANNELS.contains(&c.as_str()) {
-            invalid.push(("sales_channels", format!("Unknown sales channel: '{c}'.")));
-        }
+    for message in super::sales_channels::unknown(db, ev.organizer_id, &f.sales_channels).await? {
+        invalid.push(("sales_channels", message));
     }
     let c = category::Column::Id;
     if !belongs::<category::Entity>(db, f.category_id, c, category::Column::EventId, ev.id).await? {

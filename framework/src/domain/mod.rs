@@ -28,6 +28,7 @@ pub mod quotas;
 pub mod refusal;
 pub mod resellers;
 pub mod sale;
+pub mod sales_channels;
 pub mod seating;
 pub mod secrets;
 pub mod sessions;

@@ -97,6 +97,7 @@ pub async fn create_organizer(
     }
     .insert(&txn)
     .await?;
+    super::sales_channels::create_built_in(&txn, org.id).await?;
     let team = teams::new_team(org.id, "Administrators", true, PermissionSet::all())
         .insert(&txn)
         .await?;

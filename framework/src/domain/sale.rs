@@ -13,9 +13,6 @@ use crate::db::entities::{
 };
 use crate::domain::cache::Cache;
 
-/// Sales channels an event can be sold on.
-pub const SALES_CHANNELS: [&str; 2] = ["web", "resellers"];
-
 /// A product of an event: an item, its variation, on a date of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Product {

@@ -55,6 +55,7 @@ mod questions;
 mod quotas;
 mod refunds;
 mod resellers;
+mod sales_channels;
 mod seating;
 mod security;
 mod selling_races;

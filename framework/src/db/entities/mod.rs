@@ -40,6 +40,7 @@ pub mod quota_item;
 pub mod quota_variation;
 pub mod reseller;
 pub mod reseller_user;
+pub mod sales_channel;
 pub mod seat;
 pub mod seating_plan;
 pub mod session;
