@@ -374,3 +374,100 @@ async fn a_person_authorizes_an_application_in_a_real_browser_and_the_applicatio
     assert_eq!(organizers["count"], 1, "{organizers}");
     assert_eq!(organizers["results"][0]["slug"], "acme", "{organizers}");
 }
+
+/// Saves a screenshot of the page as `<name>.png` in `TESSERA_SCREENSHOT_DIR`, when set (to
+/// look at the pages as a browser draws them).
+async fn screenshot(browser: &Client, name: &str) {
+    let Ok(dir) = std::env::var("TESSERA_SCREENSHOT_DIR") else {
+        return;
+    };
+    let png = browser.screenshot().await.expect("screenshot");
+    std::fs::write(Path::new(&dir).join(format!("{name}.png")), png).expect("write screenshot");
+}
+
+#[tokio::test]
+async fn an_invited_person_creates_an_account_in_a_real_browser_and_joins_the_team() {
+    let test = "an_invited_person_creates_an_account_in_a_real_browser_and_joins_the_team";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn().await;
+    let tessera = app.serve().await;
+    app.organizer("acme").await;
+    let admin = app.admin_token("acme").await;
+    let team = app
+        .post(
+            "/api/v1/organizers/acme/teams/",
+            &admin,
+            json!({"name": "Box office", "all_events": true, "can_view_orders": true}),
+        )
+        .await;
+    let invites = format!("/api/v1/organizers/acme/teams/{}/invites/", team.body["id"]);
+    let r = app
+        .post(&invites, &admin, json!({"email": "grace@example.org"}))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let mail = tessera_tests::outbox(&app.db)
+        .await
+        .pop()
+        .expect("the invitation");
+    let link = mail
+        .body_text
+        .split_whitespace()
+        .find(|w| w.contains("/invite/"))
+        .expect("a link");
+    let path = &link[link.find("/invite/").expect("path")..];
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone-sized window");
+    browser
+        .goto(&format!("{tessera}{path}"))
+        .await
+        .expect("open the invitation");
+    wait_for(&browser, "#fullname").await;
+    let page = text_of(&browser, "body").await;
+    assert!(page.contains("Box office"), "{page}");
+    screenshot(&browser, "invite").await;
+    for (field, value) in [
+        ("#fullname", "Grace Hopper"),
+        ("#password", PASSWORD),
+        ("#password_repeat", PASSWORD),
+    ] {
+        browser
+            .find(Locator::Css(field))
+            .await
+            .expect(field)
+            .send_keys(value)
+            .await
+            .expect("type");
+    }
+    browser
+        .find(Locator::Css("button[name=register]"))
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("submit");
+    wait_for(&browser, ".email").await;
+    let url = browser.current_url().await.expect("url");
+    assert_eq!(url.path(), "/account", "{url}");
+    assert_eq!(
+        text_of(&browser, "#profile .email").await,
+        "grace@example.org"
+    );
+    screenshot(&browser, "invite-accepted").await;
+    browser.close().await.expect("close the browser");
+    drop(driver);
+
+    let members = app
+        .get(
+            &format!("/api/v1/organizers/acme/teams/{}/members/", team.body["id"]),
+            &admin,
+        )
+        .await;
+    assert_eq!(members.body["results"][0]["email"], "grace@example.org");
+}

@@ -264,3 +264,78 @@ async fn a_scanner_reports_what_it_printed() {
         .await;
     assert_eq!(r.status, 404, "{}", r.body);
 }
+
+#[tokio::test]
+async fn a_position_is_added_to_an_order_with_its_attendee_and_answers_within_the_quota() {
+    let s = shop(Some(2)).await;
+    let age = id(&created(
+        &s.app,
+        &format!("{EVENT}/questions/"),
+        &s.token,
+        json!({"question": {"en": "Age?"}, "type": "N", "items": [s.ticket]}),
+    )
+    .await);
+    let o = s.ordered(1, json!({})).await;
+    let code = o["code"].as_str().expect("code");
+    let r = s
+        .app
+        .post(
+            POSITIONS,
+            &s.token,
+            json!({"order": code, "item": s.ticket, "price": "20.00",
+                   "attendee_name": "Grace Hopper", "answers": [{"question": age, "answer": "37"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["order"], code);
+    assert_eq!(r.body["positionid"], 2);
+    assert_eq!(r.body["attendee_name"], "Grace Hopper");
+    assert_eq!(r.body["answers"][0]["answer"], "37");
+    let stored = s
+        .app
+        .get(&format!("{EVENT}/orders/{code}/"), &s.token)
+        .await;
+    assert_eq!(stored.body["total"], "43.00");
+    assert_eq!(s.availability(s.quota).await["available_number"], 0);
+
+    let r = s
+        .app
+        .post(
+            POSITIONS,
+            &s.token,
+            json!({"order": code, "item": s.ticket}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "the quota is sold out: {}", r.body);
+    let r = s
+        .app
+        .post(
+            POSITIONS,
+            &s.token,
+            json!({"order": code, "item": s.ticket, "answers": [{"question": age, "answer": "old"}]}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body, json!({"answers": ["Enter a valid number."]}));
+    let r = s
+        .app
+        .post(
+            POSITIONS,
+            &s.token,
+            json!({"order": "ZZZZZ", "item": s.ticket}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.body["order"][0], "Object with code=ZZZZZ does not exist.");
+    let viewer = s.app.token("acme", &["can_view_orders"]).await;
+    let r = s
+        .app
+        .post(POSITIONS, &viewer, json!({"order": code, "item": s.ticket}))
+        .await;
+    assert_eq!(r.status, 403);
+    let positions = s
+        .app
+        .get(&format!("{POSITIONS}?order={code}"), &s.token)
+        .await;
+    assert_eq!(positions.body["count"], 2, "refusals added nothing");
+}

@@ -202,7 +202,8 @@ pub(super) fn patch(p: PatchPosition) -> PositionPatch {
     }
 }
 
-fn add(p: AddPosition) -> NewPosition {
+/// The domain's new position as sent (without attendee data).
+pub(super) fn add(p: AddPosition) -> NewPosition {
     NewPosition {
         item: p.item,
         variation: p.variation,
@@ -212,6 +213,7 @@ fn add(p: AddPosition) -> NewPosition {
         seat: p.seat,
         valid_from: p.valid_from,
         valid_until: p.valid_until,
+        info: Default::default(),
     }
 }
 

@@ -23,13 +23,13 @@ use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest, patched};
 use crate::state::AppState;
 
-use super::change::PositionChange;
+use super::change::{AddPosition, PositionChange};
 use super::wire::{Answer, OrderView, PositionOut};
 use super::{change_orders, lifecycle_error, seller};
 
-/// A position's attendee data, answers and what the order change may change of it.
+/// A position's attendee data and answers.
 #[derive(Object)]
-pub struct PositionPatchBody {
+pub struct AttendeeBody {
     /// Attendee name, stored as the `full_name` part; not together with
     /// `attendee_name_parts`.
     #[oai(validator(max_length = 255))]
@@ -43,9 +43,31 @@ pub struct PositionPatchBody {
     /// Every answer of the position (at most 1,000): those left out, or empty, are removed.
     #[oai(validator(max_items = 1000))]
     pub answers: Option<Vec<Answer>>,
+}
+
+/// A position's attendee data, answers and what the order change may change of it.
+#[derive(Object)]
+pub struct PositionPatchBody {
+    /// The attendee's data and answers.
+    #[oai(flatten)]
+    pub attendee: AttendeeBody,
     /// What the order change may change.
     #[oai(flatten)]
     pub change: PositionChange,
+}
+
+/// A position added to an order.
+#[derive(Object)]
+pub struct PositionCreateBody {
+    /// The order's code.
+    #[oai(validator(max_length = 16))]
+    pub order: String,
+    /// The product, price, date, seat and validity.
+    #[oai(flatten)]
+    pub position: AddPosition,
+    /// The attendee's data and answers.
+    #[oai(flatten)]
+    pub attendee: AttendeeBody,
 }
 
 /// A print of a position's badge or ticket.
@@ -151,7 +173,7 @@ fn ids(field: &str, one: Option<i64>, many: Option<String>) -> Result<Vec<i64>, 
     Ok(out)
 }
 
-fn info(b: &PositionPatchBody) -> Result<PositionInfo, ApiError> {
+fn info(b: &AttendeeBody) -> Result<PositionInfo, ApiError> {
     if b.attendee_name.is_some() && b.attendee_name_parts.is_some() {
         return Err(ApiError::field(
             "attendee_name",
@@ -353,7 +375,7 @@ impl PositionsApi {
         body: JsonBody<PositionPatchBody>,
     ) -> WriteResult<Json<PositionOut>> {
         let ev = change_orders(&state, &auth, &organizer, &event).await?;
-        let info = info(&body.0)?;
+        let info = info(&body.0.attendee)?;
         let mut patch = super::change::patch(super::change::PatchPosition {
             position: id.0,
             body: body.0.change,
@@ -363,6 +385,40 @@ impl PositionsApi {
             .await
             .map_err(position_error)?;
         Ok(Json(position_of(&state, &ev, o, id.0)?))
+    }
+
+    /// Add a position to an order
+    ///
+    /// As pretix: the product (`item`, `variation`, `subevent`, `seat`, `price`, validity,
+    /// `addon_to` by `positionid`) under the order change's rules, with the attendee's data
+    /// and answers, in one transaction. An unknown order is 400 on `order`. No mail is
+    /// sent. Needs `can_change_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orderpositions",
+        method = "post"
+    )]
+    async fn create_position(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        body: JsonBody<PositionCreateBody>,
+    ) -> WriteResult<Created<PositionOut>> {
+        let ev = change_orders(&state, &auth, &organizer, &event).await?;
+        let body = body.0;
+        let mut new = super::change::add(body.position);
+        new.info = info(&body.attendee)?;
+        let (o, id) = positions::add(seller(&state, &ev), &ev.event, &body.order, new)
+            .await
+            .map_err(|e| match e {
+                crate::domain::orders::LifecycleError::NotFound => ApiError::field(
+                    "order",
+                    format!("Object with code={} does not exist.", body.order),
+                ),
+                e => lifecycle_error(e),
+            })?;
+        Ok(Created::Created(Json(position_of(&state, &ev, o, id)?)))
     }
 
     /// Cancel an order position

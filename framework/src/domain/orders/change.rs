@@ -85,7 +85,7 @@ impl PositionInfo {
     }
 }
 
-/// A position added to the order (`create_positions`).
+/// A position added to the order (`create_positions`, `POST orderpositions/`).
 #[derive(Debug, Clone, Default)]
 pub struct NewPosition {
     /// The item.
@@ -104,6 +104,8 @@ pub struct NewPosition {
     pub valid_from: Option<DateTime<Utc>>,
     /// Admits until this instant.
     pub valid_until: Option<DateTime<Utc>>,
+    /// The attendee's data and answers (`POST orderpositions/`).
+    pub info: PositionInfo,
 }
 
 /// A fee's new value (`patch_fees`).
@@ -667,7 +669,7 @@ async fn create_positions(
             .price
             .unwrap_or_else(|| l.catalogue.default_price(&product));
         let tax = l.catalogue.tax(n.item, price);
-        let row = order_position::Model {
+        let mut row = order_position::Model {
             id: 0,
             order_id: l.order.id,
             positionid: next,
@@ -689,6 +691,12 @@ async fn create_positions(
             valid_until: n.valid_until,
             canceled: false,
         };
+        if !n.info.is_empty()
+            && let Err(fields) = attendee(l, &mut row, &n.info).await?
+        {
+            errors.errors[i].extend(fields);
+            continue;
+        }
         next += 1;
         plan.lines.push(Line {
             before: None,

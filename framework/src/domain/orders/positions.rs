@@ -11,7 +11,7 @@ use sea_orm::{
 };
 use serde_json::Value;
 
-use super::change::{OrderChange, PositionPatch, change};
+use super::change::{NewPosition, OrderChange, PositionPatch, change};
 use super::lifecycle::{LifecycleError, Seller};
 use super::{Order, complete};
 use crate::db::entities::{event, order, order_position, print_log};
@@ -317,6 +317,34 @@ pub async fn patch(
         }
         e => e,
     })
+}
+
+/// Adds a position (with the attendee's data and answers) to the order with this code
+/// through the order change's rules, as pretix's `POST orderpositions/`; gives the order as
+/// it is then and the new position's ID. Field errors are the position's own. No mail is
+/// sent.
+pub async fn add(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    new: NewPosition,
+) -> Result<(Order, i64), LifecycleError> {
+    let c = OrderChange {
+        create_positions: vec![new],
+        check_quotas: true,
+        ..Default::default()
+    };
+    let order = change(seller, ev, code, c).await.map_err(|e| match e {
+        LifecycleError::Invalid(mut body) if body.get("create_positions").is_some() => {
+            LifecycleError::Invalid(body["create_positions"][0].take())
+        }
+        e => e,
+    })?;
+    let id = (order.positions.iter())
+        .max_by_key(|p| p.positionid)
+        .map(|p| p.id)
+        .ok_or(LifecycleError::NotFound)?;
+    Ok((order, id))
 }
 
 /// Cancels one position (with its add-ons) through the order change's rules; refused for
