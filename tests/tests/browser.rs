@@ -432,6 +432,11 @@ async fn an_invited_person_creates_an_account_in_a_real_browser_and_joins_the_te
     let page = text_of(&browser, "body").await;
     assert!(page.contains("Box office"), "{page}");
     screenshot(&browser, "invite").await;
+    browser
+        .set_window_size(1280, 900)
+        .await
+        .expect("a desktop-sized window");
+    screenshot(&browser, "invite-desktop").await;
     for (field, value) in [
         ("#fullname", "Grace Hopper"),
         ("#password", PASSWORD),

@@ -28,7 +28,7 @@ use crate::http::{
     PageRequest, Refusal, patched,
 };
 use crate::state::AppState;
-use crate::values::stored::{string_list, string_map};
+use crate::values::stored::string_list;
 
 /// An event.
 #[derive(Object)]
@@ -484,18 +484,15 @@ async fn shown(
     ))))
 }
 
-/// The meta data sent, with protected properties kept as `current` has them when the
-/// caller may not change the organizer's settings (pretix ignores them silently).
+/// The meta data to store of what was sent, as the caller may set it.
 fn sent_meta(
     rows: &[crate::db::entities::meta_property::Model],
     org: &crate::domain::grants::OrganizerAccess,
     sent: Option<BTreeMap<String, String>>,
     current: &Value,
 ) -> Option<BTreeMap<String, String>> {
-    if org.permissions.has(Permission::ChangeOrganizerSettings) {
-        return sent;
-    }
-    sent.map(|values| meta::keep_protected(rows, values, &string_map(current)))
+    let may_set_protected = org.permissions.has(Permission::ChangeOrganizerSettings);
+    meta::sent_values(rows, may_set_protected, sent, current)
 }
 
 /// Event operations.

@@ -12,7 +12,7 @@ use poem_openapi::{Object, OpenApi};
 use super::Tag;
 use crate::db::entities::{item_meta_property, meta_property};
 use crate::db::{begin_write, commit};
-use crate::domain::meta::{self, Choice, EventPropertyFields, ItemPropertyFields, WriteError};
+use crate::domain::meta::{self, Choice, EventPropertyFields, ItemPropertyFields};
 use crate::domain::permissions::Permission;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, I18nString, JsonBody, NoContent, Page, PageRequest};
@@ -263,15 +263,6 @@ impl ItemPropertyPatch {
         }
         if let Some(allowed) = crate::http::patched(self.allowed_values) {
             f.allowed_values = allowed.filter(|v| !v.is_empty());
-        }
-    }
-}
-
-impl From<WriteError> for ApiError {
-    fn from(e: WriteError) -> Self {
-        match e {
-            WriteError::Invalid(errors) => errors.into(),
-            WriteError::Db(e) => e.into(),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::db::entities::sales_channel;
 use crate::db::{begin_write, commit};
 use crate::domain::grants::OrganizerAccess;
 use crate::domain::permissions::Permission;
-use crate::domain::sales_channels::{self, API_TYPE, Fields, Filter, WriteError};
+use crate::domain::sales_channels::{self, API_TYPE, Fields, Filter};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, I18nString, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
@@ -89,16 +89,6 @@ pub struct ChannelPatch {
     /// Place in lists.
     #[oai(validator(minimum(value = "0"), maximum(value = "2147483647")))]
     pub position: Option<i32>,
-}
-
-impl From<WriteError> for ApiError {
-    fn from(e: WriteError) -> Self {
-        match e {
-            WriteError::Invalid(errors) => errors.into(),
-            WriteError::InUse => ApiError::forbidden_because("Can only be deleted if unused."),
-            WriteError::Db(e) => e.into(),
-        }
-    }
 }
 
 fn settings_holder(auth: &Auth, organizer: &str) -> Result<OrganizerAccess, ApiError> {

@@ -17,7 +17,7 @@ use super::Tag;
 use crate::db::begin_write;
 use crate::db::entities::{team, team_token};
 use crate::domain::grants::EventScope;
-use crate::domain::permissions::names::Level;
+use crate::domain::permissions::names::{self, Level};
 use crate::domain::permissions::{Permission, PermissionSet};
 use crate::domain::teams::{self, Reach};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
@@ -148,82 +148,23 @@ pub struct PermissionsIn {
 }
 
 impl PermissionsIn {
-    fn is_sent(&self) -> bool {
-        self.all_event_permissions.is_some()
-            || self.limit_event_permissions.is_some()
-            || self.all_organizer_permissions.is_some()
-            || self.limit_organizer_permissions.is_some()
-    }
-
-    /// The flags these fields make of `current` (a new team's: none), with pretix's
-    /// refusals; `legacy` says whether older flags were sent too.
+    /// The flags these fields make of `current` (a new team's: none); `legacy` says whether
+    /// older flags were sent too.
     fn resolve(&self, current: PermissionSet, legacy: bool) -> Result<PermissionSet, ApiError> {
-        if !self.is_sent() {
-            return Ok(current);
-        }
-        if legacy {
-            return Err(non_field(
-                "You cannot set deprecated and current permission attributes at the same time.",
-            ));
-        }
-        let mut set = current;
-        for (level, all, limit, all_field, limit_field) in [
+        let sent = [
             (
                 Level::Event,
                 self.all_event_permissions,
-                &self.limit_event_permissions,
-                "all_event_permissions",
-                "limit_event_permissions",
+                self.limit_event_permissions.as_deref(),
             ),
             (
                 Level::Organizer,
                 self.all_organizer_permissions,
-                &self.limit_organizer_permissions,
-                "all_organizer_permissions",
-                "limit_organizer_permissions",
+                self.limit_organizer_permissions.as_deref(),
             ),
-        ] {
-            if all.is_none() && limit.is_none() {
-                continue;
-            }
-            if let Some(bad) = limit.iter().flatten().find(|n| !level.knows(n)) {
-                return Err(ApiError::field(
-                    limit_field,
-                    format!("\"{bad}\" is not a valid choice."),
-                ));
-            }
-            let all = all.unwrap_or_else(|| level.holds_all(current));
-            let limit = limit.clone().unwrap_or_else(|| {
-                level
-                    .names_of(current)
-                    .into_iter()
-                    .map(str::to_owned)
-                    .collect()
-            });
-            if all && !limit.is_empty() {
-                return Err(non_field(format!(
-                    "Do not set both {limit_field} and {all_field}."
-                )));
-            }
-            let kept = level.flags().iter().fold(set, PermissionSet::without);
-            set = level
-                .flags_of(all, &limit)
-                .iter()
-                .fold(kept, PermissionSet::with);
-        }
-        Ok(set)
+        ];
+        Ok(names::resolve(&sent, current, legacy)?)
     }
-}
-
-/// pretix's validation error of a team as a whole: `{"non_field_errors": [message]}`.
-fn non_field(message: impl Into<String>) -> ApiError {
-    ApiError::field("non_field_errors", message)
-}
-
-/// Whether any of the older flags that pretix 2026's names replace is set.
-fn legacy_flags(set: PermissionSet) -> bool {
-    set.iter()
-        .any(|p| Level::Event.flags().has(p) || Level::Organizer.flags().has(p))
 }
 
 fn team_out(t: &team::Model, limit_events: Vec<String>, limit_tracks: Vec<i64>) -> TeamOut {
@@ -270,7 +211,7 @@ impl TeamCreate {
     /// The permissions sent, by flags or by pretix 2026's names.
     fn permission_set(&self) -> Result<PermissionSet, ApiError> {
         let flags = self.permissions.to_set();
-        self.current.resolve(flags, legacy_flags(flags))
+        self.current.resolve(flags, names::legacy(flags))
     }
 }
 
@@ -593,7 +534,7 @@ impl TeamsApi {
                 permissions.without(p)
             };
         }
-        let legacy = legacy_flags(changes.iter().map(|(p, _)| *p).collect());
+        let legacy = names::legacy(changes.iter().map(|(p, _)| *p).collect());
         let permissions = patch.current.resolve(permissions, legacy)?;
         let after = Reach::new(
             patch.all_events.unwrap_or(existing.all_events),

@@ -11,10 +11,11 @@ use sea_orm::{
 };
 use serde_json::{Value, json};
 
+use super::refusal::Refusal;
 use crate::db::entities::{event, item, item_meta_property, meta_property};
 use crate::values::FieldErrors;
 use crate::values::I18nString;
-use crate::values::stored::string_list;
+use crate::values::stored::{string_list, string_map};
 
 /// A property as the rules need it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,21 +84,6 @@ impl From<item_meta_property::Model> for Property {
     }
 }
 
-/// Why a property was not written.
-#[derive(Debug)]
-pub enum WriteError {
-    /// Fields that break a rule, with their messages.
-    Invalid(FieldErrors),
-    /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for WriteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
-}
-
 /// pretix's message for a property name with other characters than letters, digits and `_`.
 pub const NAME_RULE: &str = "The property name may only contain letters, numbers and underscores.";
 
@@ -109,13 +95,11 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// A clash with the unique name of a property (per organizer, or per event) as a field error.
-fn name_taken(e: DbErr) -> WriteError {
+fn name_taken(e: DbErr) -> Refusal {
     if crate::db::is_unique_violation(&e) {
-        WriteError::Invalid(
-            FieldErrors::new().add("name", "A property with this name already exists."),
-        )
+        Refusal::field("name", "A property with this name already exists.")
     } else {
-        WriteError::Db(e)
+        Refusal::Db(e)
     }
 }
 
@@ -228,8 +212,8 @@ pub async fn save_event_property(
     organizer_id: i64,
     existing: Option<meta_property::Model>,
     f: EventPropertyFields,
-) -> Result<meta_property::Model, WriteError> {
-    f.check().map_err(WriteError::Invalid)?;
+) -> Result<meta_property::Model, Refusal> {
+    f.check()?;
     let choices = f.choices.filter(|c| !c.is_empty()).map(|list| {
         Value::Array(
             list.into_iter()
@@ -293,14 +277,20 @@ fn without_key(values: &Value, key: &str) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-/// The meta data to store when a caller who may not set protected properties sends `sent`:
-/// protected properties keep the values they had (`current`, none for a new event), as pretix
-/// ignores them silently.
-pub fn keep_protected(
+/// The meta data to store of what a caller sent (`None`: nothing sent). A caller who may
+/// not change the organizer's settings (`may_set_protected` false) sets no protected
+/// property: those keep the values they had (`current`, the event's stored map or the clone
+/// source's; `{}` for a new event), as pretix ignores them silently.
+pub fn sent_values(
     properties: &[meta_property::Model],
-    sent: BTreeMap<String, String>,
-    current: &BTreeMap<String, String>,
-) -> BTreeMap<String, String> {
+    may_set_protected: bool,
+    sent: Option<BTreeMap<String, String>>,
+    current: &Value,
+) -> Option<BTreeMap<String, String>> {
+    let sent = sent?;
+    if may_set_protected {
+        return Some(sent);
+    }
     let protected: HashSet<&str> = properties
         .iter()
         .filter(|p| p.protected)
@@ -310,12 +300,12 @@ pub fn keep_protected(
         .into_iter()
         .filter(|(k, _)| !protected.contains(k.as_str()))
         .collect();
-    for (k, v) in current {
+    for (k, v) in string_map(current) {
         if protected.contains(k.as_str()) {
-            kept.insert(k.clone(), v.clone());
+            kept.insert(k, v);
         }
     }
-    kept
+    Some(kept)
 }
 
 /// Messages for values that name unknown properties or values not allowed; with
@@ -401,23 +391,21 @@ pub async fn item_properties(
         .collect())
 }
 
-/// The item properties of each of the events, as a name-to-default map (an event's
-/// `item_meta_properties`).
+/// The item properties of each of the events (a page of them), as a name-to-default map
+/// (an event's `item_meta_properties`): one query.
 pub async fn item_defaults(
     db: &impl ConnectionTrait,
     event_ids: &[i64],
 ) -> Result<HashMap<i64, BTreeMap<String, String>>, DbErr> {
+    let rows = item_meta_property::Entity::find()
+        .filter(item_meta_property::Column::EventId.is_in(event_ids.iter().copied()))
+        .all(db)
+        .await?;
     let mut out: HashMap<i64, BTreeMap<String, String>> = HashMap::new();
-    for chunk in event_ids.chunks(1000) {
-        let rows = item_meta_property::Entity::find()
-            .filter(item_meta_property::Column::EventId.is_in(chunk.iter().copied()))
-            .all(db)
-            .await?;
-        for p in rows {
-            out.entry(p.event_id)
-                .or_default()
-                .insert(p.name, p.default_value);
-        }
+    for p in rows {
+        out.entry(p.event_id)
+            .or_default()
+            .insert(p.name, p.default_value);
     }
     Ok(out)
 }
@@ -464,11 +452,9 @@ pub async fn save_item_property(
     event_id: i64,
     existing: Option<item_meta_property::Model>,
     f: ItemPropertyFields,
-) -> Result<item_meta_property::Model, WriteError> {
+) -> Result<item_meta_property::Model, Refusal> {
     if !valid_name(&f.name) {
-        return Err(WriteError::Invalid(
-            FieldErrors::new().add("name", NAME_RULE),
-        ));
+        return Err(Refusal::field("name", NAME_RULE));
     }
     let mut row = match existing {
         Some(m) => m.into(),
@@ -517,10 +503,11 @@ pub async fn set_item_defaults(
     db: &impl ConnectionTrait,
     event_id: i64,
     defaults: &BTreeMap<String, String>,
-) -> Result<(), WriteError> {
+) -> Result<(), Refusal> {
     if let Some(bad) = defaults.keys().find(|k| !valid_name(k)) {
-        return Err(WriteError::Invalid(
-            FieldErrors::new().add("item_meta_properties", format!("{NAME_RULE} ('{bad}')")),
+        return Err(Refusal::field(
+            "item_meta_properties",
+            format!("{NAME_RULE} ('{bad}')"),
         ));
     }
     let mut current: HashMap<String, item_meta_property::Model> = item_property_rows(db, event_id)

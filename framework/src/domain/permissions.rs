@@ -146,6 +146,7 @@ impl FromIterator<Permission> for PermissionSet {
 /// (so flags -> names -> flags is the identity; names without a flag are not kept).
 pub mod names {
     use super::{Permission, PermissionSet};
+    use crate::domain::refusal::Refusal;
 
     /// Every event-level name pretix 2026 knows.
     pub const EVENT: [&str; 12] = [
@@ -321,6 +322,83 @@ pub mod names {
                 .map(|(p, _, _)| *p)
                 .collect()
         }
+    }
+
+    impl Level {
+        /// The fields that carry the level's names.
+        fn fields(self) -> (&'static str, &'static str) {
+            match self {
+                Level::Event => ("all_event_permissions", "limit_event_permissions"),
+                Level::Organizer => ("all_organizer_permissions", "limit_organizer_permissions"),
+            }
+        }
+    }
+
+    /// Whether any of the older flags that pretix 2026's names replace is in the set.
+    pub fn legacy(set: PermissionSet) -> bool {
+        set.iter()
+            .any(|p| Level::Event.flags().has(p) || Level::Organizer.flags().has(p))
+    }
+
+    /// One level's fields as sent: `all_*` and `limit_*`, each if sent.
+    pub type Sent<'a> = (Level, Option<bool>, Option<&'a [String]>);
+
+    /// pretix's error of a team as a whole.
+    fn whole(message: impl Into<String>) -> Refusal {
+        Refusal::field("non_field_errors", message)
+    }
+
+    /// The flags that `sent` (per level: `all_*` and `limit_*`, each if sent) makes of
+    /// `current` (a new team's: none), with pretix's refusals: not together with older flags
+    /// (`legacy`), no unknown names, not all and a limit at once (a field not sent keeps
+    /// what `current` says for it). Levels not sent keep their flags.
+    pub fn resolve(
+        sent: &[Sent<'_>],
+        current: PermissionSet,
+        legacy: bool,
+    ) -> Result<PermissionSet, Refusal> {
+        if sent
+            .iter()
+            .all(|(_, all, limit)| all.is_none() && limit.is_none())
+        {
+            return Ok(current);
+        }
+        if legacy {
+            return Err(whole(
+                "You cannot set deprecated and current permission attributes at the same time.",
+            ));
+        }
+        let mut set = current;
+        for &(level, all, limit) in sent {
+            if all.is_none() && limit.is_none() {
+                continue;
+            }
+            let (all_field, limit_field) = level.fields();
+            if let Some(bad) = limit.into_iter().flatten().find(|n| !level.knows(n)) {
+                return Err(Refusal::field(
+                    limit_field,
+                    format!("\"{bad}\" is not a valid choice."),
+                ));
+            }
+            let all = all.unwrap_or_else(|| level.holds_all(current));
+            let limit: Vec<String> = match limit {
+                Some(names) => names.to_vec(),
+                None => (level.names_of(current).into_iter())
+                    .map(str::to_owned)
+                    .collect(),
+            };
+            if all && !limit.is_empty() {
+                return Err(whole(format!(
+                    "Do not set both {limit_field} and {all_field}."
+                )));
+            }
+            let kept = level.flags().iter().fold(set, PermissionSet::without);
+            set = level
+                .flags_of(all, &limit)
+                .iter()
+                .fold(kept, PermissionSet::with);
+        }
+        Ok(set)
     }
 
     #[cfg(test)]

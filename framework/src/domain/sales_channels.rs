@@ -4,12 +4,14 @@
 //! are sold on, orders name the one they came through. A channel that orders came through,
 //! or a built-in one, cannot be deleted; deleting another takes it off items and events.
 
+use sea_orm::sea_query::{Query, SelectStatement};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
 };
 use serde_json::{Value, json};
 
+use super::refusal::Refusal;
 use crate::db::entities::{event, item, order, sales_channel};
 use crate::values::FieldErrors;
 use crate::values::I18nString;
@@ -126,23 +128,6 @@ pub struct Fields {
     pub position: i32,
 }
 
-/// Why a channel was not written or deleted.
-#[derive(Debug)]
-pub enum WriteError {
-    /// Fields that break a rule (pretix's messages).
-    Invalid(FieldErrors),
-    /// Built-in channels and channels orders came through stay.
-    InUse,
-    /// The database failed.
-    Db(DbErr),
-}
-
-impl From<DbErr> for WriteError {
-    fn from(e: DbErr) -> Self {
-        Self::Db(e)
-    }
-}
-
 fn valid_identifier(identifier: &str) -> bool {
     !identifier.is_empty()
         && identifier
@@ -156,7 +141,7 @@ pub async fn save(
     organizer_id: i64,
     existing: Option<sales_channel::Model>,
     f: Fields,
-) -> Result<sales_channel::Model, WriteError> {
+) -> Result<sales_channel::Model, Refusal> {
     let mut errors = FieldErrors::new();
     if !valid_identifier(&f.identifier) {
         errors.push(
@@ -188,7 +173,7 @@ pub async fn save(
             }
         }
     }
-    errors.into_result().map_err(WriteError::Invalid)?;
+    errors.into_result()?;
     let mut row = match existing {
         Some(m) => m.into(),
         None => sales_channel::ActiveModel {
@@ -207,30 +192,40 @@ pub async fn save(
     };
     saved.map_err(|e| {
         if crate::db::is_unique_violation(&e) {
-            WriteError::Invalid(FieldErrors::new().add(
+            Refusal::field(
                 "identifier",
                 "A sales channel with this identifier already exists.",
-            ))
+            )
         } else {
-            WriteError::Db(e)
+            Refusal::Db(e)
         }
     })
 }
+
+/// pretix's refusal to delete a built-in channel or one that orders came through.
+pub const IN_USE: &str = "Can only be deleted if unused.";
 
 /// Deletes a channel of the organizer's own that no order came through, and takes it off
 /// the organizer's items and events.
 pub async fn delete(
     db: &impl ConnectionTrait,
     channel: sales_channel::Model,
-) -> Result<(), WriteError> {
-    if channel.kind != API_TYPE || used_by_orders(db, &channel).await? {
-        return Err(WriteError::InUse);
+) -> Result<(), Refusal> {
+    let used = order::Entity::find()
+        .select_only()
+        .column(order::Column::Id)
+        .filter(order::Column::EventId.in_subquery(events_of(channel.organizer_id)))
+        .filter(order::Column::SalesChannel.eq(channel.identifier.as_str()))
+        .into_tuple::<i64>()
+        .one(db)
+        .await?;
+    if channel.kind != API_TYPE || used.is_some() {
+        return Err(Refusal::forbidden_because(IN_USE));
     }
     let events = event::Entity::find()
         .filter(event::Column::OrganizerId.eq(channel.organizer_id))
         .all(db)
         .await?;
-    let event_ids: Vec<i64> = events.iter().map(|e| e.id).collect();
     for e in events {
         if let Some(list) = without(&e.sales_channels, &channel.identifier) {
             let mut row: event::ActiveModel = e.into();
@@ -238,17 +233,15 @@ pub async fn delete(
             row.update(db).await?;
         }
     }
-    for chunk in event_ids.chunks(1000) {
-        let items = item::Entity::find()
-            .filter(item::Column::EventId.is_in(chunk.iter().copied()))
-            .all(db)
-            .await?;
-        for it in items {
-            if let Some(list) = without(&it.sales_channels, &channel.identifier) {
-                let mut row: item::ActiveModel = it.into();
-                row.sales_channels = Set(list);
-                row.update(db).await?;
-            }
+    let items = item::Entity::find()
+        .filter(item::Column::EventId.in_subquery(events_of(channel.organizer_id)))
+        .all(db)
+        .await?;
+    for it in items {
+        if let Some(list) = without(&it.sales_channels, &channel.identifier) {
+            let mut row: item::ActiveModel = it.into();
+            row.sales_channels = Set(list);
+            row.update(db).await?;
         }
     }
     sales_channel::Entity::delete_by_id(channel.id)
@@ -257,32 +250,13 @@ pub async fn delete(
     Ok(())
 }
 
-async fn used_by_orders(
-    db: &impl ConnectionTrait,
-    channel: &sales_channel::Model,
-) -> Result<bool, DbErr> {
-    let events: Vec<i64> = event::Entity::find()
-        .select_only()
+/// The IDs of the organizer's events, as a subquery.
+fn events_of(organizer_id: i64) -> SelectStatement {
+    Query::select()
         .column(event::Column::Id)
-        .filter(event::Column::OrganizerId.eq(channel.organizer_id))
-        .into_tuple()
-        .all(db)
-        .await?;
-    for chunk in events.chunks(1000) {
-        let found = order::Entity::find()
-            .select_only()
-            .column(order::Column::Id)
-            .filter(order::Column::EventId.is_in(chunk.iter().copied()))
-            .filter(order::Column::SalesChannel.eq(channel.identifier.as_str()))
-            .limit(1)
-            .into_tuple::<i64>()
-            .one(db)
-            .await?;
-        if found.is_some() {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+        .from(event::Entity)
+        .and_where(event::Column::OrganizerId.eq(organizer_id))
+        .to_owned()
 }
 
 /// The stored list without `identifier`, or none when it was not in it.

@@ -7,24 +7,34 @@
 //! grants them what the team holds.
 
 use chrono::Utc;
+use sea_orm::sea_query::Query;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    Set, Statement,
+    Select, Set,
 };
 
 use super::mail::{self, Mail};
 use super::{tokens, users};
-use crate::db::entities::{organizer, team, team_invite, user};
+use crate::db::entities::{organizer, team, team_invite, team_member, user};
+
+/// The users on the team.
+fn on_team(team_id: i64) -> Select<user::Entity> {
+    user::Entity::find().filter(
+        user::Column::Id.in_subquery(
+            Query::select()
+                .column(team_member::Column::UserId)
+                .from(team_member::Entity)
+                .and_where(team_member::Column::TeamId.eq(team_id))
+                .to_owned(),
+        ),
+    )
+}
 
 /// The team's members, by e-mail address.
 pub async fn members(db: &impl ConnectionTrait, team_id: i64) -> Result<Vec<user::Model>, DbErr> {
-    user::Entity::find()
-        .from_raw_sql(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            "SELECT u.* FROM users u JOIN team_members m ON m.user_id = u.id \
-             WHERE m.team_id = $1 ORDER BY u.email, u.id",
-            [team_id.into()],
-        ))
+    on_team(team_id)
+        .order_by_asc(user::Column::Email)
+        .order_by_asc(user::Column::Id)
         .all(db)
         .await
 }
@@ -35,35 +45,20 @@ pub async fn member(
     team_id: i64,
     user_id: i64,
 ) -> Result<Option<user::Model>, DbErr> {
-    Ok(members_matching(db, team_id, user_id).await?.pop())
-}
-
-async fn members_matching(
-    db: &impl ConnectionTrait,
-    team_id: i64,
-    user_id: i64,
-) -> Result<Vec<user::Model>, DbErr> {
-    user::Entity::find()
-        .from_raw_sql(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            "SELECT u.* FROM users u JOIN team_members m ON m.user_id = u.id \
-             WHERE m.team_id = $1 AND u.id = $2",
-            [team_id.into(), user_id.into()],
-        ))
-        .all(db)
+    on_team(team_id)
+        .filter(user::Column::Id.eq(user_id))
+        .one(db)
         .await
 }
 
 /// Takes the user off the team; whether they were on it.
 pub async fn remove(db: &impl ConnectionTrait, team_id: i64, user_id: i64) -> Result<bool, DbErr> {
-    let done = db
-        .execute_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            "DELETE FROM team_members WHERE team_id = $1 AND user_id = $2",
-            [team_id.into(), user_id.into()],
-        ))
+    let done = team_member::Entity::delete_many()
+        .filter(team_member::Column::TeamId.eq(team_id))
+        .filter(team_member::Column::UserId.eq(user_id))
+        .exec(db)
         .await?;
-    Ok(done.rows_affected() > 0)
+    Ok(done.rows_affected > 0)
 }
 
 /// The team's open invitations, by e-mail address.
@@ -138,7 +133,7 @@ pub async fn invite(
         return Err(InviteError::InvalidEmail);
     }
     if let Some(user) = users::find_by_email(txn, &email).await? {
-        if !members_matching(txn, team.id, user.id).await?.is_empty() {
+        if member(txn, team.id, user.id).await?.is_some() {
             return Err(InviteError::AlreadyMember);
         }
         users::add_to_team(txn, user.id, team.id).await?;

@@ -121,40 +121,35 @@ pub async fn accept(
     }
     let fullname = field(&pairs, "fullname").unwrap_or_default();
     let password = field(&pairs, "password").unwrap_or_default();
-    let refuse = |error: String| {
-        let (found, fullname) = (found.clone(), fullname.clone());
-        let state = &state;
-        let secret = &secret;
-        async move {
-            show(
-                req,
-                state,
-                secret,
-                &found,
-                StatusCode::BAD_REQUEST,
-                Some(&error),
-                &fullname,
-            )
-            .await
+    let refused = if field(&pairs, "password_repeat").as_deref() != Some(password.as_str()) {
+        "The passwords do not match.".to_owned()
+    } else {
+        let new = NewUser {
+            email: found.invite.email.clone(),
+            password,
+            fullname: fullname.chars().take(255).collect(),
+            ..Default::default()
+        };
+        match users::create_user(&state.db, new).await {
+            Ok(user) => return join(&state, &found, user.id, true).await,
+            Err(CreateError::Invalid(errors)) => {
+                let text: Vec<String> = errors.into_iter().map(|(_, m)| m).collect();
+                text.join(" ")
+            }
+            Err(CreateError::Db(e)) => return super::server_error(e),
         }
     };
-    if field(&pairs, "password_repeat").as_deref() != Some(password.as_str()) {
-        return refuse("The passwords do not match.".to_owned()).await;
-    }
-    let new = NewUser {
-        email: found.invite.email.clone(),
-        password,
-        fullname: fullname.chars().take(255).collect(),
-        ..Default::default()
-    };
-    match users::create_user(&state.db, new).await {
-        Ok(user) => join(&state, &found, user.id, true).await,
-        Err(CreateError::Invalid(errors)) => {
-            let text: Vec<String> = errors.into_iter().map(|(_, m)| m).collect();
-            refuse(text.join(" ")).await
-        }
-        Err(CreateError::Db(e)) => super::server_error(e),
-    }
+    let status = StatusCode::BAD_REQUEST;
+    show(
+        req,
+        &state,
+        &secret,
+        &found,
+        status,
+        Some(&refused),
+        &fullname,
+    )
+    .await
 }
 
 /// Makes the user a member through the invitation; for a `new_account`, starts their
