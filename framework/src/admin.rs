@@ -401,7 +401,7 @@ async fn seed_demo_event(state: &AppState, org: &organizer::Model) -> Result<(),
     seating::assign(
         db,
         organizer_id,
-        demo.id,
+        seating::SeatScope::event(demo.id),
         Some(plan.id),
         &serde_json::Map::new(),
     )

@@ -34,6 +34,7 @@ mod m0029_print_logs;
 mod m0030_meta_properties_2026;
 mod m0031_team_invites;
 mod m0032_sales_channels;
+mod m0033_subevent_seats;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -77,6 +78,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0030_meta_properties_2026::Migration),
             Box::new(m0031_team_invites::Migration),
             Box::new(m0032_sales_channels::Migration),
+            Box::new(m0033_subevent_seats::Migration),
         ]
     }
 }

@@ -19,7 +19,7 @@ use crate::domain::events::{self, EventFilter};
 use crate::domain::extensions::Hook;
 use crate::domain::meta;
 use crate::domain::permissions::Permission;
-use crate::domain::seating;
+use crate::domain::seating::{self, SeatScope};
 use crate::domain::signing;
 use crate::domain::webhooks::{self, Notice};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
@@ -445,9 +445,15 @@ async fn create_event(
     }
     let mapping = events::remap_mapping(&mapping, &item_ids);
     if plan.is_some() || !mapping.is_empty() {
-        seating::assign(&txn, created.organizer_id, created.id, plan, &mapping)
-            .await
-            .map_err(Refusal::from)?;
+        seating::assign(
+            &txn,
+            created.organizer_id,
+            SeatScope::event(created.id),
+            plan,
+            &mapping,
+        )
+        .await
+        .map_err(Refusal::from)?;
     }
     let created = event::Entity::find_by_id(created.id)
         .one(&txn)
@@ -735,7 +741,7 @@ impl EventsApi {
             seating::assign(
                 &txn,
                 saved.organizer_id,
-                saved.id,
+                SeatScope::event(saved.id),
                 candidate.seating_plan_id,
                 &mapping,
             )

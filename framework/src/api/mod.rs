@@ -21,6 +21,7 @@ pub mod quotas;
 pub mod resellers;
 pub mod sales_channels;
 pub mod seating;
+mod seats;
 pub mod secrets;
 pub mod settings;
 pub mod subevents;
@@ -107,7 +108,7 @@ pub fn ticketing_api() -> impl OpenApi {
         categories::CategoriesApi,
         taxrules::TaxRulesApi,
         subevents::SubEventsApi,
-        seating::SeatingApi,
+        (seating::SeatingApi, seats::SeatsApi),
         (
             items::ItemsApi,
             item_parts::ItemPartsApi,

@@ -1,17 +1,16 @@
-//! Seating plans of an organizer (`/api/v1/organizers/{organizer}/seatingplans/`) and the
-//! seats of an event (`/api/v1/organizers/{organizer}/events/{event}/seats/`).
+//! Seating plans of an organizer (`/api/v1/organizers/{organizer}/seatingplans/`).
 
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
-use poem_openapi::{Enum, Object, OpenApi};
+use poem_openapi::{Object, OpenApi};
 use serde_json::Value;
 
 use super::Tag;
-use crate::db::entities::{seat, seating_plan};
+use crate::db::entities::seating_plan;
 use crate::domain::permissions::Permission;
-use crate::domain::seating::{self, LayoutError, PlanChanges, PlanError, SeatFilter, SeatState};
+use crate::domain::seating::{self, LayoutError, PlanChanges, PlanError};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
@@ -172,74 +171,7 @@ pub struct SeatingPlanPatch {
     pub layout: Option<SeatingLayout>,
 }
 
-/// Where a seat stands.
-#[derive(Enum, Clone, Copy)]
-#[oai(rename_all = "lowercase")]
-pub enum SeatStateOut {
-    /// For sale.
-    Available,
-    /// Not for sale, and not sold.
-    Blocked,
-    /// Sold by an order, whether blocked or not.
-    Sold,
-}
-
-/// A seat of an event.
-#[derive(Object)]
-#[oai(rename = "Seat")]
-pub struct SeatOut {
-    /// Internal ID.
-    pub id: i64,
-    /// The seat's identifier in the plan.
-    pub seat_guid: String,
-    /// Human-readable label, e.g. "Ground floor, Row 3, Seat 12".
-    pub name: String,
-    /// Zone of the plan.
-    pub zone_name: String,
-    /// Row number or name.
-    pub row_name: String,
-    /// Seat number within the row.
-    pub seat_number: String,
-    /// Category of the plan.
-    pub category: String,
-    /// `available`, `blocked` or `sold` (sold wins over blocked).
-    pub state: SeatStateOut,
-    /// Not for sale.
-    pub blocked: bool,
-    /// Sold by an order.
-    pub sold: bool,
-}
-
-impl From<seat::Model> for SeatOut {
-    fn from(s: seat::Model) -> Self {
-        let state = match seating::state(&s) {
-            SeatState::Available => SeatStateOut::Available,
-            SeatState::Blocked => SeatStateOut::Blocked,
-            SeatState::Sold => SeatStateOut::Sold,
-        };
-        Self {
-            id: s.id,
-            seat_guid: s.seat_guid,
-            name: s.name,
-            zone_name: s.zone_name,
-            row_name: s.row_name,
-            seat_number: s.seat_number,
-            category: s.category,
-            state,
-            blocked: s.blocked,
-            sold: s.sold,
-        }
-    }
-}
-
-/// A change of a seat.
-#[derive(Object)]
-pub struct SeatPatch {
-    /// Block the seat from sale, or release it.
-    pub blocked: Option<bool>,
-}
-
-/// Seating plan and seat operations.
+/// Seating plan operations.
 pub struct SeatingApi;
 
 /// The layout, when it is valid; checked off the async workers (see [`seating::check_layout`]).
@@ -416,74 +348,5 @@ impl SeatingApi {
             .await
             .map_err(|e| plan_error(e, "deleted"))?;
         Ok(NoContent::NoContent)
-    }
-
-    /// List an event's seats
-    ///
-    /// In plan order; `blocked=true|false` filters. Any access to the event suffices.
-    #[oai(
-        path = "/api/v1/organizers/:organizer/events/:event/seats",
-        method = "get"
-    )]
-    #[allow(clippy::too_many_arguments)]
-    async fn list_seats(
-        &self,
-        req: &Request,
-        state: Data<&AppState>,
-        auth: Auth,
-        organizer: Path<String>,
-        event: Path<String>,
-        page: Query<Option<String>>,
-        page_size: Query<Option<u64>>,
-        blocked: Query<Option<bool>>,
-    ) -> ListResult<Json<Page<SeatOut>>> {
-        let access = auth.0.event(&state.db, &organizer, &event, None).await?;
-        let filter = SeatFilter { blocked: blocked.0 };
-        let total = seating::count_seats(&state.db, access.event.id, filter).await?;
-        let window = PageRequest::new(req, &state.public_url, page.0, page_size.0).window(total)?;
-        let seats = seating::list_seats(
-            &state.db,
-            access.event.id,
-            filter,
-            window.limit,
-            window.offset,
-        )
-        .await?;
-        Ok(Json(
-            window.page(seats.into_iter().map(Into::into).collect()),
-        ))
-    }
-
-    /// Block or release a seat
-    ///
-    /// A sold seat can be blocked too; it stays sold. Needs `can_change_event_settings`.
-    #[oai(
-        path = "/api/v1/organizers/:organizer/events/:event/seats/:id",
-        method = "patch"
-    )]
-    async fn patch_seat(
-        &self,
-        state: Data<&AppState>,
-        auth: Auth,
-        organizer: Path<String>,
-        event: Path<String>,
-        id: Path<i64>,
-        body: JsonBody<SeatPatch>,
-    ) -> WriteResult<Json<SeatOut>> {
-        let access = auth
-            .0
-            .event(
-                &state.db,
-                &organizer,
-                &event,
-                Some(Permission::ChangeEventSettings),
-            )
-            .await?;
-        let event_id = access.event.id;
-        let seat = match body.0.blocked {
-            Some(blocked) => seating::set_blocked(&state.db, event_id, *id, blocked).await?,
-            None => seating::find_seat(&state.db, event_id, *id).await?,
-        };
-        Ok(Json(seat.ok_or_else(ApiError::forbidden)?.into()))
     }
 }

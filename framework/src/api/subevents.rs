@@ -10,6 +10,7 @@ use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi};
+use serde_json::{Map, Value};
 
 use super::Tag;
 use crate::db::entities::event;
@@ -18,8 +19,8 @@ use crate::domain::subevents::{self, Scope, SubEvent, SubEventFields, SubEventFi
 use crate::http::auth::EventScope;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{
-    ApiError, Auth, Created, FieldErrors, I18nString, JsonBody, Money, NoContent, Page,
-    PageRequest, patched,
+    ApiError, Auth, Created, FieldErrors, I18nString, JsonBody, Money, NoContent, NullableMap,
+    Page, PageRequest, patched,
 };
 use crate::state::AppState;
 
@@ -79,6 +80,11 @@ pub struct SubEventOut {
     pub item_price_overrides: Vec<ItemPriceOverride>,
     /// Values of the organizer's meta data properties.
     pub meta_data: BTreeMap<String, String>,
+    /// The date's seating plan, when it is sold by seat; its seats are at
+    /// `subevents/{id}/seats/`.
+    pub seating_plan: Option<i64>,
+    /// Category of the date's plan to the item it is sold as (or `null`).
+    pub seat_category_mapping: NullableMap<i64>,
 }
 
 impl From<SubEvent> for SubEventOut {
@@ -97,6 +103,8 @@ impl From<SubEvent> for SubEventOut {
             location: r.location.as_ref().map(I18nString::from_stored),
             item_price_overrides: overrides_out(s.item_prices),
             meta_data: subevents::meta_map(&r.meta_data),
+            seating_plan: r.seating_plan_id,
+            seat_category_mapping: mapping_out(&r.seat_category_mapping),
         }
     }
 }
@@ -134,6 +142,11 @@ pub struct SubEventCreate {
     /// 10,000 characters (pretix sets no limit).
     #[oai(default, validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: BTreeMap<String, String>,
+    /// A seating plan of the organizer; the date gets a seat for each seat of the plan.
+    pub seating_plan: Option<i64>,
+    /// Category of the plan to the item it is sold as (or `null`), for this date.
+    #[oai(default, validator(max_properties = 1000))]
+    pub seat_category_mapping: NullableMap<i64>,
 }
 
 impl From<SubEventCreate> for SubEventFields {
@@ -149,6 +162,8 @@ impl From<SubEventCreate> for SubEventFields {
             location: s.location.map(|l| l.to_stored()),
             meta_data: s.meta_data,
             item_prices: overrides_in(s.item_price_overrides),
+            seating_plan: s.seating_plan,
+            seat_category_mapping: mapping_in(&s.seat_category_mapping),
         }
     }
 }
@@ -186,6 +201,12 @@ pub struct SubEventPatch {
     /// no limit).
     #[oai(validator(max_length = 10000, max_properties = 1000))]
     pub meta_data: Option<BTreeMap<String, String>>,
+    /// A seating plan of the organizer, or `null` for none. A sold seat must stay in the plan.
+    #[oai(nullable)]
+    pub seating_plan: MaybeUndefined<i64>,
+    /// Category of the plan to the item it is sold as (or `null`); replaces the whole mapping.
+    #[oai(validator(max_properties = 1000))]
+    pub seat_category_mapping: Option<NullableMap<i64>>,
 }
 
 impl SubEventPatch {
@@ -206,8 +227,28 @@ impl SubEventPatch {
             f.item_prices = overrides_in(prices);
         }
         f.meta_data = self.meta_data.unwrap_or(f.meta_data);
+        f.seating_plan = patched(self.seating_plan).unwrap_or(f.seating_plan);
+        if let Some(mapping) = self.seat_category_mapping {
+            f.seat_category_mapping = mapping_in(&mapping);
+        }
         f
     }
+}
+
+fn mapping_out(stored: &Value) -> NullableMap<i64> {
+    NullableMap(
+        stored
+            .as_object()
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
+            .unwrap_or_default(),
+    )
+}
+
+fn mapping_in(sent: &NullableMap<i64>) -> Map<String, Value> {
+    sent.0
+        .iter()
+        .map(|(k, v)| (k.clone(), v.map_or(Value::Null, Value::from)))
+        .collect()
 }
 
 /// Sub-event operations.
@@ -388,7 +429,9 @@ impl SubEventsApi {
         let fields = SubEventFields::from(body.0);
         check(&state, &ev.event, &fields).await?;
         Ok(Json(
-            subevents::update(&state.db, existing, fields).await?.into(),
+            subevents::update(&state.db, ev.event.organizer_id, existing, fields)
+                .await?
+                .into(),
         ))
     }
 
@@ -419,7 +462,9 @@ impl SubEventsApi {
         let fields = body.0.apply(existing.fields());
         check(&state, &ev.event, &fields).await?;
         Ok(Json(
-            subevents::update(&state.db, existing, fields).await?.into(),
+            subevents::update(&state.db, ev.event.organizer_id, existing, fields)
+                .await?
+                .into(),
         ))
     }
 

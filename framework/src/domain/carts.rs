@@ -110,8 +110,9 @@ pub async fn create(
         )));
     }
     let txn = begin_write(db).await?;
+    let seating = catalogue.seating(ev, new.subevent);
     let seat_id = match &new.seat {
-        None if sell::sold_by_seat(ev, new.item) => {
+        None if seating.sold_by_seat(new.item) => {
             return Ok(Err((
                 "seat",
                 "The product requires you to select a seat.".into(),
@@ -119,9 +120,10 @@ pub async fn create(
         }
         None => None,
         Some(guid) => {
-            let seats = sell::lock_by_guids(&txn, ev.id, std::slice::from_ref(guid)).await?;
-            let seat = seats.get(guid);
-            if let Some(why) = sell::refusal(ev, new.item, seat) {
+            let key = (new.subevent, guid.clone());
+            let seats = sell::lock_by_guids(&txn, ev.id, std::slice::from_ref(&key)).await?;
+            let seat = seats.get(&key);
+            if let Some(why) = seating.refusal(new.item, seat) {
                 return Ok(Err(("seat", why.into())));
             }
             let Some(seat) = seat else {

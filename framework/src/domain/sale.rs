@@ -12,6 +12,7 @@ use crate::db::entities::{
     tax_rule,
 };
 use crate::domain::cache::Cache;
+use crate::domain::seating::sell::Seating;
 
 /// A product of an event: an item, its variation, on a date of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -174,6 +175,12 @@ impl Catalogue {
             subevents,
             subevent_prices,
         })
+    }
+
+    /// How `ev` (this catalogue's event) sells by seat at `date`: in a series, by the date's
+    /// plan and mapping (loaded with the catalogue); otherwise by the event's.
+    pub fn seating<'a>(&'a self, ev: &'a event::Model, date: Option<i64>) -> Seating<'a> {
+        Seating::of(ev, date.and_then(|d| self.subevents.get(&d)))
     }
 
     /// The item, if it is one of the event's.

@@ -53,11 +53,34 @@ pub use plans::{
     PlanChanges, PlanError, count_plans, create_plan, delete_plan, find_plan, list_plans,
     plan_in_use, update_plan,
 };
-pub use seats::{SeatFilter, SeatState, count_seats, find_seat, list_seats, set_blocked, state};
+pub use seats::{
+    MAX_BULK_SEATS, SeatFilter, SeatPick, SeatState, count_seats, find_seat, list_seats,
+    of as seats_of, scope_of, set_blocked, set_blocked_many, state,
+};
 
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
+
+/// Where seats are: an event that is not a series, or one date of a series. Each has seats
+/// of its own, made from its own plan, so a seat of a plan is sold once per date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SeatScope {
+    /// The event.
+    pub event_id: i64,
+    /// The date; `None` for the event's own seats.
+    pub subevent_id: Option<i64>,
+}
+
+impl SeatScope {
+    /// The event's own seats.
+    pub fn event(event_id: i64) -> Self {
+        Self {
+            event_id,
+            subevent_id: None,
+        }
+    }
+}
 
 /// Most categories a layout may declare. Plans have a handful; the cap bounds the work of
 /// checking a layout and of `seat_category_mapping`, whose keys are categories.

@@ -9,8 +9,12 @@ use sea_orm::{
     EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Select, Set,
 };
 
+use serde_json::{Map, Value};
+
 use crate::db::begin_write;
-use crate::db::entities::{event, item, subevent, subevent_item_price};
+use crate::db::entities::{event, item, order_position, seat, subevent, subevent_item_price};
+use crate::domain::refusal::Refusal;
+use crate::domain::seating::{self, SeatScope};
 
 /// Every writable field of a sub-event.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +39,10 @@ pub struct SubEventFields {
     pub meta_data: BTreeMap<String, String>,
     /// Item ID to price in cents, for items priced differently on this date.
     pub item_prices: Vec<(i64, i64)>,
+    /// The date's seating plan.
+    pub seating_plan: Option<i64>,
+    /// The date's category of the plan to item ID (or null).
+    pub seat_category_mapping: Map<String, Value>,
 }
 
 /// A sub-event as shown: the row, its event's slug and its price overrides.
@@ -63,6 +71,12 @@ impl SubEvent {
             location: r.location.clone(),
             meta_data: meta_map(&r.meta_data),
             item_prices: self.item_prices.clone(),
+            seating_plan: r.seating_plan_id,
+            seat_category_mapping: r
+                .seat_category_mapping
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 }
@@ -324,18 +338,24 @@ fn row(fields: &SubEventFields) -> subevent::ActiveModel {
     }
 }
 
-/// Creates a sub-event of `event` with its prices, in one transaction; the caller has
-/// checked [`invalid_fields`].
+/// Creates a sub-event of `event` with its prices and seats, in one transaction; the caller
+/// has checked [`invalid_fields`]. The seating plan and mapping are checked here
+/// ([`seating::assign`]).
 pub async fn create(
     db: &DatabaseConnection,
     event: &event::Model,
     fields: SubEventFields,
-) -> Result<SubEvent, DbErr> {
+) -> Result<SubEvent, Refusal> {
     let txn = begin_write(db).await?;
     let mut new = row(&fields);
     new.event_id = Set(event.id);
     let saved = new.insert(&txn).await?;
     set_prices(&txn, saved.id, &fields.item_prices).await?;
+    let saved = if fields.seating_plan.is_some() || !fields.seat_category_mapping.is_empty() {
+        assign_seating(&txn, event.organizer_id, &saved, &fields).await?
+    } else {
+        saved
+    };
     crate::db::commit(txn).await?;
     Ok(SubEvent {
         row: saved,
@@ -344,25 +364,61 @@ pub async fn create(
     })
 }
 
-/// Replaces every writable field of a sub-event and its prices, in one transaction; the
-/// caller has checked [`invalid_fields`].
+/// Replaces every writable field of a sub-event, its prices and, when they change, its
+/// seats, in one transaction; the caller has checked [`invalid_fields`].
 pub async fn update(
     db: &DatabaseConnection,
+    organizer_id: i64,
     existing: SubEvent,
     fields: SubEventFields,
-) -> Result<SubEvent, DbErr> {
+) -> Result<SubEvent, Refusal> {
     let txn = begin_write(db).await?;
     let mut changed = row(&fields);
     changed.id = Set(existing.row.id);
     changed.event_id = Set(existing.row.event_id);
+    changed.seating_plan_id = Set(existing.row.seating_plan_id);
+    changed.seat_category_mapping = Set(existing.row.seat_category_mapping.clone());
     let saved = changed.update(&txn).await?;
     set_prices(&txn, saved.id, &fields.item_prices).await?;
+    let before = existing.fields();
+    let saved = if (fields.seating_plan, &fields.seat_category_mapping)
+        != (before.seating_plan, &before.seat_category_mapping)
+    {
+        assign_seating(&txn, organizer_id, &saved, &fields).await?
+    } else {
+        saved
+    };
     crate::db::commit(txn).await?;
     Ok(SubEvent {
         row: saved,
         event: existing.event,
         item_prices: sorted(fields.item_prices),
     })
+}
+
+/// Gives the date its plan and mapping, making its seats, and reads the row back.
+async fn assign_seating(
+    txn: &impl ConnectionTrait,
+    organizer_id: i64,
+    date: &subevent::Model,
+    fields: &SubEventFields,
+) -> Result<subevent::Model, Refusal> {
+    let scope = SeatScope {
+        event_id: date.event_id,
+        subevent_id: Some(date.id),
+    };
+    seating::assign(
+        txn,
+        organizer_id,
+        scope,
+        fields.seating_plan,
+        &fields.seat_category_mapping,
+    )
+    .await?;
+    Ok(subevent::Entity::find_by_id(date.id)
+        .one(txn)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound(format!("subevent {}", date.id)))?)
 }
 
 fn sorted(mut prices: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
@@ -394,8 +450,24 @@ async fn set_prices(
     Ok(())
 }
 
-/// Deletes a sub-event; its price overrides go with it.
-pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), DbErr> {
-    subevent::Entity::delete_by_id(id).exec(db).await?;
-    Ok(())
+/// Deletes a sub-event; its price overrides and seats go with it. A date that orders use
+/// stays (403), as pretix.
+pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), Refusal> {
+    let txn = begin_write(db).await?;
+    let used = order_position::Entity::find()
+        .filter(order_position::Column::SubeventId.eq(id))
+        .count(&txn)
+        .await?;
+    if used > 0 {
+        return Err(Refusal::forbidden_because(
+            "The sub-event can not be deleted as it has already been used in orders. Please set \
+             'active' to false instead to hide it from users.",
+        ));
+    }
+    seat::Entity::delete_many()
+        .filter(seat::Column::SubeventId.eq(id))
+        .exec(&txn)
+        .await?;
+    subevent::Entity::delete_by_id(id).exec(&txn).await?;
+    Ok(crate::db::commit(txn).await?)
 }

@@ -61,6 +61,7 @@ mod security;
 mod selling_races;
 mod selling_support;
 mod settings;
+mod subevent_seats;
 mod subevents;
 mod talk_catalog;
 mod talk_cfp_parts;

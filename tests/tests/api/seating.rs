@@ -98,7 +98,14 @@ async fn assign(
     plan: Option<i64>,
     map: Value,
 ) -> Result<(), AssignError> {
-    seating::assign(&app.db, org, event, plan, &mapping(map)).await
+    seating::assign(
+        &app.db,
+        org,
+        seating::SeatScope::event(event),
+        plan,
+        &mapping(map),
+    )
+    .await
 }
 
 /// The 400 body of a refused assignment.

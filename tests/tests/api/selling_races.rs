@@ -280,9 +280,15 @@ pub async fn seat_the_shop(s: &Shop, n: usize) {
         .id;
     let mut mapping = Map::new();
     mapping.insert("Stalls".into(), json!(s.ticket));
-    tessera::domain::seating::assign(&s.app.db, org, s.event, r.body["id"].as_i64(), &mapping)
-        .await
-        .expect("assign");
+    tessera::domain::seating::assign(
+        &s.app.db,
+        org,
+        tessera::domain::seating::SeatScope::event(s.event),
+        r.body["id"].as_i64(),
+        &mapping,
+    )
+    .await
+    .expect("assign");
 }
 
 /// Fifty buyers race for ten seats, two for each: each seat is sold once, and sold.

@@ -1,4 +1,4 @@
-//! A seat of an event, made from the event's seating plan.
+//! A seat of an event or of one date of a series, made from its seating plan.
 
 use sea_orm::entity::prelude::*;
 
@@ -11,7 +11,9 @@ pub struct Model {
     pub id: i64,
     /// The event.
     pub event_id: i64,
-    /// The seat's identifier in the plan, unique per event.
+    /// The date of an event series the seat belongs to; `None` for an event's own seats.
+    pub subevent_id: Option<i64>,
+    /// The seat's identifier in the plan, unique per event and date.
     pub seat_guid: String,
     /// Human-readable label, e.g. "Row 3, Seat 12".
     pub name: String,

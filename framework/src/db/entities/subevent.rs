@@ -29,6 +29,10 @@ pub struct Model {
     pub location: Option<Json>,
     /// Values of organizer meta properties (JSON object of strings).
     pub meta_data: Json,
+    /// The seating plan of this date, if it is sold by seat.
+    pub seating_plan_id: Option<i64>,
+    /// Category of the plan to item ID (JSON object), for this date.
+    pub seat_category_mapping: Json,
 }
 
 /// Relations (none declared; queries join explicitly).

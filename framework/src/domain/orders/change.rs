@@ -32,7 +32,7 @@ use crate::db::entities::{
 use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::extensions::OrderEvent;
 use crate::domain::sale::{Catalogue, Product};
-use crate::domain::seating::sell;
+use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::random_from;
 use crate::domain::{mail, settings, vouchers, webhooks};
@@ -655,7 +655,10 @@ async fn create_positions(
             }
             _ => {}
         }
-        let seated = sell::sold_by_seat(l.event, n.item);
+        let seated = l
+            .catalogue
+            .seating(l.event, n.subevent)
+            .sold_by_seat(n.item);
         match &n.seat {
             None if seated => {
                 return refused("The selected product requires you to select a seat.");
@@ -923,29 +926,33 @@ impl<'a> Commit<'a> {
     }
 
     /// Locks the seats the change takes and checks that each is free for the product: not
-    /// sold (unless the change gives it up), not blocked, not in a live cart, taken once.
-    async fn take_seats(&self) -> Result<HashMap<String, seat::Model>, LifecycleError> {
-        let wanted: Vec<&Line> = self
+    /// sold (unless the change gives it up), not blocked, not in a live cart, taken once. A
+    /// seat is found on the position's date after the change; a seat kept while the date
+    /// changes no longer matches it.
+    async fn take_seats(&self) -> Result<HashMap<SeatKey, seat::Model>, LifecycleError> {
+        self.check_kept_seats_match_dates().await?;
+        let wanted: Vec<(&Line, SeatKey)> = self
             .plan
             .lines
             .iter()
-            .filter(|l| l.fate == Fate::Stays && l.seat_guid.is_some())
+            .filter(|l| l.fate == Fate::Stays)
+            .filter_map(|l| Some((l, (l.after.subevent_id, l.seat_guid.clone()?))))
             .collect();
-        let guids: Vec<String> = wanted.iter().filter_map(|l| l.seat_guid.clone()).collect();
-        let seats = sell::lock_by_guids(&self.l.txn, self.l.event.id, &guids).await?;
+        let keys: Vec<SeatKey> = wanted.iter().map(|(_, k)| k.clone()).collect();
+        let seats = sell::lock_by_guids(&self.l.txn, self.l.event.id, &keys).await?;
         let freed: BTreeSet<i64> = self.freed_seats();
         let ids: Vec<i64> = seats.values().map(|s| s.id).collect();
         let in_carts = sell::held_by_carts(&self.l.txn, &ids, self.now).await?;
         let mut taken = BTreeSet::new();
-        for line in wanted {
-            let guid = line.seat_guid.as_deref().unwrap_or_default();
-            let Some(s) = seats.get(guid) else {
-                return refused(format!("The selected seat \"{guid}\" is not available."));
+        for (line, key) in wanted {
+            let Some(s) = seats.get(&key) else {
+                return refused(format!("The selected seat \"{}\" is not available.", key.1));
             };
             let unavailable = format!("The selected seat \"{}\" is not available.", s.name);
             let mut check = s.clone();
             check.sold = s.sold && !freed.contains(&s.id);
-            if let Some(why) = sell::refusal(self.l.event, line.after.item_id, Some(&check)) {
+            let seating = self.l.catalogue.seating(self.l.event, key.0);
+            if let Some(why) = seating.refusal(line.after.item_id, Some(&check)) {
                 return if check.sold {
                     refused(unavailable)
                 } else {
@@ -957,6 +964,31 @@ impl<'a> Commit<'a> {
             }
         }
         Ok(seats)
+    }
+
+    /// Refuses a change that moves a position to another date but keeps its seat, which is
+    /// a seat of the old date.
+    async fn check_kept_seats_match_dates(&self) -> Result<(), LifecycleError> {
+        let Some(kept) = self
+            .plan
+            .lines
+            .iter()
+            .filter(|l| l.fate == Fate::Stays && l.seat_guid.is_none() && !self.seat_dropped(l))
+            .filter_map(|l| l.before.as_ref().map(|b| (b, &l.after)))
+            .find(|(b, a)| b.seat_id.is_some() && b.subevent_id != a.subevent_id)
+            .and_then(|(b, _)| b.seat_id)
+        else {
+            return Ok(());
+        };
+        let name = seat::Entity::find_by_id(kept)
+            .one(&self.l.txn)
+            .await?
+            .map(|s| s.name)
+            .unwrap_or_default();
+        refused(format!(
+            "You selected seat \"{name}\" for a date that does not match the selected ticket \
+             date. Please choose a seat again."
+        ))
     }
 
     /// The seats positions give up: those of canceled positions and those changed.
@@ -1045,7 +1077,7 @@ impl<'a> Commit<'a> {
     }
 
     /// Gives up the seats the change frees and sells those it takes.
-    async fn write_seats(&mut self, seats: &HashMap<String, seat::Model>) -> Result<(), DbErr> {
+    async fn write_seats(&mut self, seats: &HashMap<SeatKey, seat::Model>) -> Result<(), DbErr> {
         let freed: Vec<i64> = self.freed_seats().into_iter().collect();
         set_sold(&self.l, &freed, false).await?;
         let mut taken = Vec::new();
@@ -1054,7 +1086,8 @@ impl<'a> Commit<'a> {
                 continue;
             }
             if let Some(guid) = &line.seat_guid {
-                line.after.seat_id = seats.get(guid).map(|s| s.id);
+                let key = (line.after.subevent_id, guid.clone());
+                line.after.seat_id = seats.get(&key).map(|s| s.id);
                 taken.extend(line.after.seat_id);
             }
         }

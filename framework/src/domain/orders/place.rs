@@ -26,7 +26,7 @@ use crate::domain::extensions::{Extensions, Hook, OrderEvent};
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
-use crate::domain::seating::sell;
+use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
 use crate::domain::{vouchers, webhooks};
@@ -63,6 +63,13 @@ pub struct PositionInput {
     pub seat: Option<String>,
     /// A voucher code.
     pub voucher: Option<String>,
+}
+
+impl PositionInput {
+    /// The seat it names, on its date.
+    pub fn seat_key(&self) -> Option<SeatKey> {
+        self.seat.clone().map(|guid| (self.subevent, guid))
+    }
 }
 
 /// A fee of a new order, as sent.
@@ -311,7 +318,7 @@ pub(super) async fn place_alone(
         .collect();
     let locked_vouchers = vouchers::lock_by_codes(&txn, ev.id, &codes).await?;
     let mut errors = PositionErrors::new(new.positions.len());
-    let seats = lock_seats(&txn, ev, new, &mut errors).await?;
+    let seats = lock_seats(&txn, p, &mut errors).await?;
     let lines = lines(p, &locked_vouchers, &seats, now, &mut errors);
     check_seats_free(&txn, new, &seats, now, &mut errors).await?;
     if errors.any() {
@@ -342,7 +349,7 @@ pub(super) async fn place_alone(
 pub(super) fn lines(
     p: &Prepared,
     locked_vouchers: &[voucher::Model],
-    seats: &HashMap<String, seat::Model>,
+    seats: &HashMap<SeatKey, seat::Model>,
     now: DateTime<Utc>,
     errors: &mut PositionErrors,
 ) -> Vec<(usize, Line)> {
@@ -350,7 +357,7 @@ pub(super) fn lines(
     let mut lines = Vec::with_capacity(p.products.len());
     let mut uses: HashMap<usize, i32> = HashMap::new();
     for (i, (pos, &product)) in p.new.positions.iter().zip(&p.products).enumerate() {
-        let seat = pos.seat.as_ref().and_then(|g| seats.get(g)).cloned();
+        let seat = pos.seat_key().and_then(|k| seats.get(&k)).cloned();
         let voucher = match &pos.voucher {
             None => None,
             Some(code) => match locked_vouchers
@@ -584,30 +591,33 @@ fn answer_json(
 }
 
 /// Reads and locks the seats the positions name; unknown seats, seats of another product
-/// and seats named twice are errors, as is a missing seat for a product sold by seat.
+/// and seats named twice are errors, as is a missing seat for a product sold by seat. In a
+/// series, each position's seat is one of its date's.
 async fn lock_seats(
     txn: &DatabaseTransaction,
-    ev: &event::Model,
-    new: &NewOrder,
+    p: &Prepared,
     errors: &mut PositionErrors,
-) -> Result<HashMap<String, seat::Model>, DbErr> {
-    let guids: Vec<String> = new
+) -> Result<HashMap<SeatKey, seat::Model>, DbErr> {
+    let ev = &p.ctx.event;
+    let keys: Vec<SeatKey> = p
+        .new
         .positions
         .iter()
-        .filter_map(|p| p.seat.clone())
+        .filter_map(|p| p.seat_key())
         .collect();
-    let seats = sell::lock_by_guids(txn, ev.id, &guids).await?;
+    let seats = sell::lock_by_guids(txn, ev.id, &keys).await?;
     let mut seen = HashSet::new();
-    for (i, p) in new.positions.iter().enumerate() {
-        match &p.seat {
-            None if sell::sold_by_seat(ev, p.item) => {
+    for (i, pos) in p.new.positions.iter().enumerate() {
+        let seating = p.catalogue.seating(ev, pos.subevent);
+        match pos.seat_key() {
+            None if seating.sold_by_seat(pos.item) => {
                 errors.add(i, "seat", "The product requires you to select a seat.");
             }
             None => {}
-            Some(guid) => {
-                if let Some(why) = sell::refusal(ev, p.item, seats.get(guid)) {
+            Some(key) => {
+                if let Some(why) = seating.refusal(pos.item, seats.get(&key)) {
                     errors.add(i, "seat", why);
-                } else if !seen.insert(guid.clone()) {
+                } else if !seen.insert(key) {
                     errors.add(i, "seat", "The seat is selected twice in this order.");
                 }
             }
@@ -620,14 +630,14 @@ async fn lock_seats(
 async fn check_seats_free(
     txn: &DatabaseTransaction,
     new: &NewOrder,
-    seats: &HashMap<String, seat::Model>,
+    seats: &HashMap<SeatKey, seat::Model>,
     now: DateTime<Utc>,
     errors: &mut PositionErrors,
 ) -> Result<(), DbErr> {
     let ids: Vec<i64> = seats.values().map(|s| s.id).collect();
     let held = sell::held_by_carts(txn, &ids, now).await?;
     for (i, p) in new.positions.iter().enumerate() {
-        let Some(s) = p.seat.as_ref().and_then(|g| seats.get(g)) else {
+        let Some(s) = p.seat_key().and_then(|k| seats.get(&k)) else {
             continue;
         };
         let carts = held.get(&s.id).map(Vec::as_slice).unwrap_or_default();

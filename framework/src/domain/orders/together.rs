@@ -15,7 +15,6 @@ use sea_orm::{DatabaseConnection, DbErr};
 
 use crate::db::unit_of_work;
 use crate::domain::cache::Cache;
-use crate::domain::seating::sell;
 
 use super::Order;
 use super::place::{
@@ -239,7 +238,10 @@ impl Prepared {
             && n.positions.iter().all(|p| {
                 p.voucher.is_none()
                     && p.seat.is_none()
-                    && !sell::sold_by_seat(&self.ctx.event, p.item)
+                    && !self
+                        .catalogue
+                        .seating(&self.ctx.event, p.subevent)
+                        .sold_by_seat(p.item)
             })
     }
 }

@@ -1,4 +1,5 @@
-//! Giving an event a seating plan (or taking it away), and copying seats to a cloned event.
+//! Giving an event or a date of a series a seating plan (or taking it away), and copying
+//! seats to a cloned event.
 
 use std::collections::{HashMap, HashSet};
 
@@ -8,13 +9,13 @@ use sea_orm::{
 };
 use serde_json::{Map, Value};
 
-use super::{Layout, LayoutError, LayoutSeat, MAX_CATEGORIES, read_layout};
-use crate::db::entities::{event, item, seat, seating_plan};
+use super::{Layout, LayoutError, LayoutSeat, MAX_CATEGORIES, SeatScope, read_layout};
+use crate::db::entities::{event, item, seat, seating_plan, subevent};
 use crate::domain::refusal::Refusal;
 use crate::values::FieldErrors;
 
 /// Rows per multi-row INSERT, well below SQLite's limit on bound parameters.
-const INSERT_CHUNK: usize = 500;
+pub(super) const INSERT_CHUNK: usize = 500;
 
 /// Why [`assign`] refused.
 #[derive(Debug, thiserror::Error)]
@@ -36,11 +37,12 @@ impl From<AssignError> for Refusal {
     }
 }
 
-/// Sets an event's seating plan and seat category mapping, and makes its seats match the plan.
+/// Sets the seating plan and seat category mapping of an event, or of one date of a series
+/// (`scope`), and makes its seats match the plan.
 ///
-/// Call it inside the transaction that changes the event, whenever `seating_plan` or
-/// `seat_category_mapping` is sent. It writes `events.seating_plan_id` and
-/// `events.seat_category_mapping` itself. Rules, each a field error:
+/// Call it inside the transaction that changes the event or date, whenever `seating_plan`
+/// or `seat_category_mapping` is sent. It writes `seating_plan_id` and
+/// `seat_category_mapping` of the event or date itself. Rules, each a field error:
 ///
 /// - `seating_plan`: the plan must belong to the organizer; a sold seat must not disappear,
 ///   so removing the plan (`None`) or switching to a plan without a sold seat's `seat_guid`
@@ -53,11 +55,12 @@ impl From<AssignError> for Refusal {
 pub async fn assign(
     db: &impl ConnectionTrait,
     organizer_id: i64,
-    event_id: i64,
+    scope: SeatScope,
     plan: Option<i64>,
     mapping: &Map<String, Value>,
 ) -> Result<(), AssignError> {
-    let found = event::Entity::find_by_id(event_id)
+    let event_id = scope.event_id;
+    event::Entity::find_by_id(event_id)
         .filter(event::Column::OrganizerId.eq(organizer_id))
         .one(db)
         .await?
@@ -79,8 +82,7 @@ pub async fn assign(
     if plan.is_some() {
         check_mapping(db, event_id, &layout, mapping, &mut errors).await?;
     }
-    let existing = seat::Entity::find()
-        .filter(seat::Column::EventId.eq(event_id))
+    let existing = super::seats::of(scope)
         .order_by_asc(seat::Column::Id)
         .all(db)
         .await?;
@@ -101,16 +103,31 @@ pub async fn assign(
     if !errors.is_empty() {
         return Err(AssignError::Invalid(errors));
     }
-    sync_seats(db, event_id, existing, &layout.seats).await?;
-    let mapping = if plan.is_some() {
+    sync_seats(db, scope, existing, &layout.seats).await?;
+    let mapping = Value::Object(if plan.is_some() {
         mapping.clone()
     } else {
         Map::new()
-    };
-    let mut row: event::ActiveModel = found.into();
-    row.seating_plan_id = Set(plan);
-    row.seat_category_mapping = Set(Value::Object(mapping));
-    row.update(db).await?;
+    });
+    match scope.subevent_id {
+        None => {
+            event::Entity::update_many()
+                .col_expr(event::Column::SeatingPlanId, plan.into())
+                .col_expr(event::Column::SeatCategoryMapping, mapping.into())
+                .filter(event::Column::Id.eq(event_id))
+                .exec(db)
+                .await?;
+        }
+        Some(date) => {
+            subevent::Entity::update_many()
+                .col_expr(subevent::Column::SeatingPlanId, plan.into())
+                .col_expr(subevent::Column::SeatCategoryMapping, mapping.into())
+                .filter(subevent::Column::Id.eq(date))
+                .filter(subevent::Column::EventId.eq(event_id))
+                .exec(db)
+                .await?;
+        }
+    }
     Ok(())
 }
 
@@ -197,10 +214,10 @@ async fn check_mapping(
     Ok(())
 }
 
-/// Makes the event's seat rows match the layout's seats, touching only what differs.
+/// Makes the scope's seat rows match the layout's seats, touching only what differs.
 async fn sync_seats(
     db: &impl ConnectionTrait,
-    event_id: i64,
+    scope: SeatScope,
     existing: Vec<seat::Model>,
     seats: &[LayoutSeat],
 ) -> Result<(), DbErr> {
@@ -232,7 +249,7 @@ async fn sync_seats(
     let new: Vec<seat::ActiveModel> = seats
         .iter()
         .filter(|s| !kept.contains(s.guid.as_str()))
-        .map(|s| new_seat(event_id, s, false))
+        .map(|s| new_seat(scope, s, false))
         .collect();
     insert_seats(db, new).await
 }
@@ -245,9 +262,10 @@ fn same_place(row: &seat::Model, s: &LayoutSeat) -> bool {
         && row.category == s.category
 }
 
-fn new_seat(event_id: i64, s: &LayoutSeat, blocked: bool) -> seat::ActiveModel {
+fn new_seat(scope: SeatScope, s: &LayoutSeat, blocked: bool) -> seat::ActiveModel {
     seat::ActiveModel {
-        event_id: Set(event_id),
+        event_id: Set(scope.event_id),
+        subevent_id: Set(scope.subevent_id),
         seat_guid: Set(s.guid.clone()),
         name: Set(s.name.clone()),
         zone_name: Set(s.zone_name.clone()),
@@ -276,14 +294,14 @@ async fn insert_seats(
 
 /// Copies the seats of one event to another, for event cloning: same plan positions and
 /// blocked flags, nothing sold. Seats the target already has (by `seat_guid`) are left alone.
+/// Only the event's own seats are copied: dates are not cloned.
 /// The caller copies `seating_plan_id` and `seat_category_mapping` (with items remapped).
 pub async fn clone_seats(
     db: &impl ConnectionTrait,
     from_event: i64,
     to_event: i64,
 ) -> Result<(), DbErr> {
-    let present: HashSet<String> = seat::Entity::find()
-        .filter(seat::Column::EventId.eq(to_event))
+    let present: HashSet<String> = super::seats::of(SeatScope::event(to_event))
         .select_only()
         .column(seat::Column::SeatGuid)
         .into_tuple::<String>()
@@ -291,8 +309,7 @@ pub async fn clone_seats(
         .await?
         .into_iter()
         .collect();
-    let source = seat::Entity::find()
-        .filter(seat::Column::EventId.eq(from_event))
+    let source = super::seats::of(SeatScope::event(from_event))
         .order_by_asc(seat::Column::Id)
         .all(db)
         .await?;
@@ -308,7 +325,7 @@ pub async fn clone_seats(
                 seat_number: s.seat_number,
                 category: s.category,
             };
-            new_seat(to_event, &place, s.blocked)
+            new_seat(SeatScope::event(to_event), &place, s.blocked)
         })
         .collect();
     insert_seats(db, rows).await

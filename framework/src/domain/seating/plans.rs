@@ -7,7 +7,7 @@ use sea_orm::{
 use serde_json::Value;
 
 use crate::db::begin_write;
-use crate::db::entities::{event, seating_plan};
+use crate::db::entities::{event, seating_plan, subevent};
 
 /// Why a plan could not be changed or deleted.
 #[derive(Debug, thiserror::Error)]
@@ -86,9 +86,9 @@ pub async fn create_plan(
     .await
 }
 
-/// Whether any event uses the plan.
+/// Whether any event or date of a series uses the plan.
 pub async fn plan_in_use(db: &impl ConnectionTrait, plan_id: i64) -> Result<bool, DbErr> {
-    let used = event::Entity::find()
+    let by_event = event::Entity::find()
         .filter(event::Column::SeatingPlanId.eq(plan_id))
         .select_only()
         .column(event::Column::Id)
@@ -96,7 +96,18 @@ pub async fn plan_in_use(db: &impl ConnectionTrait, plan_id: i64) -> Result<bool
         .into_tuple::<i64>()
         .one(db)
         .await?;
-    Ok(used.is_some())
+    if by_event.is_some() {
+        return Ok(true);
+    }
+    let by_date = subevent::Entity::find()
+        .filter(subevent::Column::SeatingPlanId.eq(plan_id))
+        .select_only()
+        .column(subevent::Column::Id)
+        .limit(1)
+        .into_tuple::<i64>()
+        .one(db)
+        .await?;
+    Ok(by_date.is_some())
 }
 
 /// Locks the organizer's plan for a change and checks that no event uses it. The lock makes

@@ -1,11 +1,109 @@
-//! The seats of an event: listing and blocking.
+//! The seats of an event or of one date of a series: listing and blocking.
+
+use std::collections::HashSet;
 
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect, Select, Set,
 };
 
-use crate::db::entities::seat;
+use super::SeatScope;
+use crate::db::entities::{event, seat, subevent};
+use crate::domain::refusal::Refusal;
+
+/// Most seats one bulk block or release may name, as pretix.
+pub const MAX_BULK_SEATS: usize = 10_000;
+
+/// Where the seats a path names are, with the date they belong to: the event's own for an
+/// event that is not a series (`date` `None`), a date's in a series. The other way round is
+/// 404, as pretix answers.
+pub async fn scope_of(
+    db: &impl ConnectionTrait,
+    ev: &event::Model,
+    date: Option<i64>,
+) -> Result<(SeatScope, Option<subevent::Model>), Refusal> {
+    match (ev.has_subevents, date) {
+        (false, None) => Ok((SeatScope::event(ev.id), None)),
+        (true, None) => Err(Refusal::not_found(
+            "Please use the subevent-specific endpoint",
+        )),
+        (false, Some(_)) => Err(Refusal::not_found("This event has no subevents")),
+        (true, Some(id)) => {
+            let found = subevent::Entity::find_by_id(id)
+                .filter(subevent::Column::EventId.eq(ev.id))
+                .one(db)
+                .await?
+                .ok_or_else(|| Refusal::not_found("Subevent not found"))?;
+            let scope = SeatScope {
+                event_id: ev.id,
+                subevent_id: Some(id),
+            };
+            Ok((scope, Some(found)))
+        }
+    }
+}
+
+/// The seats a bulk block or release names: by ID or by identifier.
+#[derive(Debug, Clone)]
+pub enum SeatPick {
+    /// Seat IDs.
+    Ids(Vec<i64>),
+    /// `seat_guid`s.
+    Guids(Vec<String>),
+}
+
+/// Blocks or releases every seat picked, all or none: a seat the scope does not have is a
+/// field error naming it. Answers how many seats there were.
+pub async fn set_blocked_many(
+    db: &impl ConnectionTrait,
+    scope: SeatScope,
+    pick: &SeatPick,
+    blocked: bool,
+) -> Result<u64, Refusal> {
+    let (field, count) = match pick {
+        SeatPick::Ids(ids) => ("ids", ids.len()),
+        SeatPick::Guids(guids) => ("seat_guids", guids.len()),
+    };
+    if count > MAX_BULK_SEATS {
+        return Err(Refusal::field(
+            field,
+            format!("Please do not pass over {MAX_BULK_SEATS} seats."),
+        ));
+    }
+    let found = match pick {
+        SeatPick::Ids(ids) => of(scope).filter(seat::Column::Id.is_in(ids.iter().copied())),
+        SeatPick::Guids(guids) => {
+            of(scope).filter(seat::Column::SeatGuid.is_in(guids.iter().cloned()))
+        }
+    }
+    .all(db)
+    .await?;
+    let missing = match pick {
+        SeatPick::Ids(ids) => {
+            let have: HashSet<i64> = found.iter().map(|s| s.id).collect();
+            ids.iter().find(|id| !have.contains(id)).map(i64::to_string)
+        }
+        SeatPick::Guids(guids) => {
+            let have: HashSet<&str> = found.iter().map(|s| s.seat_guid.as_str()).collect();
+            guids.iter().find(|g| !have.contains(g.as_str())).cloned()
+        }
+    };
+    if let Some(seat) = missing {
+        return Err(Refusal::field(
+            field,
+            format!("The seat '{seat}' does not exist."),
+        ));
+    }
+    let ids: Vec<i64> = found.iter().map(|s| s.id).collect();
+    for chunk in ids.chunks(super::assign::INSERT_CHUNK) {
+        seat::Entity::update_many()
+            .col_expr(seat::Column::Blocked, blocked.into())
+            .filter(seat::Column::Id.is_in(chunk.iter().copied()))
+            .exec(db)
+            .await?;
+    }
+    Ok(ids.len() as u64)
+}
 
 /// Where a seat stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,32 +134,41 @@ pub struct SeatFilter {
     pub blocked: Option<bool>,
 }
 
-fn query(event_id: i64, filter: SeatFilter) -> Select<seat::Entity> {
-    let mut q = seat::Entity::find().filter(seat::Column::EventId.eq(event_id));
+/// The seats of the scope: those of the date, or the event's own.
+pub fn of(scope: SeatScope) -> Select<seat::Entity> {
+    let q = seat::Entity::find().filter(seat::Column::EventId.eq(scope.event_id));
+    match scope.subevent_id {
+        Some(date) => q.filter(seat::Column::SubeventId.eq(date)),
+        None => q.filter(seat::Column::SubeventId.is_null()),
+    }
+}
+
+fn query(scope: SeatScope, filter: SeatFilter) -> Select<seat::Entity> {
+    let mut q = of(scope);
     if let Some(blocked) = filter.blocked {
         q = q.filter(seat::Column::Blocked.eq(blocked));
     }
     q
 }
 
-/// How many seats of the event match.
+/// How many seats of the scope match.
 pub async fn count_seats(
     db: &impl ConnectionTrait,
-    event_id: i64,
+    scope: SeatScope,
     filter: SeatFilter,
 ) -> Result<u64, DbErr> {
-    query(event_id, filter).count(db).await
+    query(scope, filter).count(db).await
 }
 
-/// One page of the event's seats, in plan order.
+/// One page of the scope's seats, in plan order.
 pub async fn list_seats(
     db: &impl ConnectionTrait,
-    event_id: i64,
+    scope: SeatScope,
     filter: SeatFilter,
     limit: u64,
     offset: u64,
 ) -> Result<Vec<seat::Model>, DbErr> {
-    query(event_id, filter)
+    query(scope, filter)
         .order_by_asc(seat::Column::Id)
         .limit(limit)
         .offset(offset)
@@ -69,27 +176,24 @@ pub async fn list_seats(
         .await
 }
 
-/// The event's seat with this ID.
+/// The scope's seat with this ID.
 pub async fn find_seat(
     db: &impl ConnectionTrait,
-    event_id: i64,
+    scope: SeatScope,
     seat_id: i64,
 ) -> Result<Option<seat::Model>, DbErr> {
-    seat::Entity::find_by_id(seat_id)
-        .filter(seat::Column::EventId.eq(event_id))
-        .one(db)
-        .await
+    of(scope).filter(seat::Column::Id.eq(seat_id)).one(db).await
 }
 
-/// Blocks or unblocks a seat of the event; `None` when the event has no such seat. A sold
-/// seat can be blocked too: it stays sold.
+/// Blocks or unblocks a seat of the scope; `None` when it has no such seat. A sold seat can
+/// be blocked too: it stays sold.
 pub async fn set_blocked(
     db: &impl ConnectionTrait,
-    event_id: i64,
+    scope: SeatScope,
     seat_id: i64,
     blocked: bool,
 ) -> Result<Option<seat::Model>, DbErr> {
-    let Some(found) = find_seat(db, event_id, seat_id).await? else {
+    let Some(found) = find_seat(db, scope, seat_id).await? else {
         return Ok(None);
     };
     let mut row: seat::ActiveModel = found.into();

@@ -23,6 +23,7 @@ use crate::db::{begin_write, is_unique_violation};
 use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::items::Invalid;
 use crate::domain::sale::Catalogue;
+use crate::domain::seating::{self, SeatScope};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
 use crate::domain::webhooks;
 use serde_json::json;
@@ -786,7 +787,7 @@ async fn check_product(
     Ok(())
 }
 
-/// The seat: one of the event's, free (not blocked, sold or another voucher's), for a
+/// The seat: one of the event's (of the voucher's date, in a series), free (not blocked, sold or another voucher's), for a
 /// voucher used once and not limited to a quota (pretix's `clean_seat_id`).
 async fn check_seat(
     txn: &impl ConnectionTrait,
@@ -798,8 +799,11 @@ async fn check_seat(
     let Some(guid) = &f.seat else {
         return Ok(None);
     };
-    let Some(found) = seat::Entity::find()
-        .filter(seat::Column::EventId.eq(ev.id))
+    let scope = SeatScope {
+        event_id: ev.id,
+        subevent_id: f.subevent_id,
+    };
+    let Some(found) = seating::seats_of(scope)
         .filter(seat::Column::SeatGuid.eq(guid.as_str()))
         .one(txn)
         .await?
