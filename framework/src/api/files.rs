@@ -172,6 +172,60 @@ pub struct UploadedFile {
     pub id: String,
 }
 
+/// A stored private file (a file answer) as a download: its own media type, one of
+/// [`files::ANSWER_TYPES`], and `Content-Disposition: attachment` with a file name.
+pub struct StoredFile {
+    /// The file.
+    pub file: crate::db::entities::file::Model,
+    /// The file name to save it as.
+    pub filename: String,
+}
+
+impl poem::IntoResponse for StoredFile {
+    fn into_response(self) -> Response {
+        let content_type = if files::ANSWER_TYPES.contains(&self.file.content_type.as_str()) {
+            self.file.content_type.as_str()
+        } else {
+            "application/octet-stream"
+        };
+        Response::builder()
+            .content_type(content_type)
+            .header(
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}\"", self.filename),
+            )
+            .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+            .header(header::CONTENT_SECURITY_POLICY, MEDIA_CSP)
+            .header(header::CACHE_CONTROL, "private, no-store")
+            .body(self.file.data)
+    }
+}
+
+impl poem_openapi::ApiResponse for StoredFile {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        use poem_openapi::registry::{MetaResponse, MetaResponses};
+        use poem_openapi::types::Type;
+        let content = (files::ANSWER_TYPES.iter())
+            .chain(["application/octet-stream"].iter())
+            .map(|&content_type| MetaMediaType {
+                content_type,
+                schema: <poem_openapi::types::Binary<Vec<u8>>>::schema_ref(),
+            })
+            .collect();
+        MetaResponses {
+            responses: vec![MetaResponse {
+                description: "The file, as an attachment.",
+                status: Some(200),
+                status_range: None,
+                content,
+                headers: vec![],
+            }],
+        }
+    }
+
+    fn register(_registry: &mut Registry) {}
+}
+
 /// File upload operations.
 pub struct FilesApi;
 
@@ -180,11 +234,12 @@ impl FilesApi {
     /// Upload a file
     ///
     /// Send the file as the raw body. The answer's `id` goes into the field that takes the
-    /// file (an item's `picture`); it is valid for 24 hours and only for the same caller.
-    /// Uploading needs a permission of a field that takes files (`can_change_items` for some
-    /// event); 403 otherwise. Accepted types are those such a field takes: PNG, JPEG, GIF and
-    /// WebP images (415 for any other), whose contents must be what the `Content-Type` says
-    /// (400 otherwise), up to 10 MB each (413). Each caller may keep at most 100 unused
+    /// file (an item's `picture`, the answer to a file question); it is valid for 24 hours and
+    /// only for the same caller. Uploading needs a permission of a field that takes files
+    /// (`can_change_items` or `can_change_orders` for some event); 403 otherwise. Accepted
+    /// types are those such a field takes: PNG, JPEG, GIF and WebP images and PDF (415 for
+    /// any other), whose contents must be what the `Content-Type` says (400 otherwise), up
+    /// to 10 MB each (413). Each caller may keep at most 100 unused
     /// uploads, 100 MiB together, at a time; beyond that, 429 until some are used or expire.
     /// The file name is kept only as `[A-Za-z0-9._-]` (others become `_`), at most 100
     /// characters, ending in the type's extension.
@@ -207,7 +262,7 @@ impl FilesApi {
         if !may_upload(&auth.0) {
             return Err(ApiError::forbidden_because(
                 "Uploading files needs a permission to change something that takes them: \
-                 can_change_items for some event.",
+                 can_change_items or can_change_orders for some event.",
             )
             .into());
         }
@@ -282,7 +337,7 @@ pub async fn media(
     match files::claimed(&state.db, &key).await {
         Ok(Some(f)) => {
             let name = files::safe_filename(&f.filename, &f.content_type);
-            let trusted = files::ACCEPTED_TYPES.contains(&f.content_type.as_str())
+            let trusted = files::PICTURE_TYPES.contains(&f.content_type.as_str())
                 && files::contents_match(&f.content_type, &f.data);
             let (content_type, disposition) = if trusted {
                 (f.content_type.as_str(), "inline")

@@ -118,7 +118,10 @@ pub fn ticketing_api() -> impl OpenApi {
             orders::OrdersApi,
             orders::lifecycle::LifecycleApi,
             orders::change::ChangeApi,
-            orders::positions::PositionsApi,
+            (
+                orders::positions::PositionsApi,
+                orders::file_answers::FileAnswersApi,
+            ),
             orders::payments::PaymentsApi,
             orders::refunds::RefundsApi,
             carts::CartsApi,

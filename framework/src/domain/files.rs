@@ -40,9 +40,23 @@ pub const MAX_UNCLAIMED_BYTES: u64 = 100 * 1024 * 1024;
 /// Media types an item's picture may have: images only.
 pub const PICTURE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-/// Media types accepted for upload: those some field claims (today only pictures), since an
-/// upload nothing can claim is only a way to store data.
-pub const ACCEPTED_TYPES: [&str; 4] = PICTURE_TYPES;
+/// Media types a file answer to a question may have, as pretix takes them: PNG, JPEG and GIF
+/// images, and PDF.
+pub const ANSWER_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "application/pdf"];
+
+/// Media types accepted for upload: those some field claims (pictures, file answers), since
+/// an upload nothing can claim is only a way to store data.
+pub const ACCEPTED_TYPES: [&str; 5] = [
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+];
+
+/// Owner of claimed files that are not public: file answers, served only through the API to
+/// callers who may read the order ([`private_file`]), never under `/media/`.
+pub const PRIVATE_OWNER: &str = "private";
 
 /// Media types of talk-side uploads (`/api/upload/`), as pretalx takes them: the picture
 /// types, BMP and TIFF images, PDF, office documents (Word, Excel, PowerPoint, RTF,
@@ -72,8 +86,10 @@ pub const DOCUMENT_TYPES: [&str; 20] = [
 ];
 
 /// The write permissions of the fields that claim uploads (an item's picture needs
-/// `can_change_items` for its event); an upload needs one of them.
-pub const CLAIMING_PERMISSIONS: [Permission; 1] = [Permission::ChangeItems];
+/// `can_change_items` for its event, a file answer `can_change_orders`); an upload needs one
+/// of them.
+pub const CLAIMING_PERMISSIONS: [Permission; 2] =
+    [Permission::ChangeItems, Permission::ChangeOrders];
 
 /// Longest stored file name, extension included.
 pub const MAX_FILENAME_LEN: usize = 100;
@@ -171,6 +187,7 @@ pub fn contents_match(content_type: &str, data: &[u8]) -> bool {
         // A BMP file header is 14 bytes, its size field the file's length.
         "image/bmp" => data.len() >= 14 && data.starts_with(b"BM"),
         "image/tiff" => data.starts_with(b"II*\0") || data.starts_with(b"MM\0*"),
+        "application/pdf" => data.starts_with(b"%PDF-"),
         _ => false,
     }
 }
@@ -485,9 +502,72 @@ pub fn url(public_url: &str, reference: &str) -> String {
     }
 }
 
-/// A claimed file by key, for serving.
+/// A claimed public file by key, for serving under `/media/`.
 pub async fn claimed(db: &impl ConnectionTrait, key: &str) -> Result<Option<file::Model>, DbErr> {
     file::Entity::find_by_id(key.to_owned())
+        .filter(file::Column::Expires.is_null())
+        .filter(file::Column::Owner.ne(PRIVATE_OWNER))
+        .one(db)
+        .await
+}
+
+/// The stored reference (`<key>/<file name>`) of an unexpired, unclaimed upload of `owner`
+/// by its file ID, when its type is one of `accepted`; nothing is claimed (see
+/// [`claim_private`]).
+pub async fn unclaimed(
+    db: &impl ConnectionTrait,
+    owner: &str,
+    file_id: &str,
+    accepted: &[&str],
+) -> Result<Result<String, ClaimRefused>, DbErr> {
+    let Some(key) = file_id.strip_prefix(ID_PREFIX) else {
+        return Ok(Err(ClaimRefused::Unknown));
+    };
+    let Some(found) = file::Entity::find_by_id(key.to_owned())
+        .filter(file::Column::Owner.eq(owner))
+        .filter(file::Column::Expires.gt(Utc::now()))
+        .one(db)
+        .await?
+    else {
+        return Ok(Err(ClaimRefused::Unknown));
+    };
+    if !accepted.contains(&found.content_type.as_str()) {
+        return Ok(Err(ClaimRefused::WrongType));
+    }
+    let name = safe_filename(&found.filename, &found.content_type);
+    Ok(Ok(format!("{}/{name}", found.id)))
+}
+
+/// Claims uploads of `owner` by their references ([`unclaimed`]) as private files; false
+/// when one of them is no longer an unclaimed upload of the owner (claimed meanwhile), and
+/// then the caller's transaction must roll back.
+pub async fn claim_private(
+    db: &impl ConnectionTrait,
+    owner: &str,
+    references: &[String],
+) -> Result<bool, DbErr> {
+    if references.is_empty() {
+        return Ok(true);
+    }
+    let keys: Vec<&str> = references.iter().map(|r| file_key(r)).collect();
+    let claimed = file::Entity::update_many()
+        .col_expr(file::Column::Expires, Expr::value(None::<DateTime<Utc>>))
+        .col_expr(file::Column::Owner, Expr::value(PRIVATE_OWNER))
+        .filter(file::Column::Id.is_in(keys.iter().copied()))
+        .filter(file::Column::Owner.eq(owner))
+        .filter(file::Column::Expires.gt(Utc::now()))
+        .exec(db)
+        .await?;
+    Ok(claimed.rows_affected == keys.len() as u64)
+}
+
+/// A private file by its stored reference, for serving to a caller the rules let read it.
+pub async fn private_file(
+    db: &impl ConnectionTrait,
+    reference: &str,
+) -> Result<Option<file::Model>, DbErr> {
+    file::Entity::find_by_id(file_key(reference).to_owned())
+        .filter(file::Column::Owner.eq(PRIVATE_OWNER))
         .filter(file::Column::Expires.is_null())
         .one(db)
         .await

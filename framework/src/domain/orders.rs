@@ -10,6 +10,7 @@
 
 mod change;
 mod details;
+pub mod file_answers;
 mod lifecycle;
 mod mails;
 mod place;

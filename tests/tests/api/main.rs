@@ -24,6 +24,7 @@ mod devices;
 mod errors;
 mod event_config;
 mod events;
+mod file_answers;
 mod free_orders;
 mod giftcards;
 mod giftcards_accepted;

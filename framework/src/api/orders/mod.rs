@@ -3,6 +3,7 @@
 //! themselves (list, read, create) and what every order resource shares.
 
 pub mod change;
+pub mod file_answers;
 pub mod lifecycle;
 pub mod payments;
 pub mod positions;
@@ -183,8 +184,10 @@ fn default_channel() -> String {
 }
 
 impl OrderCreate {
-    fn into_new(self) -> NewOrder {
+    /// The order to place; file answers take uploads of `uploader`.
+    fn into_new(self, uploader: String) -> NewOrder {
         NewOrder {
+            uploader: Some(uploader),
             paid: self.status == "p",
             require_approval: self.require_approval,
             email: self.email,
@@ -529,7 +532,15 @@ impl OrdersApi {
             plugins: state.plugins.clone(),
         };
         let together = Some(&state.placements);
-        let placed = match orders::place(&state.db, cache, together, ctx, body.0.into_new()).await {
+        let placed = match orders::place(
+            &state.db,
+            cache,
+            together,
+            ctx,
+            body.0.into_new(auth.0.identity()),
+        )
+        .await
+        {
             Ok(o) => o,
             Err(PlaceError::Invalid(body)) => {
                 return Err(ApiError::with_body(poem::http::StatusCode::BAD_REQUEST, body).into());

@@ -173,7 +173,8 @@ fn ids(field: &str, one: Option<i64>, many: Option<String>) -> Result<Vec<i64>, 
     Ok(out)
 }
 
-fn info(b: &AttendeeBody) -> Result<PositionInfo, ApiError> {
+/// The attendee data and answers sent; file answers take uploads of `uploader`.
+fn info(b: &AttendeeBody, uploader: String) -> Result<PositionInfo, ApiError> {
     if b.attendee_name.is_some() && b.attendee_name_parts.is_some() {
         return Err(ApiError::field(
             "attendee_name",
@@ -203,6 +204,7 @@ fn info(b: &AttendeeBody) -> Result<PositionInfo, ApiError> {
                 })
                 .collect()
         }),
+        uploader: Some(uploader),
     })
 }
 
@@ -375,7 +377,7 @@ impl PositionsApi {
         body: JsonBody<PositionPatchBody>,
     ) -> WriteResult<Json<PositionOut>> {
         let ev = change_orders(&state, &auth, &organizer, &event).await?;
-        let info = info(&body.0.attendee)?;
+        let info = info(&body.0.attendee, auth.0.identity())?;
         let mut patch = super::change::patch(super::change::PatchPosition {
             position: id.0,
             body: body.0.change,
@@ -408,7 +410,7 @@ impl PositionsApi {
         let ev = change_orders(&state, &auth, &organizer, &event).await?;
         let body = body.0;
         let mut new = super::change::add(body.position);
-        new.info = info(&body.attendee)?;
+        new.info = info(&body.attendee, auth.0.identity())?;
         let (o, id) = positions::add(seller(&state, &ev), &ev.event, &body.order, new)
             .await
             .map_err(|e| match e {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::db::entities::{event, order_fee, order_payment, order_position, seat};
 use crate::domain::orders::refunds::Refund;
 use crate::domain::orders::ticket::TicketNames;
-use crate::domain::orders::{self, Details, Order};
+use crate::domain::orders::{self, Details, Order, file_answers};
 use crate::http::auth::EventAccess;
 use crate::http::{Decimal2, Money, patched};
 use crate::state::AppState;
@@ -425,14 +425,31 @@ impl<'a> OrderView<'a> {
             answers: serde_json::from_value::<Vec<Value>>(p.answers.clone())
                 .unwrap_or_default()
                 .iter()
-                .map(answer)
+                .map(|a| self.answer(p.id, a))
                 .collect(),
             canceled: p.canceled || o.row.status == "c",
         }
     }
 }
 
-pub(super) fn answer(v: &Value) -> Answer {
+impl OrderView<'_> {
+    /// An answer as shown: a file answer as the URL serving it.
+    fn answer(&self, position: i64, v: &Value) -> Answer {
+        let mut out = answer(v);
+        if file_answers::is_file(&out.answer) {
+            out.answer = file_answers::url(
+                self.public_url,
+                self.organizer,
+                self.event,
+                position,
+                out.question,
+            );
+        }
+        out
+    }
+}
+
+fn answer(v: &Value) -> Answer {
     let ids = |key: &str| -> Vec<i64> {
         v[key]
             .as_array()

@@ -21,10 +21,10 @@ use super::lifecycle::{
     LifecycleError, Locked, Seller, add_confirmed_payment, lock_vouchers, open_with,
 };
 use super::place::{
-    AnswerInput, FeeInput, MAX_POSITIONS, PositionErrors, PositionInput, check_answers, check_fees,
-    fee_row, hold_of, insert_with_codes,
+    AnswerInput, FeeInput, FileSource, MAX_POSITIONS, PositionErrors, PositionInput, check_answers,
+    check_fees, fee_row, hold_of, insert_with_codes,
 };
-use super::{Order, demand, hold_positions, mails, product_of};
+use super::{Order, demand, file_answers, hold_positions, mails, product_of};
 use crate::db::entities::{
     category, event, item_addon, item_bundle, order, order_fee, order_payment, order_position,
     order_refund, seat,
@@ -35,7 +35,7 @@ use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::random_from;
-use crate::domain::{mail, settings, vouchers, webhooks};
+use crate::domain::{files, mail, settings, vouchers, webhooks};
 
 /// What to change of a position (`patch_positions`): each field sent replaces the stored one.
 #[derive(Debug, Clone, Default)]
@@ -75,6 +75,8 @@ pub struct PositionInfo {
     pub attendee_email: Option<Option<String>>,
     /// Every answer of the position.
     pub answers: Option<Vec<AnswerInput>>,
+    /// Whose uploads file answers may take: the caller's identity.
+    pub uploader: Option<String>,
 }
 
 impl PositionInfo {
@@ -565,17 +567,36 @@ async fn attendee(
         ..Default::default()
     };
     let mut errors = PositionErrors::new(1);
-    let stored = check_answers(
+    let source = FileSource {
+        uploader: info.uploader.as_deref(),
+        current: Some(&p.answers),
+    };
+    let checked = check_answers(
         &l.txn,
         l.event.id,
         std::slice::from_ref(&given),
+        source,
         &mut errors,
     )
     .await?;
     if errors.any() {
         return Ok(Err(errors.into_objects().pop().unwrap_or_default()));
     }
-    p.answers = stored.into_iter().next().unwrap_or_else(|| json!([]));
+    let uploader = info.uploader.as_deref().unwrap_or_default();
+    if !files::claim_private(&l.txn, uploader, &checked.claims).await? {
+        return refused("A file of the answers was used meanwhile; upload it again.");
+    }
+    let answers = checked
+        .stored
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| json!([]));
+    let dropped: Vec<String> = file_answers::references(&p.answers)
+        .filter(|old| !file_answers::references(&answers).any(|new| new == *old))
+        .map(str::to_owned)
+        .collect();
+    files::forget(&l.txn, &dropped).await?;
+    p.answers = answers;
     Ok(Ok(()))
 }
 

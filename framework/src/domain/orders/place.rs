@@ -10,6 +10,7 @@ use sea_orm::{
 };
 use serde_json::{Map, Value, json};
 
+use super::file_answers::FILE_ANSWER;
 use super::mails::{self, Storefront};
 use super::{Order, demand};
 use crate::db::begin_write;
@@ -29,7 +30,7 @@ use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
-use crate::domain::{vouchers, webhooks};
+use crate::domain::{files, vouchers, webhooks};
 
 /// An answer to a question, as sent.
 #[derive(Debug, Clone)]
@@ -122,6 +123,8 @@ pub struct NewOrder {
     pub testmode: bool,
     /// Free data of the client.
     pub api_meta: Value,
+    /// Whose uploads file answers may take: the caller's identity.
+    pub uploader: Option<String>,
 }
 
 /// Why an order was not placed.
@@ -217,8 +220,8 @@ pub struct Prepared {
     pub(super) catalogue: Catalogue,
     /// Each position's product.
     products: Vec<Product>,
-    /// Each position's answers, as stored.
-    answers: Vec<Value>,
+    /// Each position's answers, as stored, and the uploads they take.
+    pub(super) answers: CheckedAnswers,
     /// Whether the organizer has a webhook that may hear of orders.
     listens: bool,
 }
@@ -286,7 +289,11 @@ pub(super) async fn prepare(
     let listens = webhooks::organizer_listens(db, cache, ev.organizer_id).await?;
     let mut errors = PositionErrors::new(new.positions.len());
     let products = resolve_products(&catalogue, &new.positions, &mut errors);
-    let answers = check_answers(db, ev.id, &new.positions, &mut errors).await?;
+    let source = FileSource {
+        uploader: new.uploader.as_deref(),
+        current: None,
+    };
+    let answers = check_answers(db, ev.id, &new.positions, source, &mut errors).await?;
     check_fees(&catalogue, &new.fees, "fees").map_err(PlaceError::Invalid)?;
     if errors.any() {
         return Err(PlaceError::Invalid(errors.into_body()));
@@ -318,6 +325,13 @@ pub(super) async fn place_alone(
         .collect();
     let locked_vouchers = vouchers::lock_by_codes(&txn, ev.id, &codes).await?;
     let mut errors = PositionErrors::new(new.positions.len());
+    let uploader = new.uploader.as_deref().unwrap_or_default();
+    if !files::claim_private(&txn, uploader, &p.answers.claims).await? {
+        return Err(invalid(
+            "positions",
+            "A file of the answers was used meanwhile; upload it again.",
+        ));
+    }
     let seats = lock_seats(&txn, p, &mut errors).await?;
     let lines = lines(p, &locked_vouchers, &seats, now, &mut errors);
     check_seats_free(&txn, new, &seats, now, &mut errors).await?;
@@ -405,7 +419,7 @@ pub(super) fn lines(
                 price,
                 voucher,
                 seat,
-                answers: p.answers[i].clone(),
+                answers: p.answers.stored[i].clone(),
             },
         ));
     }
@@ -516,17 +530,37 @@ pub(super) fn check_fees(
     Ok(())
 }
 
+/// Where file answers come from: uploads of `uploader` (`file:<key>`), and, for a position
+/// changed, its `current` answers, whose file `file:keep` keeps.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct FileSource<'a> {
+    pub(super) uploader: Option<&'a str>,
+    pub(super) current: Option<&'a Value>,
+}
+
+/// Answers checked: what to store per position, and the uploads file answers take, to be
+/// claimed ([`files::claim_private`]) in the transaction that stores them.
+#[derive(Debug, Default)]
+pub(super) struct CheckedAnswers {
+    pub(super) stored: Vec<Value>,
+    pub(super) claims: Vec<String>,
+}
+
 /// Checks each answer against the event's questions and gives the answers to store, per
-/// position.
+/// position. A file answer names an upload of the sender (`file:<key>`, of
+/// [`files::ANSWER_TYPES`]) or keeps the current file (`file:keep`); it is stored as
+/// `file://<key>/<name>`.
 pub(super) async fn check_answers(
     db: &impl ConnectionTrait,
     event_id: i64,
     positions: &[PositionInput],
+    source: FileSource<'_>,
     errors: &mut PositionErrors,
-) -> Result<Vec<Value>, DbErr> {
+) -> Result<CheckedAnswers, DbErr> {
     let mut stored = vec![json!([]); positions.len()];
+    let mut claims = Vec::new();
     if positions.iter().all(|p| p.answers.is_empty()) {
-        return Ok(stored);
+        return Ok(CheckedAnswers { stored, claims });
     }
     let rows = question::Entity::find()
         .filter(question::Column::EventId.eq(event_id))
@@ -558,14 +592,57 @@ pub(super) async fn check_answers(
                 errors.add(i, "answers", "Invalid option selected.");
                 continue;
             }
-            match check_answer_indexed(&q.row, options, &a.answer, &a.options) {
+            let text = match check_answer_indexed(&q.row, options, &a.answer, &a.options) {
+                Ok(text) if q.row.r#type == questions::FILE && !text.is_empty() => {
+                    file_answer(db, source, q.row.id, &text, &mut claims).await?
+                }
+                checked => checked,
+            };
+            match text {
                 Ok(text) => out.push(answer_json(q, options, text, &a.options)),
                 Err(message) => errors.add(i, "answers", message),
             }
         }
         stored[i] = Value::Array(out);
     }
-    Ok(stored)
+    Ok(CheckedAnswers { stored, claims })
+}
+
+/// The stored text of a file answer (`file://<key>/<name>`): the current file for
+/// `file:keep`, else the sender's upload, added to `claims`.
+async fn file_answer(
+    db: &impl ConnectionTrait,
+    source: FileSource<'_>,
+    question: i64,
+    sent: &str,
+    claims: &mut Vec<String>,
+) -> Result<Result<String, String>, DbErr> {
+    let not_found = || Err(format!("The submitted file ID \"{sent}\" was not found."));
+    if sent == "file:keep" {
+        let kept = source
+            .current
+            .and_then(Value::as_array)
+            .and_then(|answers| answers.iter().find(|a| a["question"] == question))
+            .and_then(|a| a["answer"].as_str())
+            .filter(|text| text.starts_with(FILE_ANSWER));
+        return Ok(kept.map_or_else(not_found, |text| Ok(text.to_owned())));
+    }
+    let Some(uploader) = source.uploader else {
+        return Ok(not_found());
+    };
+    Ok(
+        match files::unclaimed(db, uploader, sent, &files::ANSWER_TYPES).await? {
+            Ok(reference) => {
+                claims.push(reference.clone());
+                Ok(format!("{FILE_ANSWER}{reference}"))
+            }
+            Err(files::ClaimRefused::Unknown) => not_found(),
+            Err(files::ClaimRefused::WrongType) => Err(format!(
+                "The submitted file \"{sent}\" has a file type that is not allowed in this \
+                 field."
+            )),
+        },
+    )
 }
 
 /// The stored answer; its options in the question's order (by position, then ID).

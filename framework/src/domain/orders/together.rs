@@ -235,6 +235,7 @@ impl Prepared {
         let n = &self.new;
         !n.simulate
             && n.consume_carts.is_empty()
+            && self.answers.claims.is_empty()
             && n.positions.iter().all(|p| {
                 p.voucher.is_none()
                     && p.seat.is_none()
