@@ -119,12 +119,7 @@ fn event_out(
         meta_data: events::effective_meta(e, properties),
         plugins: string_list(&e.plugins),
         seating_plan: e.seating_plan_id,
-        seat_category_mapping: NullableMap(
-            e.seat_category_mapping
-                .as_object()
-                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
-                .unwrap_or_default(),
-        ),
+        seat_category_mapping: NullableMap::from_stored(&e.seat_category_mapping),
         timezone: e.timezone.clone(),
         item_meta_properties,
         valid_keys: detail.then(|| {

@@ -10,7 +10,6 @@ use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::types::MaybeUndefined;
 use poem_openapi::{Object, OpenApi};
-use serde_json::{Map, Value};
 
 use super::Tag;
 use crate::db::entities::event;
@@ -104,7 +103,7 @@ impl From<SubEvent> for SubEventOut {
             item_price_overrides: overrides_out(s.item_prices),
             meta_data: subevents::meta_map(&r.meta_data),
             seating_plan: r.seating_plan_id,
-            seat_category_mapping: mapping_out(&r.seat_category_mapping),
+            seat_category_mapping: NullableMap::from_stored(&r.seat_category_mapping),
         }
     }
 }
@@ -163,7 +162,7 @@ impl From<SubEventCreate> for SubEventFields {
             meta_data: s.meta_data,
             item_prices: overrides_in(s.item_price_overrides),
             seating_plan: s.seating_plan,
-            seat_category_mapping: mapping_in(&s.seat_category_mapping),
+            seat_category_mapping: s.seat_category_mapping.to_stored(),
         }
     }
 }
@@ -229,26 +228,10 @@ impl SubEventPatch {
         f.meta_data = self.meta_data.unwrap_or(f.meta_data);
         f.seating_plan = patched(self.seating_plan).unwrap_or(f.seating_plan);
         if let Some(mapping) = self.seat_category_mapping {
-            f.seat_category_mapping = mapping_in(&mapping);
+            f.seat_category_mapping = mapping.to_stored();
         }
         f
     }
-}
-
-fn mapping_out(stored: &Value) -> NullableMap<i64> {
-    NullableMap(
-        stored
-            .as_object()
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
-            .unwrap_or_default(),
-    )
-}
-
-fn mapping_in(sent: &NullableMap<i64>) -> Map<String, Value> {
-    sent.0
-        .iter()
-        .map(|(k, v)| (k.clone(), v.map_or(Value::Null, Value::from)))
-        .collect()
 }
 
 /// Sub-event operations.

@@ -54,9 +54,15 @@ pub const ACCEPTED_TYPES: [&str; 5] = [
     "application/pdf",
 ];
 
-/// Owner of claimed files that are not public: file answers, served only through the API to
-/// callers who may read the order ([`private_file`]), never under `/media/`.
-pub const PRIVATE_OWNER: &str = "private";
+/// How the owner of a claimed file that is not public begins: file answers, owned by their
+/// event (`private:<event id>`), served only through the API to callers who may read its
+/// orders ([`private_file`]), never under `/media/`.
+const PRIVATE_OWNER: &str = "private:";
+
+/// The owner of an event's private files.
+fn private_owner(event_id: i64) -> String {
+    format!("{PRIVATE_OWNER}{event_id}")
+}
 
 /// Media types of talk-side uploads (`/api/upload/`), as pretalx takes them: the picture
 /// types, BMP and TIFF images, PDF, office documents (Word, Excel, PowerPoint, RTF,
@@ -395,33 +401,21 @@ pub async fn claim(
     file_id: &str,
     accepted: &[&str],
 ) -> Result<Result<String, ClaimRefused>, DbErr> {
-    let Some(key) = file_id.strip_prefix(ID_PREFIX) else {
-        return Ok(Err(ClaimRefused::Unknown));
+    let reference = match unclaimed(db, owner, file_id, accepted).await? {
+        Ok(reference) => reference,
+        refused => return Ok(refused),
     };
-    let now = Utc::now();
-    let Some(found) = file::Entity::find_by_id(key.to_owned())
-        .filter(file::Column::Owner.eq(owner))
-        .filter(file::Column::Expires.gt(now))
-        .one(db)
-        .await?
-    else {
-        return Ok(Err(ClaimRefused::Unknown));
-    };
-    if !accepted.contains(&found.content_type.as_str()) {
-        return Ok(Err(ClaimRefused::WrongType));
-    }
     let claimed = file::Entity::update_many()
         .col_expr(file::Column::Expires, Expr::value(None::<DateTime<Utc>>))
-        .filter(file::Column::Id.eq(key))
+        .filter(file::Column::Id.eq(file_key(&reference)))
         .filter(file::Column::Owner.eq(owner))
-        .filter(file::Column::Expires.gt(now))
+        .filter(file::Column::Expires.gt(Utc::now()))
         .exec(db)
         .await?;
     if claimed.rows_affected == 0 {
         return Ok(Err(ClaimRefused::Unknown));
     }
-    let name = safe_filename(&found.filename, &found.content_type);
-    Ok(Ok(format!("{}/{name}", found.id)))
+    Ok(Ok(reference))
 }
 
 /// Claims a talk-side upload for the field `field` of an object being written: `file_id`
@@ -506,13 +500,13 @@ pub fn url(public_url: &str, reference: &str) -> String {
 pub async fn claimed(db: &impl ConnectionTrait, key: &str) -> Result<Option<file::Model>, DbErr> {
     file::Entity::find_by_id(key.to_owned())
         .filter(file::Column::Expires.is_null())
-        .filter(file::Column::Owner.ne(PRIVATE_OWNER))
+        .filter(file::Column::Owner.not_like(format!("{PRIVATE_OWNER}%")))
         .one(db)
         .await
 }
 
 /// The stored reference (`<key>/<file name>`) of an unexpired, unclaimed upload of `owner`
-/// by its file ID, when its type is one of `accepted`; nothing is claimed (see
+/// by its file ID, when its type is one of `accepted`; nothing is claimed (see [`claim`],
 /// [`claim_private`]).
 pub async fn unclaimed(
     db: &impl ConnectionTrait,
@@ -538,12 +532,13 @@ pub async fn unclaimed(
     Ok(Ok(format!("{}/{name}", found.id)))
 }
 
-/// Claims uploads of `owner` by their references ([`unclaimed`]) as private files; false
-/// when one of them is no longer an unclaimed upload of the owner (claimed meanwhile), and
-/// then the caller's transaction must roll back.
+/// Claims uploads of `owner` by their distinct references ([`unclaimed`]) as private files of
+/// the event; false when one of them is no longer an unclaimed upload of the owner (claimed
+/// meanwhile), and then the caller's transaction must roll back.
 pub async fn claim_private(
     db: &impl ConnectionTrait,
     owner: &str,
+    event_id: i64,
     references: &[String],
 ) -> Result<bool, DbErr> {
     if references.is_empty() {
@@ -552,7 +547,7 @@ pub async fn claim_private(
     let keys: Vec<&str> = references.iter().map(|r| file_key(r)).collect();
     let claimed = file::Entity::update_many()
         .col_expr(file::Column::Expires, Expr::value(None::<DateTime<Utc>>))
-        .col_expr(file::Column::Owner, Expr::value(PRIVATE_OWNER))
+        .col_expr(file::Column::Owner, Expr::value(private_owner(event_id)))
         .filter(file::Column::Id.is_in(keys.iter().copied()))
         .filter(file::Column::Owner.eq(owner))
         .filter(file::Column::Expires.gt(Utc::now()))
@@ -561,16 +556,36 @@ pub async fn claim_private(
     Ok(claimed.rows_affected == keys.len() as u64)
 }
 
-/// A private file by its stored reference, for serving to a caller the rules let read it.
+/// A private file of the event by its stored reference, for serving to a caller the rules
+/// let read it.
 pub async fn private_file(
     db: &impl ConnectionTrait,
+    event_id: i64,
     reference: &str,
 ) -> Result<Option<file::Model>, DbErr> {
     file::Entity::find_by_id(file_key(reference).to_owned())
-        .filter(file::Column::Owner.eq(PRIVATE_OWNER))
+        .filter(file::Column::Owner.eq(private_owner(event_id)))
         .filter(file::Column::Expires.is_null())
         .one(db)
         .await
+}
+
+/// Forgets private files of the event by their stored references; any other file named
+/// stays.
+pub async fn forget_private(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    references: &[String],
+) -> Result<(), DbErr> {
+    if references.is_empty() {
+        return Ok(());
+    }
+    file::Entity::delete_many()
+        .filter(file::Column::Id.is_in(references.iter().map(|r| file_key(r))))
+        .filter(file::Column::Owner.eq(private_owner(event_id)))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -178,9 +178,14 @@ impl Catalogue {
     }
 
     /// How `ev` (this catalogue's event) sells by seat at `date`: in a series, by the date's
-    /// plan and mapping (loaded with the catalogue); otherwise by the event's.
+    /// plan and mapping (loaded with the catalogue; a date not loaded sells nothing by
+    /// seat); otherwise by the event's.
     pub fn seating<'a>(&'a self, ev: &'a event::Model, date: Option<i64>) -> Seating<'a> {
-        Seating::of(ev, date.and_then(|d| self.subevents.get(&d)))
+        match date.map(|d| self.subevents.get(&d)) {
+            None => Seating::of(ev, None),
+            Some(Some(d)) => Seating::of(ev, Some(d)),
+            Some(None) => Seating::NONE,
+        }
     }
 
     /// The item, if it is one of the event's.

@@ -54,8 +54,8 @@ pub use plans::{
     plan_in_use, update_plan,
 };
 pub use seats::{
-    MAX_BULK_SEATS, SeatFilter, SeatPick, SeatState, count_seats, find_seat, list_seats,
-    of as seats_of, scope_of, set_blocked, set_blocked_many, state,
+    SeatFilter, SeatPick, SeatState, count_seats, find_seat, list_seats, of as seats_of, scope_of,
+    set_blocked, set_blocked_many, state,
 };
 
 use std::collections::HashSet;

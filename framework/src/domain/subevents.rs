@@ -12,7 +12,10 @@ use sea_orm::{
 use serde_json::{Map, Value};
 
 use crate::db::begin_write;
-use crate::db::entities::{event, item, order_position, seat, subevent, subevent_item_price};
+use crate::db::entities::{
+    cart_position, event, item, order_position, quota, seat, subevent, subevent_item_price,
+    voucher, waiting_list_entry,
+};
 use crate::domain::refusal::Refusal;
 use crate::domain::seating::{self, SeatScope};
 
@@ -450,20 +453,50 @@ async fn set_prices(
     Ok(())
 }
 
-/// Deletes a sub-event; its price overrides and seats go with it. A date that orders use
-/// stays (403), as pretix.
+/// Deletes a sub-event with everything of it (price overrides, seats, quotas, vouchers,
+/// carts, waiting list entries), as pretix. A date that orders use stays (403).
 pub async fn delete(db: &DatabaseConnection, id: i64) -> Result<(), Refusal> {
     let txn = begin_write(db).await?;
+    // Placing an order for the date locks its quotas first: taking them here makes an order
+    // under way finish first (and be seen below), or wait until the date is gone.
+    let quotas: Vec<i64> = quota::Entity::find()
+        .filter(quota::Column::SubeventId.eq(id))
+        .select_only()
+        .column(quota::Column::Id)
+        .into_tuple()
+        .all(&txn)
+        .await?;
+    super::availability::lock_quotas(&txn, &quotas).await?;
     let used = order_position::Entity::find()
         .filter(order_position::Column::SubeventId.eq(id))
-        .count(&txn)
+        .select_only()
+        .column(order_position::Column::Id)
+        .limit(1)
+        .into_tuple::<i64>()
+        .one(&txn)
         .await?;
-    if used > 0 {
+    if used.is_some() {
         return Err(Refusal::forbidden_because(
             "The sub-event can not be deleted as it has already been used in orders. Please set \
              'active' to false instead to hide it from users.",
         ));
     }
+    cart_position::Entity::delete_many()
+        .filter(cart_position::Column::SubeventId.eq(id))
+        .exec(&txn)
+        .await?;
+    waiting_list_entry::Entity::delete_many()
+        .filter(waiting_list_entry::Column::SubeventId.eq(id))
+        .exec(&txn)
+        .await?;
+    voucher::Entity::delete_many()
+        .filter(voucher::Column::SubeventId.eq(id))
+        .exec(&txn)
+        .await?;
+    quota::Entity::delete_many()
+        .filter(quota::Column::Id.is_in(quotas))
+        .exec(&txn)
+        .await?;
     seat::Entity::delete_many()
         .filter(seat::Column::SubeventId.eq(id))
         .exec(&txn)

@@ -12,6 +12,26 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NullableMap<T>(pub BTreeMap<String, Option<T>>);
 
+impl NullableMap<i64> {
+    /// A stored JSON object of IDs or nulls (a seat category mapping); other values read as
+    /// null.
+    pub fn from_stored(stored: &Value) -> Self {
+        Self(
+            stored
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_i64())).collect())
+                .unwrap_or_default(),
+        )
+    }
+
+    /// The JSON object to store.
+    pub fn to_stored(&self) -> serde_json::Map<String, Value> {
+        (self.0.iter())
+            .map(|(k, v)| (k.clone(), v.map_or(Value::Null, Value::from)))
+            .collect()
+    }
+}
+
 impl<T: Type> Type for NullableMap<T> {
     const IS_REQUIRED: bool = true;
     type RawValueType = Self;

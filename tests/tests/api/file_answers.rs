@@ -85,7 +85,7 @@ async fn a_file_answer_is_served_through_the_api_and_never_publicly() {
             .is_some_and(|b| b.contains("the first picture"))
     );
     let stored = file::Entity::find()
-        .filter(file::Column::Owner.eq("private"))
+        .filter(file::Column::Owner.like("private:%"))
         .one(&s.app.db)
         .await
         .expect("query")
@@ -169,7 +169,7 @@ async fn a_file_answer_is_kept_replaced_and_dropped_with_the_positions_answers()
     assert!(served.body.as_str().is_some_and(|b| b.contains("another")));
     let private = || {
         file::Entity::find()
-            .filter(file::Column::Owner.eq("private"))
+            .filter(file::Column::Owner.like("private:%"))
             .all(&s.app.db)
     };
     assert_eq!(private().await.expect("files").len(), 1);
@@ -225,4 +225,73 @@ async fn file_answers_are_served_only_to_callers_who_may_read_orders() {
         .replace("/answer/", "/answer/9")
         .replace(&format!("{q}/"), "9/");
     assert_eq!(s.app.get(&unknown, &s.token).await.status, 404);
+}
+
+#[tokio::test]
+async fn an_answer_text_that_looks_like_a_stored_file_reaches_no_file() {
+    let (s, q) = photo_shop().await;
+    let picture = upload(&s.app, &s.token, "image/png", "logo.png", PNG).await;
+    let item = s
+        .app
+        .patch(
+            &format!("{EVENT}/items/{}/", s.ticket),
+            &s.token,
+            json!({"picture": picture}),
+        )
+        .await;
+    assert_eq!(item.status, 200, "{}", item.body);
+    let media = path_of_media(&item.body["picture"]);
+    let key = media.split('/').nth(2).expect("key").to_owned();
+    let text = id(&created(
+        &s.app,
+        &format!("{EVENT}/questions/"),
+        &s.token,
+        json!({"question": {"en": "Note"}, "type": "T", "items": [s.ticket]}),
+    )
+    .await);
+    let forged = format!("file://{key}/logo.png");
+    let o = s
+        .order(json!({"positions": [{"item": s.ticket,
+            "answers": [{"question": text, "answer": forged}]}]}))
+        .await;
+    assert_eq!(o.status, 201, "{}", o.body);
+    let position = o.body["positions"][0]["id"].clone();
+    let served = s
+        .app
+        .get(
+            &format!("{EVENT}/orderpositions/{position}/answer/{text}/"),
+            &s.token,
+        )
+        .await;
+    assert_eq!(served.status, 404);
+    let dropped = s
+        .app
+        .patch(
+            &format!("{EVENT}/orderpositions/{position}/"),
+            &s.token,
+            json!({"answers": []}),
+        )
+        .await;
+    assert_eq!(dropped.status, 200, "{}", dropped.body);
+    assert_eq!(s.app.get(&media, "").await.status, 200, "the picture stays");
+    let twice = upload(&s.app, &s.token, "image/png", "me.png", PNG).await;
+    let r = s
+        .order(json!({"positions": [
+            {"item": s.ticket, "answers": [{"question": q, "answer": twice}]},
+            {"item": s.ticket, "answers": [{"question": q, "answer": twice}]}]}))
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        r.body["positions"][1]["answers"][0]
+            .as_str()
+            .is_some_and(|m| m.contains("used for another answer")),
+        "{}",
+        r.body
+    );
+}
+
+/// The path of a public media URL.
+fn path_of_media(url: &Value) -> String {
+    let url = url.as_str().expect("a URL");
+    url[url.find("/media/").expect("a media URL")..].to_owned()
 }

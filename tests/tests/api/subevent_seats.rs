@@ -365,6 +365,8 @@ async fn a_date_keeps_its_plan_while_a_seat_is_sold_and_orders_keep_the_date() {
     let unused = format!("{TOUR}/subevents/{}/", t.dates[1]);
     assert_eq!(t.app.delete(&unused, &t.token).await.status, 204);
     assert_eq!(t.app.get(&t.seats(t.dates[1]), &t.token).await.status, 404);
+    let quotas = t.app.get(&format!("{TOUR}/quotas/"), &t.token).await;
+    assert_eq!(quotas.body["count"], 1, "the date's quota went with it");
 }
 
 #[tokio::test]
@@ -386,4 +388,71 @@ async fn a_mapping_of_a_date_to_an_unknown_item_is_400_and_writes_nothing() {
     );
     let dates = t.app.get(&format!("{TOUR}/subevents/"), &t.token).await;
     assert_eq!(dates.body["count"], 2);
+}
+
+#[tokio::test]
+async fn changing_a_position_to_a_product_sold_by_seat_needs_a_seat() {
+    let t = tour().await;
+    let standing = id(&created(
+        &t.app,
+        &format!("{TOUR}/items/"),
+        &t.token,
+        json!({"name": {"en": "Standing"}, "default_price": "5.00"}),
+    )
+    .await);
+    let quota = t
+        .app
+        .get(&format!("{TOUR}/quotas/?subevent={}", t.dates[0]), &t.token)
+        .await;
+    let quota = quota.body["results"][0]["id"].clone();
+    let r = t
+        .app
+        .patch(
+            &format!("{TOUR}/quotas/{quota}/"),
+            &t.token,
+            json!({"items": [t.ticket, standing]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let o = t
+        .app
+        .post(
+            &format!("{TOUR}/orders/"),
+            &t.token,
+            json!({"positions": [{"item": standing, "subevent": t.dates[0]}]}),
+        )
+        .await;
+    assert_eq!(o.status, 201, "{}", o.body);
+    let code = o.body["code"].as_str().expect("code");
+    let position = o.body["positions"][0]["id"].clone();
+    let url = format!("{TOUR}/orders/{code}/change/");
+    let patch = |body: Value| json!({"patch_positions": [{"position": position, "body": body}]});
+    let seatless = t
+        .app
+        .post(&url, &t.token, patch(json!({"item": t.ticket})))
+        .await;
+    assert_eq!(seatless.status, 400, "{}", seatless.body);
+    assert_eq!(
+        seatless.body[0],
+        "The selected product requires you to select a seat."
+    );
+    let standing_seat = t
+        .app
+        .post(&url, &t.token, patch(json!({"seat": "a1"})))
+        .await;
+    assert_eq!(standing_seat.status, 400, "{}", standing_seat.body);
+    assert_eq!(
+        standing_seat.body[0],
+        "The selected product does not allow to select a seat."
+    );
+    let seated = t
+        .app
+        .post(
+            &url,
+            &t.token,
+            patch(json!({"item": t.ticket, "seat": "a1"})),
+        )
+        .await;
+    assert_eq!(seated.status, 200, "{}", seated.body);
+    assert_eq!(t.seat(t.dates[0], "a1").await["sold"], true);
 }

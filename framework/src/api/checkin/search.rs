@@ -15,6 +15,7 @@ use crate::domain::checkin::redeem::{PositionView, ScanList};
 use crate::domain::checkin::search::{self, PositionFilter, PositionOrder};
 use crate::domain::checkin::{CheckinRow, Direction};
 use crate::domain::grants::Caller;
+use crate::domain::orders::file_answers;
 use crate::domain::permissions::Permission;
 use crate::http::error::ListResult;
 use crate::http::{ApiError, Money, Page, PageRequest};
@@ -138,7 +139,11 @@ impl From<PositionView> for PositionOut {
             answers: p
                 .answers
                 .as_array()
-                .map(|a| a.iter().map(rules_map).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|answer| rules_map(&file_answers::without_key(answer)))
+                        .collect()
+                })
                 .unwrap_or_default(),
             require_attention: p.checkin_attention,
             order_status: p.order_status,

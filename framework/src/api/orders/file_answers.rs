@@ -76,7 +76,7 @@ impl FileAnswersApi {
         question: Path<i64>,
     ) -> ReadResult<StoredFile> {
         let (event, o, p) = position(&state, &auth, (&organizer, &event), *id).await?;
-        let file = file_answers::answer_file(&state.db, &p, *question).await?;
+        let file = file_answers::answer_file(&state.db, o.row.event_id, &p, *question).await?;
         let filename = download_name(&event, &o, &p, "", &file);
         Ok(StoredFile { file, filename })
     }

@@ -583,7 +583,7 @@ async fn attendee(
         return Ok(Err(errors.into_objects().pop().unwrap_or_default()));
     }
     let uploader = info.uploader.as_deref().unwrap_or_default();
-    if !files::claim_private(&l.txn, uploader, &checked.claims).await? {
+    if !files::claim_private(&l.txn, uploader, l.event.id, &checked.claims).await? {
         return refused("A file of the answers was used meanwhile; upload it again.");
     }
     let answers = checked
@@ -595,7 +595,7 @@ async fn attendee(
         .filter(|old| !file_answers::references(&answers).any(|new| new == *old))
         .map(str::to_owned)
         .collect();
-    files::forget(&l.txn, &dropped).await?;
+    files::forget_private(&l.txn, l.event.id, &dropped).await?;
     p.answers = answers;
     Ok(Ok(()))
 }
@@ -951,7 +951,7 @@ impl<'a> Commit<'a> {
     /// seat is found on the position's date after the change; a seat kept while the date
     /// changes no longer matches it.
     async fn take_seats(&self) -> Result<HashMap<SeatKey, seat::Model>, LifecycleError> {
-        self.check_kept_seats_match_dates().await?;
+        self.check_seats_fit().await?;
         let wanted: Vec<(&Line, SeatKey)> = self
             .plan
             .lines
@@ -987,29 +987,42 @@ impl<'a> Commit<'a> {
         Ok(seats)
     }
 
-    /// Refuses a change that moves a position to another date but keeps its seat, which is
-    /// a seat of the old date.
-    async fn check_kept_seats_match_dates(&self) -> Result<(), LifecycleError> {
-        let Some(kept) = self
-            .plan
-            .lines
-            .iter()
-            .filter(|l| l.fate == Fate::Stays && l.seat_guid.is_none() && !self.seat_dropped(l))
-            .filter_map(|l| l.before.as_ref().map(|b| (b, &l.after)))
-            .find(|(b, a)| b.seat_id.is_some() && b.subevent_id != a.subevent_id)
-            .and_then(|(b, _)| b.seat_id)
-        else {
-            return Ok(());
-        };
-        let name = seat::Entity::find_by_id(kept)
-            .one(&self.l.txn)
-            .await?
-            .map(|s| s.name)
-            .unwrap_or_default();
-        refused(format!(
-            "You selected seat \"{name}\" for a date that does not match the selected ticket \
-             date. Please choose a seat again."
-        ))
+    /// Refuses a patched position whose product or date after the change does not fit its
+    /// seat, as pretix: a product sold by seat there needs one, another takes none, and a
+    /// seat kept while the date changes is a seat of the old date.
+    async fn check_seats_fit(&self) -> Result<(), LifecycleError> {
+        for line in self.plan.lines.iter().filter(|l| l.fate == Fate::Stays) {
+            let (Some(b), a) = (&line.before, &line.after) else {
+                continue;
+            };
+            let dropped = self.seat_dropped(line);
+            let moved = (b.item_id, b.subevent_id) != (a.item_id, a.subevent_id);
+            if !moved && line.seat_guid.is_none() && !dropped {
+                continue;
+            }
+            let kept = b.seat_id.filter(|_| line.seat_guid.is_none() && !dropped);
+            let seated = (self.l.catalogue)
+                .seating(self.l.event, a.subevent_id)
+                .sold_by_seat(a.item_id);
+            if seated && line.seat_guid.is_none() && kept.is_none() {
+                return refused("The selected product requires you to select a seat.");
+            }
+            if !seated && line.seat_guid.is_some() {
+                return refused("The selected product does not allow to select a seat.");
+            }
+            if let Some(seat) = kept.filter(|_| b.subevent_id != a.subevent_id) {
+                let name = seat::Entity::find_by_id(seat)
+                    .one(&self.l.txn)
+                    .await?
+                    .map(|s| s.name)
+                    .unwrap_or_default();
+                return refused(format!(
+                    "You selected seat \"{name}\" for a date that does not match the selected \
+                     ticket date. Please choose a seat again."
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The seats positions give up: those of canceled positions and those changed.

@@ -1,5 +1,7 @@
 //! File answers of positions: an answer to a file question is an upload claimed as a
-//! private file and stored as `file://<key>/<name>`. Clients see a URL of the API instead
+//! private file of the event and stored as `file://<key>/<name>`. Only private files of the
+//! event are ever served or forgotten by a reference, so an answer text of another question
+//! that looks like one reaches nothing. Clients see a URL of the API instead
 //! (`orderpositions/{id}/answer/{question}/`), which serves the file to callers who may read
 //! the order, and ticket layouts use image answers as `question_<identifier>` images
 //! (`pdf_image/{key}/`).
@@ -39,6 +41,21 @@ pub fn reference(answers: &Value, question: i64) -> Option<&str> {
         .strip_prefix(FILE_ANSWER)
 }
 
+/// A stored answer as views without the API's URL show it: a file answer by its file name
+/// only, never its stored key.
+pub fn without_key(answer: &Value) -> Value {
+    let mut shown = answer.clone();
+    if let Some(name) = answer["answer"]
+        .as_str()
+        .and_then(|a| a.strip_prefix(FILE_ANSWER))
+        .and_then(|r| r.split_once('/'))
+        .map(|(_, name)| name.to_owned())
+    {
+        shown["answer"] = Value::String(name);
+    }
+    shown
+}
+
 /// Whether a stored answer text is a file.
 pub fn is_file(answer: &str) -> bool {
     answer.starts_with(FILE_ANSWER)
@@ -54,13 +71,14 @@ pub fn url(public_url: &str, organizer: &str, event: &str, position: i64, questi
 /// The file of the position's answer to `question`: 404 when the answer is not a file.
 pub async fn answer_file(
     db: &impl ConnectionTrait,
+    event_id: i64,
     position: &order_position::Model,
     question: i64,
 ) -> Result<file::Model, Refusal> {
     let Some(reference) = reference(&position.answers, question) else {
         return Err(Refusal::not_found("Not found."));
     };
-    files::private_file(db, reference)
+    files::private_file(db, event_id, reference)
         .await?
         .ok_or_else(|| Refusal::not_found("Not found."))
 }
@@ -95,5 +113,7 @@ pub async fn layout_image(
         });
     let none = || Refusal::not_found("No image available");
     let reference = image.ok_or_else(none)?;
-    files::private_file(db, reference).await?.ok_or_else(none)
+    files::private_file(db, event_id, reference)
+        .await?
+        .ok_or_else(none)
 }

@@ -10,7 +10,7 @@ use sea_orm::{
 };
 use serde_json::{Map, Value, json};
 
-use super::file_answers::FILE_ANSWER;
+use super::file_answers::{self, FILE_ANSWER};
 use super::mails::{self, Storefront};
 use super::{Order, demand};
 use crate::db::begin_write;
@@ -323,15 +323,16 @@ pub(super) async fn place_alone(
         .collect::<HashSet<_>>()
         .into_iter()
         .collect();
-    let locked_vouchers = vouchers::lock_by_codes(&txn, ev.id, &codes).await?;
-    let mut errors = PositionErrors::new(new.positions.len());
+    // Files first: a change claims them before it locks vouchers too.
     let uploader = new.uploader.as_deref().unwrap_or_default();
-    if !files::claim_private(&txn, uploader, &p.answers.claims).await? {
+    if !files::claim_private(&txn, uploader, ev.id, &p.answers.claims).await? {
         return Err(invalid(
             "positions",
             "A file of the answers was used meanwhile; upload it again.",
         ));
     }
+    let locked_vouchers = vouchers::lock_by_codes(&txn, ev.id, &codes).await?;
+    let mut errors = PositionErrors::new(new.positions.len());
     let seats = lock_seats(&txn, p, &mut errors).await?;
     let lines = lines(p, &locked_vouchers, &seats, now, &mut errors);
     check_seats_free(&txn, new, &seats, now, &mut errors).await?;
@@ -621,17 +622,17 @@ async fn file_answer(
     if sent == "file:keep" {
         let kept = source
             .current
-            .and_then(Value::as_array)
-            .and_then(|answers| answers.iter().find(|a| a["question"] == question))
-            .and_then(|a| a["answer"].as_str())
-            .filter(|text| text.starts_with(FILE_ANSWER));
-        return Ok(kept.map_or_else(not_found, |text| Ok(text.to_owned())));
+            .and_then(|answers| file_answers::reference(answers, question));
+        return Ok(kept.map_or_else(not_found, |r| Ok(format!("{FILE_ANSWER}{r}"))));
     }
     let Some(uploader) = source.uploader else {
         return Ok(not_found());
     };
     Ok(
         match files::unclaimed(db, uploader, sent, &files::ANSWER_TYPES).await? {
+            Ok(reference) if claims.contains(&reference) => Err(format!(
+                "The submitted file ID \"{sent}\" is used for another answer already."
+            )),
             Ok(reference) => {
                 claims.push(reference.clone());
                 Ok(format!("{FILE_ANSWER}{reference}"))

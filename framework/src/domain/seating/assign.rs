@@ -15,7 +15,7 @@ use crate::domain::refusal::Refusal;
 use crate::values::FieldErrors;
 
 /// Rows per multi-row INSERT, well below SQLite's limit on bound parameters.
-pub(super) const INSERT_CHUNK: usize = 500;
+const INSERT_CHUNK: usize = 500;
 
 /// Why [`assign`] refused.
 #[derive(Debug, thiserror::Error)]
@@ -82,8 +82,11 @@ pub async fn assign(
     if plan.is_some() {
         check_mapping(db, event_id, &layout, mapping, &mut errors).await?;
     }
+    // Locked as sellers lock seats (by ID), so that no seat is sold between this check and
+    // the sync below.
     let existing = super::seats::of(scope)
         .order_by_asc(seat::Column::Id)
+        .lock_exclusive()
         .all(db)
         .await?;
     let wanted: HashMap<&str, &LayoutSeat> =

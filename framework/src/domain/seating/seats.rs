@@ -12,7 +12,7 @@ use crate::db::entities::{event, seat, subevent};
 use crate::domain::refusal::Refusal;
 
 /// Most seats one bulk block or release may name, as pretix.
-pub const MAX_BULK_SEATS: usize = 10_000;
+const MAX_BULK_SEATS: usize = 10_000;
 
 /// Where the seats a path names are, with the date they belong to: the event's own for an
 /// event that is not a series (`date` `None`), a date's in a series. The other way round is
@@ -53,13 +53,13 @@ pub enum SeatPick {
 }
 
 /// Blocks or releases every seat picked, all or none: a seat the scope does not have is a
-/// field error naming it. Answers how many seats there were.
+/// field error naming it.
 pub async fn set_blocked_many(
     db: &impl ConnectionTrait,
     scope: SeatScope,
     pick: &SeatPick,
     blocked: bool,
-) -> Result<u64, Refusal> {
+) -> Result<(), Refusal> {
     let (field, count) = match pick {
         SeatPick::Ids(ids) => ("ids", ids.len()),
         SeatPick::Guids(guids) => ("seat_guids", guids.len()),
@@ -94,15 +94,12 @@ pub async fn set_blocked_many(
             format!("The seat '{seat}' does not exist."),
         ));
     }
-    let ids: Vec<i64> = found.iter().map(|s| s.id).collect();
-    for chunk in ids.chunks(super::assign::INSERT_CHUNK) {
-        seat::Entity::update_many()
-            .col_expr(seat::Column::Blocked, blocked.into())
-            .filter(seat::Column::Id.is_in(chunk.iter().copied()))
-            .exec(db)
-            .await?;
-    }
-    Ok(ids.len() as u64)
+    seat::Entity::update_many()
+        .col_expr(seat::Column::Blocked, blocked.into())
+        .filter(seat::Column::Id.is_in(found.iter().map(|s| s.id)))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Where a seat stands.

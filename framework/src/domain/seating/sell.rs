@@ -68,7 +68,16 @@ pub struct Seating<'a> {
     mapping: &'a Value,
 }
 
+/// The mapping of a place that sells nothing by seat.
+static NO_MAPPING: Value = Value::Null;
+
 impl<'a> Seating<'a> {
+    /// A place that sells nothing by seat.
+    pub const NONE: Seating<'static> = Seating {
+        plan: None,
+        mapping: &NO_MAPPING,
+    };
+
     /// The seating of the event's `date` (of the event itself without one).
     pub fn of(ev: &'a event::Model, date: Option<&'a subevent::Model>) -> Self {
         match date {
@@ -88,25 +97,18 @@ impl<'a> Seating<'a> {
         self.plan.is_some() && self.category(item_id).is_some()
     }
 
-    /// The category of the plan mapped to the item (the mapping stores item IDs as numbers
-    /// or strings).
+    /// The category of the plan mapped to the item.
     fn category(&self, item_id: i64) -> Option<&'a str> {
         let mapping = self.mapping.as_object()?;
         mapping
             .iter()
-            .find(|(_, item)| {
-                item.as_i64()
-                    .or_else(|| item.as_str().and_then(|s| s.parse().ok()))
-                    == Some(item_id)
-            })
+            .find(|(_, item)| item_id_of(item) == Some(item_id))
             .map(|(category, _)| category.as_str())
     }
 
     /// The item a category of the plan is sold as here, if any.
     pub fn item_of(&self, category: &str) -> Option<i64> {
-        let item = self.plan.and(self.mapping.get(category))?;
-        item.as_i64()
-            .or_else(|| item.as_str().and_then(|s| s.parse().ok()))
+        item_id_of(self.plan.and(self.mapping.get(category))?)
     }
 
     /// Why an item cannot take this seat (of this place, possibly unknown), as a message;
@@ -123,6 +125,13 @@ impl<'a> Seating<'a> {
         }
         None
     }
+}
+
+/// An item ID of a seat category mapping, which stores them as numbers or strings.
+fn item_id_of(value: &Value) -> Option<i64> {
+    value
+        .as_i64()
+        .or_else(|| value.as_str().and_then(|s| s.parse().ok()))
 }
 
 #[derive(FromQueryResult)]
