@@ -660,6 +660,8 @@ mod tests {
         assert!(contents_match("image/gif", b"GIF89a..."));
         assert!(contents_match("image/webp", b"RIFF\0\0\0\0WEBPVP8 "));
         assert!(!contents_match("image/webp", b"RIFF\0\0\0\0WAVEfmt "));
-        assert!(!contents_match("application/pdf", b"%PDF-1.4"));
+        assert!(contents_match("application/pdf", b"%PDF-1.4"));
+        assert!(!contents_match("application/pdf", b"<html>%PDF-"));
+        assert!(!contents_match("text/html", b"<html>"));
     }
 }

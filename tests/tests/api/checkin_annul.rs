@@ -88,3 +88,37 @@ async fn an_unknown_nonce_is_404_and_bad_lists_are_400() {
     let r = annul(&d, json!({"lists": [], "nonce": "n-3"})).await;
     assert_eq!(r.status, 400, "{}", r.body);
 }
+
+#[tokio::test]
+async fn a_device_annuls_only_its_own_check_ins() {
+    use poem::http::Method;
+
+    use crate::device_protocol::{as_device, initialized_device};
+    let d = door(json!({})).await;
+    let admin = d.s.app.device_admin_token("acme").await;
+    let scanner = |name: &str| {
+        let (app, admin) = (&d.s.app, admin.clone());
+        let body = json!({"name": name, "all_events": true});
+        async move { initialized_device(app, &admin, body).await }
+    };
+    let (north, south) = (scanner("North").await, scanner("South").await);
+    let rpc = "/api/v1/organizers/acme/checkinrpc/redeem/";
+    let secret = d.paid().await;
+    let scan = json!({"lists": [d.list], "secret": secret, "nonce": "dev-1"});
+    let r = as_device(&d.s.app, Method::POST, rpc, &north, Some(scan)).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let body = json!({"lists": [d.list], "nonce": "dev-1"});
+    let other = as_device(&d.s.app, Method::POST, ANNUL, &south, Some(body.clone())).await;
+    assert_eq!(
+        (other.status, other.body),
+        (404, json!({"detail": "No check-in found based on nonce"}))
+    );
+    let team = annul(&d, body.clone()).await;
+    assert_eq!(team.status, 400, "{}", team.body);
+    assert_eq!(
+        team.body,
+        json!({"non_field_errors": ["Annulment is only allowed from the same device"]})
+    );
+    let own = as_device(&d.s.app, Method::POST, ANNUL, &north, Some(body)).await;
+    assert_eq!((own.status, own.body), (200, json!({"status": "ok"})));
+}
