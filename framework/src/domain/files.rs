@@ -1,6 +1,7 @@
 //! Uploaded files. An upload is kept for 24 hours for the caller who sent it; a resource
-//! that takes it (an item's picture) claims it, and from then on it is served publicly under
-//! its unguessable key.
+//! that takes it claims it. An item's picture is then served publicly under its unguessable
+//! key; a file answer becomes a private file of its event ([`claim_private`]), served only
+//! through the API.
 //!
 //! Only what some field can claim is taken: on the ticketing side (`/api/v1/upload`) the
 //! media types of [`ACCEPTED_TYPES`], whose contents must start with the type's signature,
