@@ -35,6 +35,17 @@ struct DbArgs {
     database_url: Option<String>,
 }
 
+#[derive(Args, Debug, Default)]
+struct AdminDbArgs {
+    /// Database URL, `sqlite://...` or `postgres://...` (also `TESSERA_DATABASE_URL`).
+    #[arg(long, value_name = "URL", global = true)]
+    database_url: Option<String>,
+    /// Create and migrate the database when it does not exist yet; without it, a command
+    /// refuses a database that is not there.
+    #[arg(long, global = true)]
+    create_database: bool,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the HTTP service (migrates the database first).
@@ -63,8 +74,11 @@ enum Command {
         #[command(flatten)]
         db: DbArgs,
     },
-    /// Operator tasks.
+    /// Operator tasks, on the database of the service's configuration (`--config` or
+    /// `TESSERA_CONFIG`, else /etc/tessera/tessera.toml when it exists; the environment).
     Admin {
+        #[command(flatten)]
+        db: AdminDbArgs,
         #[command(subcommand)]
         task: AdminTask,
     },
@@ -80,11 +94,13 @@ enum AdminTask {
         /// Display name.
         #[arg(long)]
         name: String,
-        #[command(flatten)]
-        db: DbArgs,
     },
-    /// Create an API token for a team (the team is created when missing); prints the token
-    /// alone on the last line.
+    /// Create an API token for a team (the team is created when missing); prints what the
+    /// team may do, then the token alone on the last line. Say what the team may do:
+    /// --all-permissions, --permission (repeatable) or, for an existing team,
+    /// --keep-permissions.
+    #[command(group(clap::ArgGroup::new("access").required(true).multiple(true)
+        .args(["all_permissions", "permission", "keep_permissions"])))]
     CreateToken {
         /// Organizer slug.
         #[arg(long)]
@@ -93,16 +109,56 @@ enum AdminTask {
         #[arg(long, default_value = "api")]
         team: String,
         /// Give the team every permission.
-        #[arg(long, conflicts_with = "permission")]
+        #[arg(long, conflicts_with_all = ["permission", "keep_permissions"])]
         all_permissions: bool,
         /// Give the team this permission (repeatable), e.g. can_manage_gift_cards.
-        #[arg(long, value_name = "PERM")]
+        #[arg(long, value_name = "PERM", conflicts_with = "keep_permissions")]
         permission: Vec<String>,
+        /// The team exists: leave its permissions as they are.
+        #[arg(long)]
+        keep_permissions: bool,
         /// Limit the team to this event (repeatable); without it the team has all events.
         #[arg(long, value_name = "SLUG")]
         event: Vec<String>,
-        #[command(flatten)]
-        db: DbArgs,
+    },
+    /// Set up an installation: create the first organizer, its administrator (a user who
+    /// signs in with the password) in a team with every permission, and an API token of
+    /// that team; prints what to do next, and the token alone on the last line.
+    Bootstrap {
+        /// The organizer's slug (its URLs' name), e.g. acme.
+        #[arg(long)]
+        organizer: String,
+        /// The organizer's display name.
+        #[arg(long)]
+        organizer_name: String,
+        /// The administrator's email address.
+        #[arg(long)]
+        email: String,
+        /// The administrator's full name.
+        #[arg(long, default_value = "")]
+        fullname: String,
+        /// Read the administrator's password from the first line of standard input
+        /// (otherwise one is generated and printed).
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Give a user a new password (ending every session they have): read from the first
+    /// line of standard input with --password-stdin, otherwise generated and printed alone
+    /// on the last line.
+    SetPassword {
+        /// The user's email address.
+        #[arg(long)]
+        email: String,
+        /// Read the password from the first line of standard input.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Copy a SQLite database, consistent at one moment, while the service runs; for
+    /// PostgreSQL, prints the pg_dump command to use instead.
+    Backup {
+        /// The new file to write the copy to.
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
     },
     /// Create a user who signs in with email and password, optionally in a team of an
     /// organizer (the team is created without permissions when missing).
@@ -125,8 +181,6 @@ enum AdminTask {
         /// Team name to join (with --organizer).
         #[arg(long, value_name = "NAME", requires = "organizer")]
         team: Option<String>,
-        #[command(flatten)]
-        db: DbArgs,
     },
     /// Register an OAuth application; prints `{"client_id": ..., "client_secret": ...}`
     /// alone on the last line (the secret is shown only now).
@@ -140,8 +194,6 @@ enum AdminTask {
         /// Email of the user who manages the application on their account page.
         #[arg(long, value_name = "EMAIL")]
         user: Option<String>,
-        #[command(flatten)]
-        db: DbArgs,
     },
     /// Create a reseller account; prints `{"id": ..., "name": ...}` alone on the last line.
     CreateReseller {
@@ -151,8 +203,6 @@ enum AdminTask {
         /// Email of a user permitted on the account (repeatable).
         #[arg(long, value_name = "EMAIL")]
         user: Vec<String>,
-        #[command(flatten)]
-        db: DbArgs,
     },
     /// List the mail outbox, newest first, or show one mail.
     Outbox {
@@ -165,8 +215,6 @@ enum AdminTask {
         /// List at most this many mails.
         #[arg(long, value_name = "N", default_value_t = 100)]
         limit: u64,
-        #[command(flatten)]
-        db: DbArgs,
     },
     /// Switch the talk side (`/api/events/{slug}/`) of an event on or off. Switching it on
     /// needs a slug no other organizer's event on the talk side has.
@@ -184,8 +232,6 @@ enum AdminTask {
         /// Switch the talk side off.
         #[arg(long)]
         off: bool,
-        #[command(flatten)]
-        db: DbArgs,
     },
     /// Create a talk-side API token (`/api/`) for a user, reading every endpoint (or, with
     /// --write, reading and writing); prints the token alone on the last line. Input the
@@ -208,8 +254,6 @@ enum AdminTask {
         /// (UTC).
         #[arg(long, value_name = "DATETIME")]
         expires: Option<String>,
-        #[command(flatten)]
-        db: DbArgs,
     },
     /// Create a scanning device: prints the QR code a scanner app reads to initialize,
     /// then its content (JSON) and the single-use initialization token alone on the last
@@ -230,8 +274,10 @@ enum AdminTask {
         /// or pretix's pretixscan, pretixscan_online_noorders, pretixscan_online_kiosk.
         #[arg(long, value_name = "PROFILE")]
         profile: Option<String>,
-        #[command(flatten)]
-        db: DbArgs,
+        /// The address scanners reach the service at, for the QR code (default: the
+        /// configuration's public_url, which the command otherwise requires).
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
     },
     /// Let an organizer accept the gift cards of an issuer.
     AcceptGiftcards {
@@ -241,8 +287,6 @@ enum AdminTask {
         /// The issuing organizer's slug.
         #[arg(long)]
         issuer: String,
-        #[command(flatten)]
-        db: DbArgs,
     },
 }
 
@@ -256,13 +300,22 @@ pub fn parse() -> Result<Cli, ExitCode> {
             let _ = err.print();
             return ExitCode::SUCCESS;
         }
+        // The first paragraph, on one line: "the following required arguments were not
+        // provided:" is followed by their names.
         let rendered = err.render().to_string();
+        let first: Vec<&str> = rendered
+            .lines()
+            .map(str::trim)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        let line = first.join(" ");
         eprintln!(
             "{}",
-            rendered
-                .lines()
-                .next()
-                .unwrap_or("error: invalid arguments")
+            if line.is_empty() {
+                "error: invalid arguments"
+            } else {
+                &line
+            }
         );
         ExitCode::from(2)
     })
@@ -286,26 +339,25 @@ fn load_config(
 async fn connect(config: &Config) -> Result<DatabaseConnection, String> {
     tessera::db::connect_migrated(&config.effective_database_url(), config.db_max_connections)
         .await
-        .map_err(|e| format!("database: {e}"))
+        .map_err(|e| format!("database: {}", tessera::db::describe(&e)))
 }
 
-fn permissions(all: bool, names: &[String]) -> Result<Option<PermissionSet>, String> {
+fn permissions(all: bool, names: &[String]) -> Result<PermissionSet, Failure> {
     if all {
-        return Ok(Some(PermissionSet::all()));
-    }
-    if names.is_empty() {
-        return Ok(None);
+        return Ok(PermissionSet::all());
     }
     names
         .iter()
         .map(|n| {
             Permission::from_name(n).ok_or_else(|| {
                 let valid: Vec<&str> = Permission::ALL.iter().map(|p| p.name()).collect();
-                format!("unknown permission {n:?}; valid: {}", valid.join(", "))
+                Failure {
+                    message: format!("unknown permission {n:?}; valid: {}", valid.join(", ")),
+                    code: 2,
+                }
             })
         })
-        .collect::<Result<PermissionSet, String>>()
-        .map(Some)
+        .collect()
 }
 
 /// A command that failed: the message for stderr and the exit code (2 for input a command
@@ -339,7 +391,8 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), Failure> {
         Command::Migrate { db } => {
             let config = load_config(cli.config, None, db, None)?;
             connect(&config).await?;
-            outln!("database is up to date");
+            let url = config.effective_database_url();
+            outln!("{} is up to date", tessera::db::describe_url(&url));
             Ok(())
         }
         Command::Openapi => {
@@ -359,17 +412,52 @@ pub async fn run(cli: Cli, plugins: fn(App) -> App) -> Result<(), Failure> {
             print_demo(&server.state().public_url, &seed);
             Ok(server.run().await.map_err(|e| e.to_string())?)
         }
-        Command::Admin { task } => run_admin(cli.config, task).await,
+        Command::Admin { db, task } => run_admin(cli.config, db, task).await,
     }
 }
 
-async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure> {
+/// A refusal of input (exit code 2), or a failure.
+fn refused(e: admin::AdminError) -> Failure {
+    match e {
+        admin::AdminError::Invalid(message) => Failure { message, code: 2 },
+        other => Failure::from(other.to_string()),
+    }
+}
+
+/// Opens the configuration's database for an operator command, saying on stderr which one.
+async fn admin_database(config: &Config, create: bool) -> Result<DatabaseConnection, Failure> {
+    let url = config.effective_database_url();
+    eprintln!("using {}", tessera::db::describe_url(&url));
+    admin::open(&url, create).await.map_err(refused)
+}
+
+/// A password from the first line of standard input, or a new random one (then printed).
+fn password(from_stdin: bool) -> Result<(String, bool), Failure> {
+    if !from_stdin {
+        return Ok((tessera::domain::tokens::generate()[..20].to_owned(), true));
+    }
+    let mut line = String::new();
+    std::io::stdin()
+        .read_line(&mut line)
+        .map_err(|e| Failure::from(format!("reading the password: {e}")))?;
+    Ok((line.trim_end_matches(['\r', '\n']).to_owned(), false))
+}
+
+async fn run_admin(
+    file: Option<PathBuf>,
+    args: AdminDbArgs,
+    task: AdminTask,
+) -> Result<(), Failure> {
+    let db_args = DbArgs {
+        database_url: args.database_url,
+    };
+    let config = load_config(file, None, db_args, None)?;
+    let db = admin_database(&config, args.create_database).await?;
     match task {
-        AdminTask::CreateOrganizer { slug, name, db } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
+        AdminTask::CreateOrganizer { slug, name } => {
             let org = admin::create_organizer(&db, &slug, &name)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(refused)?;
             outln!("created organizer {} (id {})", org.slug, org.id);
         }
         AdminTask::CreateToken {
@@ -377,21 +465,66 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             team,
             all_permissions,
             permission,
+            keep_permissions,
             event,
-            db,
         } => {
-            let permissions = permissions(all_permissions, &permission)?;
-            let db = connect(&load_config(file, None, db, None)?).await?;
+            let permissions = match keep_permissions {
+                true => None,
+                false => Some(permissions(all_permissions, &permission)?),
+            };
             let request = TokenRequest {
                 organizer,
                 team,
                 permissions,
                 events: event,
             };
-            let token = admin::create_token(&db, &request)
+            let created = admin::create_token(&db, &request).await.map_err(refused)?;
+            outln!("{}", created.summary);
+            outln!("{}", created.token);
+        }
+        AdminTask::Bootstrap {
+            organizer,
+            organizer_name,
+            email,
+            fullname,
+            password_stdin,
+        } => {
+            let (password, generated) = password(password_stdin)?;
+            let request = admin::Bootstrap {
+                organizer,
+                organizer_name,
+                email,
+                password: password.clone(),
+                fullname,
+            };
+            let made = admin::bootstrap(&db, &request).await.map_err(refused)?;
+            print_bootstrapped(
+                &config.effective_public_url(),
+                &made,
+                generated.then_some(&password),
+            );
+        }
+        AdminTask::SetPassword {
+            email,
+            password_stdin,
+        } => {
+            let (password, generated) = password(password_stdin)?;
+            let user = admin::set_password(&db, &email, password.clone())
                 .await
-                .map_err(|e| e.to_string())?;
-            outln!("{token}");
+                .map_err(refused)?;
+            outln!(
+                "set a new password for {}; their sessions ended",
+                user.email
+            );
+            if generated {
+                outln!("{password}");
+            }
+        }
+        AdminTask::Backup { to } => {
+            admin::backup(&db, &config.effective_database_url(), &to)
+                .await
+                .map_err(refused)?;
+            outln!("wrote a copy of the database to {}", to.display());
         }
         AdminTask::CreateUser {
             email,
@@ -400,9 +533,7 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             staff,
             organizer,
             team,
-            db,
         } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
             let request = UserRequest {
                 email,
                 password,
@@ -410,33 +541,28 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
                 is_staff: staff,
                 team: organizer.zip(team),
             };
-            let user = admin::create_user(&db, &request)
-                .await
-                .map_err(|e| e.to_string())?;
+            let user = admin::create_user(&db, &request).await.map_err(refused)?;
             outln!("created user {} (id {})", user.email, user.id);
         }
         AdminTask::CreateOauthApp {
             name,
             redirect_uri,
             user,
-            db,
         } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
             let (client_id, client_secret) =
                 admin::create_oauth_app(&db, &name, &redirect_uri, user.as_deref())
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(refused)?;
             outln!("created OAuth application {name:?}");
             outln!(
                 "{}",
                 serde_json::json!({"client_id": client_id, "client_secret": client_secret})
             );
         }
-        AdminTask::CreateReseller { name, user, db } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
+        AdminTask::CreateReseller { name, user } => {
             let account = admin::create_reseller(&db, &name, &user)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(refused)?;
             outln!(
                 "{}",
                 serde_json::json!({"id": account.id, "name": account.name})
@@ -447,12 +573,10 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             event,
             on,
             off: _,
-            db,
         } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
             admin::set_event_talk(&db, &organizer, &event, on)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(refused)?;
             let state = if on { "on" } else { "off" };
             outln!("the talk side of {organizer}/{event} is {state}");
         }
@@ -462,9 +586,7 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             write,
             event,
             expires,
-            db,
         } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
             let request = admin::UserTokenRequest {
                 email,
                 name,
@@ -474,10 +596,7 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             };
             let token = admin::create_user_token(&db, &request)
                 .await
-                .map_err(|e| match e {
-                    admin::AdminError::Invalid(message) => Failure { message, code: 2 },
-                    other => Failure::from(other.to_string()),
-                })?;
+                .map_err(refused)?;
             let access = if write { "read-write" } else { "read-only" };
             outln!("created a {access} API token for {}", request.email);
             outln!("{token}");
@@ -487,21 +606,24 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             name,
             event,
             profile,
-            db,
+            public_url,
         } => {
-            let config = load_config(file, None, db, None)?;
-            let db = connect(&config).await?;
+            let base = public_url
+                .or_else(|| config.public_url.clone())
+                .ok_or_else(|| Failure {
+                    message: "the QR code needs the address scanners reach the service at: \
+                              set public_url in the configuration (or TESSERA_PUBLIC_URL), or \
+                              pass --public-url"
+                        .into(),
+                    code: 2,
+                })?;
             let request = admin::DeviceRequest {
                 organizer,
                 name,
                 events: event,
                 profile,
             };
-            let refused = |e: admin::AdminError| match e {
-                admin::AdminError::Invalid(message) => Failure { message, code: 2 },
-                other => Failure::from(other.to_string()),
-            };
-            let created = admin::create_device(&db, &config.effective_public_url(), &request)
+            let created = admin::create_device(&db, base.trim_end_matches('/'), &request)
                 .await
                 .map_err(refused)?;
             let payload = created.payload.to_string();
@@ -514,28 +636,38 @@ async fn run_admin(file: Option<PathBuf>, task: AdminTask) -> Result<(), Failure
             outln!("{payload}");
             outln!("{}", created.token);
         }
-        AdminTask::AcceptGiftcards {
-            organizer,
-            issuer,
-            db,
-        } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
+        AdminTask::AcceptGiftcards { organizer, issuer } => {
             admin::accept_giftcards(&db, &organizer, &issuer)
                 .await
-                .map_err(|e| e.to_string())?;
+                .map_err(refused)?;
             outln!("{organizer} now accepts gift cards issued by {issuer}");
         }
-        AdminTask::Outbox {
-            state,
-            show,
-            limit,
-            db,
-        } => {
-            let db = connect(&load_config(file, None, db, None)?).await?;
+        AdminTask::Outbox { state, show, limit } => {
             show_outbox(&db, state.as_deref(), show, limit).await?;
         }
     }
     Ok(())
+}
+
+/// What `admin bootstrap` made, and the next steps.
+fn print_bootstrapped(base: &str, made: &admin::Bootstrapped, password: Option<&String>) {
+    let org = &made.organizer.slug;
+    outln!(
+        "created organizer {org} and its administrator {} in the team {:?} (every permission, all events)",
+        made.user.email,
+        made.team
+    );
+    if let Some(password) = password {
+        outln!("their password (shown once): {password}");
+    }
+    outln!("\nNext:");
+    outln!("  sign in at {base}/account (change the password there)");
+    outln!("  create the first event with the API token below (shown once):");
+    outln!(
+        "  curl -H 'Authorization: Token <token>' -H 'Content-Type: application/json' \\\n       -d '{{\"name\": {{\"en\": \"My event\"}}, \"slug\": \"my-event\", \"currency\": \"EUR\", \"date_from\": \"2030-06-01T09:00:00Z\"}}' \\\n       {base}/api/v1/organizers/{org}/events/"
+    );
+    outln!("  more in docs/deployment.md, \"The first sale\"\n");
+    outln!("{}", made.token);
 }
 
 async fn show_outbox(
@@ -543,18 +675,14 @@ async fn show_outbox(
     state: Option<&str>,
     show: Option<i64>,
     limit: u64,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     match show {
         Some(id) => {
-            let mail = admin::outbox_mail(db, id)
-                .await
-                .map_err(|e| e.to_string())?;
+            let mail = admin::outbox_mail(db, id).await.map_err(refused)?;
             outbox::print_mail(&mail);
         }
         None => {
-            let mails = admin::outbox(db, state, limit)
-                .await
-                .map_err(|e| e.to_string())?;
+            let mails = admin::outbox(db, state, limit).await.map_err(refused)?;
             outbox::print_list(&mails);
         }
     }

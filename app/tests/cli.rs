@@ -18,8 +18,23 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Standard error without the line an admin command starts with, naming its database
+/// (`using the SQLite file ...`; see `operator.rs`).
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    let text = String::from_utf8_lossy(&o.stderr);
+    match text.split_once('\n') {
+        Some((first, rest)) if first.starts_with("using the ") => rest.to_owned(),
+        _ => text.into_owned(),
+    }
+}
+
+/// A fresh database brought up to date with `tessera migrate` (admin commands refuse a
+/// database that is not there).
+async fn migrated_database() -> TestDatabase {
+    let db = fresh_database().await;
+    let out = tessera(&["migrate", "--database-url", &db.url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    db
 }
 
 /// A fresh database with an organizer `acme`, and a token of a team with every permission.
@@ -33,6 +48,7 @@ fn organizer_with_token(db: &TestDatabase) -> String {
         "Acme",
         "--database-url",
         &db.url,
+        "--create-database",
     ]);
     assert!(created.status.success(), "{}", stderr(&created));
     let out = tessera(&[
@@ -58,7 +74,7 @@ async fn create_token_prints_the_token_alone_on_the_last_line() {
 
 #[tokio::test]
 async fn admin_commands_honour_the_database_url_from_the_environment() {
-    let db = fresh_database().await;
+    let db = migrated_database().await;
     let out = Command::new(BIN)
         .args([
             "admin",
@@ -191,7 +207,7 @@ async fn admin_outbox_lists_the_mails_newest_first_and_shows_one() {
 
 #[tokio::test]
 async fn admin_outbox_refuses_an_unknown_state_or_mail() {
-    let db = fresh_database().await;
+    let db = migrated_database().await;
     let state = tessera(&[
         "admin",
         "outbox",
@@ -726,7 +742,7 @@ async fn create_user_makes_a_user_who_signs_in_on_one_process_and_is_known_to_an
 
 #[tokio::test]
 async fn create_oauth_app_and_create_reseller_print_their_json_alone_on_the_last_line() {
-    let db = fresh_database().await;
+    let db = migrated_database().await;
     let user = tessera(&[
         "admin",
         "create-user",
@@ -1077,6 +1093,8 @@ async fn create_device_prints_a_qr_code_its_payload_and_the_token_alone_on_the_l
             "Entrance",
             "--database-url",
             &db.url,
+            "--public-url",
+            "https://tickets.example.org",
         ];
         all.extend_from_slice(extra);
         tessera(&all)
@@ -1129,6 +1147,8 @@ async fn create_device_prints_a_qr_code_its_payload_and_the_token_alone_on_the_l
         "X",
         "--database-url",
         &db.url,
+        "--public-url",
+        "https://tickets.example.org",
     ]);
     assert_eq!(nobody.status.code(), Some(2), "{}", stderr(&nobody));
 }

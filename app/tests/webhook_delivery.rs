@@ -186,3 +186,97 @@ async fn two_nodes_deliver_each_call_once_and_calls_wait_through_a_restart() {
     );
     assert!(delivered.values().all(|&n| n == 1), "{delivered:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_that_reaches_nobody_is_logged_with_its_target_and_cause_and_shown_in_calls() {
+    let db = fresh_database().await;
+    let bin = Path::new(BIN);
+    let auth = organizer_with_admin_token(bin, &db.url, "acme");
+    let mut node = Server::new_logging_aside(bin, &db.url);
+    node.env("TESSERA_WEBHOOKS_ALLOW_PRIVATE_TARGETS", "true");
+    node.start().await;
+    let base = node.base();
+    let client = reqwest::Client::new();
+    // Nothing listens there; the query's token must not reach the log.
+    let target = format!("http://127.0.0.1:{}/hook", free_port());
+    let hook = post(
+        &client,
+        &format!("{base}/api/v1/organizers/acme/webhooks/"),
+        &auth,
+        &json!({"target_url": format!("{target}?token=s3cr3t-in-query"),
+                "action_types": ["pretix.event.order.placed"]}),
+    )
+    .await;
+    post(
+        &client,
+        &format!("{base}/api/v1/organizers/acme/events/"),
+        &auth,
+        &json!({"name": {"en": "Conf"}, "slug": "conf", "currency": "EUR",
+                "date_from": "2030-06-01T09:00:00Z"}),
+    )
+    .await;
+    let item = post(
+        &client,
+        &format!("{base}{EVENT}/items/"),
+        &auth,
+        &json!({"name": {"en": "Ticket"}, "default_price": "23.00"}),
+    )
+    .await;
+    post(
+        &client,
+        &format!("{base}{EVENT}/quotas/"),
+        &auth,
+        &json!({"name": "Hall", "size": null, "items": [item["id"]]}),
+    )
+    .await;
+    post(
+        &client,
+        &format!("{base}{EVENT}/orders/"),
+        &auth,
+        &json!({"email": "guest@example.org", "positions": [{"item": item["id"]}]}),
+    )
+    .await;
+
+    let calls = format!(
+        "{base}/api/v1/organizers/acme/webhooks/{}/calls/",
+        hook["id"]
+    );
+    let started = Instant::now();
+    let call = loop {
+        let page: Value = client
+            .get(&calls)
+            .header("Authorization", &auth)
+            .send()
+            .await
+            .expect("calls")
+            .json()
+            .await
+            .expect("json");
+        let first = page["results"][0].clone();
+        if !first["last_attempt"].is_null() || started.elapsed() > Duration::from_secs(20) {
+            break first;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(call["return_code"], Value::Null, "{call}");
+    let error = call["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("Connection refused"),
+        "the error names the cause: {call}"
+    );
+    assert_eq!(call["state"], "pending", "it is tried again: {call}");
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let log = node.log_text();
+    let line = log
+        .lines()
+        .find(|l| l.contains("webhook delivery failed"))
+        .unwrap_or_else(|| panic!("no failure in the log:\n{log}"));
+    assert!(line.contains(&target), "the target: {line}");
+    assert!(line.contains("Connection refused"), "the cause: {line}");
+    assert!(
+        !log.contains("s3cr3t-in-query"),
+        "no query in the log:\n{log}"
+    );
+    assert!(!log.contains('\u{1b}'), "no colour codes in a file:\n{log}");
+}

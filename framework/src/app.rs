@@ -32,7 +32,7 @@ pub struct App {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// The database could not be opened or migrated.
-    #[error("database: {0}")]
+    #[error("database: {}", crate::db::describe(.0))]
     Database(#[from] DbErr),
     /// The mail settings cannot work.
     #[error("mail: {0}")]
@@ -80,11 +80,9 @@ impl App {
             }
         }
         Mailer::check(&self.config)?;
-        let db = crate::db::connect_migrated(
-            &self.config.effective_database_url(),
-            self.config.db_max_connections,
-        )
-        .await?;
+        let url = self.config.effective_database_url();
+        tracing::info!(database = %crate::db::describe_url(&url), "opening the database");
+        let db = crate::db::connect_migrated(&url, self.config.db_max_connections).await?;
         Ok(self.with_database(db))
     }
 

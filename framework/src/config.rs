@@ -180,6 +180,11 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
 }
 
+/// The configuration file read when neither `--config` nor `TESSERA_CONFIG` names one and it
+/// exists, so that `tessera serve` and `tessera admin` find the same settings wherever they
+/// are started.
+pub const DEFAULT_FILE: &str = "/etc/tessera/tessera.toml";
+
 /// A configuration that could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -203,7 +208,8 @@ pub enum ConfigError {
 
 impl Config {
     /// Reads the configuration from the process environment, the TOML file named by
-    /// `overrides.config_file` or `TESSERA_CONFIG`, and the overrides.
+    /// `overrides.config_file` or `TESSERA_CONFIG` (else [`DEFAULT_FILE`] when it exists),
+    /// and the overrides.
     pub fn load(overrides: Overrides) -> Result<Self, ConfigError> {
         Self::load_from(overrides, |name| std::env::var(name).ok())
     }
@@ -216,7 +222,11 @@ impl Config {
         let file = overrides
             .config_file
             .clone()
-            .or_else(|| env("TESSERA_CONFIG").map(PathBuf::from));
+            .or_else(|| env("TESSERA_CONFIG").map(PathBuf::from))
+            .or_else(|| {
+                let default = PathBuf::from(DEFAULT_FILE);
+                default.exists().then_some(default)
+            });
         let mut config = match file {
             Some(path) => Self::from_file(&path)?,
             None => Self::default(),

@@ -1,14 +1,34 @@
 //! Log output: text or JSON lines, filtered by `RUST_LOG` (default `info`).
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 use crate::config::LogFormat;
 
-/// Installs the global log subscriber; a second call does nothing.
+/// Targets whose `info` lines say nothing an operator acts on: PostgreSQL's notices
+/// ("relation ... already exists, skipping", sent while the migrations' table is made sure
+/// of) and the migrator's progress. They log from `warn` on, unless `RUST_LOG` names them.
+const QUIET: [&str; 2] = ["sqlx::postgres::notice", "sea_orm_migration"];
+
+/// The filter of `RUST_LOG` (default `info`), with the [`QUIET`] targets at `warn` unless it
+/// names them.
+pub fn filter(rust_log: Option<&str>) -> EnvFilter {
+    let spec = rust_log.filter(|s| !s.trim().is_empty()).unwrap_or("info");
+    let mut directives = spec.to_owned();
+    for target in QUIET.iter().filter(|t| !spec.contains(*t)) {
+        directives.push_str(&format!(",{target}=warn"));
+    }
+    EnvFilter::try_new(&directives).unwrap_or_else(|_| EnvFilter::new("info"))
+}
+
+/// Installs the global log subscriber; a second call does nothing. Text lines are coloured
+/// only when standard error is a terminal, so that files and journald get plain text.
 pub fn init(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let rust_log = std::env::var("RUST_LOG").ok();
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter(rust_log.as_deref()))
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Text => builder.try_init(),

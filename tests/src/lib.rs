@@ -344,6 +344,7 @@ impl TestApp {
         admin::create_token(&self.db, &request)
             .await
             .expect("token")
+            .token
     }
 }
 

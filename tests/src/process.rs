@@ -47,12 +47,13 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Runs `tessera <args> --database-url <url>` and gives its standard output; panics with its
+/// Runs `tessera <args> --database-url <url>` (an admin command: with `--create-database`,
+/// as a test's database starts empty) and gives its standard output; panics with its
 /// standard error when it fails.
 pub fn admin(bin: &Path, url: &str, args: &[&str]) -> String {
     let out: Output = Command::new(bin)
         .args(args)
-        .args(["--database-url", url])
+        .args(["--database-url", url, "--create-database"])
         .output()
         .expect("run tessera");
     assert!(

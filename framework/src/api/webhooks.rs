@@ -142,6 +142,11 @@ pub struct CallOut {
     pub payload: Value,
     /// The start of the receiver's last answer, or why the attempt failed.
     pub response_body: String,
+    /// Why the last attempt got no answer from the receiver (it could not be reached, it
+    /// did not answer in time, the target is not allowed); null when it answered or was not
+    /// attempted yet.
+    #[oai(nullable)]
+    pub error: Option<String>,
 }
 
 fn out(w: Webhook) -> WebhookOut {
@@ -170,6 +175,8 @@ fn call_out(c: webhook_call::Model) -> CallOut {
         last_attempt: c.last_attempt,
         return_code: c.return_code,
         execution_time: c.duration_ms.map(|ms| ms as f64 / 1000.0),
+        error: (c.last_attempt.is_some() && c.return_code.is_none())
+            .then(|| c.response_body.clone()),
         response_body: c.response_body,
     }
 }

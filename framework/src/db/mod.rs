@@ -28,6 +28,9 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
     {
         create_private_file(&decode_path(path))?;
     }
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        reach_postgres(url).await?;
+    }
     let mut options = ConnectOptions::new(url);
     options
         .max_connections(max_connections.max(2))
@@ -59,10 +62,100 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnecti
     Ok(db)
 }
 
+/// What went wrong, for a person: a message of this module as it was written (without
+/// `DbErr`'s "Custom Error: " before it), anything else as `DbErr` says it.
+pub fn describe(e: &DbErr) -> String {
+    match e {
+        DbErr::Custom(message) => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The database of `url` in words, without its password: `the SQLite file /full/path` or
+/// `the PostgreSQL database "db" at host:port as "user"`.
+pub fn describe_url(url: &str) -> String {
+    if let Some(path) = sqlite_path(url) {
+        let path = decode_path(path);
+        let full = std::path::absolute(&path).unwrap_or(path);
+        return format!("the SQLite file {}", full.display());
+    }
+    match url.parse::<sea_orm::sqlx::postgres::PgConnectOptions>() {
+        Ok(options) => format!("the {}", postgres_place(&options)),
+        Err(_) => "an in-memory SQLite database".to_owned(),
+    }
+}
+
+fn postgres_place(options: &sea_orm::sqlx::postgres::PgConnectOptions) -> String {
+    format!(
+        "PostgreSQL database {:?} at {}:{} as {:?}",
+        options.get_database().unwrap_or(options.get_username()),
+        options.get_host(),
+        options.get_port(),
+        options.get_username()
+    )
+}
+
+/// Whether the database of `url` exists and holds Tessera's schema (it was migrated at least
+/// once). Nothing is created: a missing SQLite file is `false` without being made; a
+/// PostgreSQL server that cannot be reached, or a database it does not have, is an error
+/// that says so.
+pub async fn has_schema(url: &str) -> Result<bool, DbErr> {
+    if let Some(path) = sqlite_path(url)
+        && !decode_path(path).exists()
+    {
+        return Ok(false);
+    }
+    let db = connect(url, 1).await?;
+    let sql = match db.get_database_backend() {
+        DbBackend::Sqlite => {
+            "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' \
+             AND name = 'seaql_migrations'"
+        }
+        _ => {
+            "SELECT COUNT(*) AS n FROM information_schema.tables \
+             WHERE table_name = 'seaql_migrations' AND table_schema = current_schema()"
+        }
+    };
+    let stmt = sea_orm::Statement::from_string(db.get_database_backend(), sql);
+    let n: i64 = match db.query_one_raw(stmt).await? {
+        Some(row) => row.try_get("", "n")?,
+        None => 0,
+    };
+    db.close().await?;
+    Ok(n > 0)
+}
+
+/// How long a first connection to PostgreSQL may take before the server is reported
+/// unreachable.
+const REACH_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Opens and closes one connection to the PostgreSQL server of `url`, so that a server that
+/// cannot be reached is reported within [`REACH_TIMEOUT`] with its host, port, database and
+/// the cause, not after the pool's wait as "pool timed out". The password is never named.
+async fn reach_postgres(url: &str) -> Result<(), DbErr> {
+    use sea_orm::sqlx::Connection;
+    use sea_orm::sqlx::postgres::{PgConnectOptions, PgConnection};
+    let options: PgConnectOptions = url
+        .parse()
+        .map_err(|e| DbErr::Custom(format!("the database URL is not valid: {e}")))?;
+    let place = postgres_place(&options);
+    match tokio::time::timeout(REACH_TIMEOUT, PgConnection::connect_with(&options)).await {
+        Ok(Ok(conn)) => {
+            let _ = conn.close().await;
+            Ok(())
+        }
+        Ok(Err(e)) => Err(DbErr::Custom(format!("cannot connect to {place}: {e}"))),
+        Err(_) => Err(DbErr::Custom(format!(
+            "cannot connect to {place}: no answer within {} s",
+            REACH_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
 /// Creates a missing SQLite file empty with mode 0600 (an empty file is an empty database),
 /// and its missing directories with mode 0700. SQLite then gives the `-wal` and `-shm` files
 /// it makes the mode of the database file. Existing files and directories keep theirs.
-fn create_private_file(path: &std::path::Path) -> Result<(), DbErr> {
+pub(crate) fn create_private_file(path: &std::path::Path) -> Result<(), DbErr> {
     let err = |p: &std::path::Path, e: std::io::Error| {
         DbErr::Custom(format!("cannot create {}: {e}", p.display()))
     };

@@ -85,22 +85,62 @@ pub fn is_valid_email(email: &str) -> bool {
         && !email.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// Why `password` cannot be a password: shorter than [`MIN_PASSWORD_LEN`] or longer than
+/// [`MAX_PASSWORD_LEN`] characters.
+pub fn password_problem(password: &str) -> Option<String> {
+    let len = password.chars().count();
+    if len < MIN_PASSWORD_LEN {
+        Some(format!(
+            "Ensure this field has at least {MIN_PASSWORD_LEN} characters."
+        ))
+    } else if len > MAX_PASSWORD_LEN {
+        Some(format!(
+            "Ensure this field has no more than {MAX_PASSWORD_LEN} characters."
+        ))
+    } else {
+        None
+    }
+}
+
+/// Why a password was not set.
+#[derive(Debug, thiserror::Error)]
+pub enum SetPasswordError {
+    /// The new password is too short or too long.
+    #[error("{0}")]
+    Invalid(String),
+    /// The database failed.
+    #[error("database: {0}")]
+    Db(#[from] DbErr),
+}
+
+/// Gives a user a new password and ends every session they have, so that whoever signed
+/// in with the old one is signed out everywhere (the caller signs the person in again
+/// where that is wanted).
+pub async fn set_password(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    password: String,
+) -> Result<(), SetPasswordError> {
+    if let Some(message) = password_problem(&password) {
+        return Err(SetPasswordError::Invalid(message));
+    }
+    let hash = hash_password(password).await?;
+    user::Entity::update_many()
+        .col_expr(user::Column::PasswordHash, hash.into())
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    super::sessions::delete_all_of(db, user_id).await?;
+    Ok(())
+}
+
 fn validate(new: &NewUser) -> Vec<(&'static str, String)> {
     let mut errors = Vec::new();
     if !is_valid_email(&normalize_email(&new.email)) {
         errors.push(("email", "Enter a valid email address.".to_owned()));
     }
-    let password_len = new.password.chars().count();
-    if password_len < MIN_PASSWORD_LEN {
-        errors.push((
-            "password",
-            format!("Ensure this field has at least {MIN_PASSWORD_LEN} characters."),
-        ));
-    } else if password_len > MAX_PASSWORD_LEN {
-        errors.push((
-            "password",
-            format!("Ensure this field has no more than {MAX_PASSWORD_LEN} characters."),
-        ));
+    if let Some(message) = password_problem(&new.password) {
+        errors.push(("password", message));
     }
     if new.fullname.chars().count() > 255 {
         errors.push((

@@ -418,6 +418,9 @@ async fn deliver(
         _ if !enabled || attempts >= MAX_ATTEMPTS => ("failed", call.next_attempt),
         _ => ("pending", now + retry_delay(attempts)),
     };
+    if state != "success" {
+        log_failure(&call, hook.as_ref(), &attempt, state);
+    }
     let txn = crate::db::begin_write(db).await?;
     crate::db::execute(
         &txn,
@@ -449,6 +452,63 @@ async fn deliver(
         .await?;
     }
     crate::db::commit(txn).await
+}
+
+/// Logs an attempt that did not deliver: the webhook, its target (without its query, which
+/// may carry a token), the receiver's status or why there was none, and what happens next.
+fn log_failure(
+    call: &webhook_call::Model,
+    hook: Option<&webhook::Model>,
+    attempt: &Attempt,
+    state: &str,
+) {
+    let target = hook.map_or_else(String::new, |h| {
+        reqwest::Url::parse(&h.target_url).map_or_else(
+            |_| h.target_url.clone(),
+            |mut u| {
+                u.set_query(None);
+                u.set_fragment(None);
+                let _ = u.set_password(None);
+                u.to_string()
+            },
+        )
+    });
+    let retry = if state == "pending" {
+        "will retry"
+    } else {
+        "gave up"
+    };
+    match attempt.code {
+        Some(code) => tracing::warn!(
+            webhook = call.webhook_id,
+            call = call.id,
+            %target,
+            status = code,
+            "webhook delivery refused by the receiver; {retry}"
+        ),
+        None => tracing::warn!(
+            webhook = call.webhook_id,
+            call = call.id,
+            %target,
+            error = %attempt.body,
+            "webhook delivery failed; {retry}"
+        ),
+    }
+}
+
+/// `e` and every error below it, as "what: why: why".
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// Sends a call: signed, without following redirects, within [`CALL_TIMEOUT`], to an
@@ -486,7 +546,7 @@ async fn send(hook: &webhook::Model, call: &webhook_call::Model, allow_private: 
     }
     let client = match client.build() {
         Ok(c) => c,
-        Err(e) => return failed(e.to_string()),
+        Err(e) => return failed(with_causes(&e)),
     };
     let sent = client
         .post(&hook.target_url)
@@ -517,7 +577,11 @@ async fn send(hook: &webhook::Model, call: &webhook_call::Model, allow_private: 
             }
         }
         Err(e) if e.is_timeout() => failed("The receiver did not answer in time.".into()),
-        Err(e) => failed(format!("The call failed: {e}")),
+        // Without the URL: its query may carry a token, and this text is logged.
+        Err(e) => failed(format!(
+            "The call failed: {}",
+            with_causes(&e.without_url())
+        )),
     }
 }
 

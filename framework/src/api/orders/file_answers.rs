@@ -97,7 +97,7 @@ impl FileAnswersApi {
         organizer: Path<String>,
         event: Path<String>,
         id: Path<i64>,
-        #[oai(validator(max_length = 250))] key: Path<String>,
+        key: Path<String>,
     ) -> ReadResult<StoredFile> {
         let (event, o, p) = position(&state, &auth, (&organizer, &event), *id).await?;
         let file = file_answers::layout_image(&state.db, o.row.event_id, &p, &key).await?;

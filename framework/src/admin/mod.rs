@@ -1,8 +1,13 @@
 //! Operator tasks behind `tessera admin ...` and `tessera demo`, callable from tests too.
 
+mod operator;
+
+pub use operator::{ADMIN_TEAM, Bootstrap, Bootstrapped, backup, bootstrap, open, set_password};
+
 use chrono::Utc;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    QueryFilter, Set,
 };
 
 use crate::db::entities::{event, giftcard, giftcard_acceptance, organizer, team};
@@ -34,7 +39,7 @@ pub enum AdminError {
     #[error("{0}")]
     Invalid(String),
     /// The database failed.
-    #[error("database: {0}")]
+    #[error("database: {}", crate::db::describe(.0))]
     Db(#[from] DbErr),
 }
 
@@ -84,6 +89,18 @@ pub async fn create_organizer(
     slug: &str,
     name: &str,
 ) -> Result<organizer::Model, AdminError> {
+    let txn = crate::db::begin_write(db).await?;
+    let org = insert_organizer(&txn, slug, name).await?;
+    crate::db::commit(txn).await?;
+    Ok(org)
+}
+
+/// Checks and inserts an organizer with its built-in sales channels.
+async fn insert_organizer(
+    txn: &impl ConnectionTrait,
+    slug: &str,
+    name: &str,
+) -> Result<organizer::Model, AdminError> {
     if !slug::is_valid(slug) {
         return Err(invalid(format!(
             "invalid slug {slug:?}: use letters, digits, '-' and '.', starting with a letter or digit"
@@ -94,7 +111,7 @@ pub async fn create_organizer(
     }
     if organizer::Entity::find()
         .filter(organizer::Column::Slug.eq(slug))
-        .one(db)
+        .one(txn)
         .await?
         .is_some()
     {
@@ -102,17 +119,15 @@ pub async fn create_organizer(
             "an organizer with slug {slug:?} already exists"
         )));
     }
-    let txn = crate::db::begin_write(db).await?;
     let org = organizer::ActiveModel {
         slug: Set(slug.to_owned()),
-        name: Set(name.to_owned()),
+        name: Set(name.trim().to_owned()),
         created: Set(Utc::now()),
         ..Default::default()
     }
-    .insert(&txn)
+    .insert(txn)
     .await?;
-    crate::domain::sales_channels::create_built_in(&txn, org.id).await?;
-    crate::db::commit(txn).await?;
+    crate::domain::sales_channels::create_built_in(txn, org.id).await?;
     Ok(org)
 }
 
@@ -123,19 +138,28 @@ pub struct TokenRequest {
     pub organizer: String,
     /// Team name; created when missing.
     pub team: String,
-    /// Permissions of the team; `None` keeps an existing team's (a new one gets none).
+    /// Permissions of the team; `None` keeps an existing team's (then the team must exist).
     pub permissions: Option<PermissionSet>,
     /// Event slugs; empty means all events.
     pub events: Vec<String>,
 }
 
+/// A token [`create_token`] made, and what it may do.
+#[derive(Debug, Clone)]
+pub struct CreatedToken {
+    /// The token (stored only as a hash).
+    pub token: String,
+    /// One line: the team, its permissions and its events.
+    pub summary: String,
+}
+
 /// Creates a token for a team of an organizer, creating the team when it does not exist.
-/// An existing team gets the permissions and events asked for, when any are given.
-/// Returns the token, which is stored only as a hash.
+/// An existing team gets the permissions and events asked for, when any are given; a team
+/// that does not exist needs its permissions said. The token is stored only as a hash.
 pub async fn create_token(
     db: &DatabaseConnection,
     req: &TokenRequest,
-) -> Result<String, AdminError> {
+) -> Result<CreatedToken, AdminError> {
     let org = organizer_by_slug(db, &req.organizer).await?;
     let event_ids = teams::resolve_event_slugs(db, org.id, &req.events)
         .await?
@@ -151,25 +175,25 @@ pub async fn create_token(
         .filter(team::Column::Name.eq(req.team.as_str()))
         .one(db)
         .await?;
-    let team = match existing {
-        None => {
-            let perms = req.permissions.unwrap_or_default();
+    let team = match (existing, req.permissions) {
+        (None, None) => {
+            return Err(invalid(format!(
+                "{} has no team {:?} whose permissions could be kept: say what it may do",
+                org.slug, req.team
+            )));
+        }
+        (None, Some(perms)) => {
             let t = teams::new_team(org.id, &req.team, event_ids.is_empty(), perms)
                 .insert(db)
                 .await?;
             teams::set_event_ids(db, t.id, &event_ids).await?;
             t
         }
-        Some(t) if req.permissions.is_some() || !req.events.is_empty() => {
+        (Some(t), permissions) if permissions.is_some() || !req.events.is_empty() => {
             let mut row: team::ActiveModel = t.clone().into();
+            let perms = permissions.unwrap_or_else(|| teams::permissions(&t));
             for p in crate::domain::permissions::Permission::ALL {
-                teams::set_permission(
-                    &mut row,
-                    p,
-                    req.permissions
-                        .unwrap_or_else(|| teams::permissions(&t))
-                        .has(p),
-                );
+                teams::set_permission(&mut row, p, perms.has(p));
             }
             if !req.events.is_empty() {
                 row.all_events = Set(false);
@@ -177,10 +201,33 @@ pub async fn create_token(
             }
             row.update(db).await?
         }
-        Some(t) => t,
+        (Some(t), _) => t,
     };
     let (_, token) = teams::create_token(db, team.id, "cli").await?;
-    Ok(token)
+    let granted: Vec<&str> = crate::domain::permissions::Permission::ALL
+        .iter()
+        .filter(|p| teams::permissions(&team).has(**p))
+        .map(|p| p.name())
+        .collect();
+    let events = if team.all_events {
+        "all events".to_owned()
+    } else if req.events.is_empty() {
+        "the team's events".to_owned()
+    } else {
+        format!("the events {}", req.events.join(", "))
+    };
+    let may = if granted.is_empty() {
+        "nothing (no permission)".to_owned()
+    } else {
+        granted.join(", ")
+    };
+    Ok(CreatedToken {
+        token,
+        summary: format!(
+            "created a token of the team {:?} of {}, which may: {may}; on {events}",
+            team.name, org.slug
+        ),
+    })
 }
 
 /// A new user, and optionally the team they join.
@@ -772,7 +819,7 @@ pub async fn seed_demo(state: &AppState) -> Result<DemoSeed, AdminError> {
         permissions: Some(PermissionSet::all()),
         events: Vec::new(),
     };
-    let token = create_token(db, &request).await?;
+    let token = create_token(db, &request).await?.token;
     let (password, client_id, client_secret) = seed_demo_account(db).await?;
     let talk_token = demo_talk_token(db).await?;
     let user = users::find_by_email(db, DEMO_USER)
