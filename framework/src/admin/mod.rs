@@ -4,7 +4,6 @@ mod operator;
 
 pub use operator::{ADMIN_TEAM, Bootstrap, Bootstrapped, backup, bootstrap, open, set_password};
 
-use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter, Set,
@@ -122,7 +121,7 @@ async fn insert_organizer(
     let org = organizer::ActiveModel {
         slug: Set(slug.to_owned()),
         name: Set(name.trim().to_owned()),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         ..Default::default()
     }
     .insert(txn)
@@ -402,7 +401,7 @@ async fn seed_demo_event(state: &AppState, org: &organizer::Model) -> Result<(),
     if exists {
         return Ok(());
     }
-    let start = Utc::now() + chrono::Duration::days(90);
+    let start = crate::values::now() + chrono::Duration::days(90);
     let row = event::ActiveModel {
         organizer_id: Set(organizer_id),
         slug: Set(DEMO_EVENT.into()),

@@ -537,7 +537,7 @@ impl EventsApi {
             sales_channel: sales_channel.0,
         };
         let properties = meta::properties(&state.db, org.organizer.id).await?;
-        let now = Utc::now();
+        let now = crate::values::now();
         let mut found: Vec<event::Model> = event::Entity::find()
             .filter(event::Column::OrganizerId.eq(org.organizer.id))
             .all(&state.db)

@@ -102,7 +102,7 @@ impl SecretsApi {
         created_since: Query<Option<DateTime<Utc>>>,
         #[oai(validator(max_length = 20))] ordering: Query<Option<String>>,
     ) -> ListResult<FeedAnswer<Page<RevokedOut>>> {
-        let began = Utc::now();
+        let began = crate::values::now();
         let ev = auth
             .0
             .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
@@ -151,7 +151,7 @@ impl SecretsApi {
         updated_since: Query<Option<DateTime<Utc>>>,
         #[oai(validator(max_length = 20))] ordering: Query<Option<String>>,
     ) -> ListResult<FeedAnswer<Page<BlockedOut>>> {
-        let began = Utc::now();
+        let began = crate::values::now();
         let ev = auth
             .0
             .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))

@@ -469,7 +469,7 @@ impl WebhooksApi {
         if found.state != "failed" {
             return Err(ApiError::bad_request("Only a failed call can be sent again.").into());
         }
-        let now = Utc::now();
+        let now = crate::values::now();
         let again = crate::db::in_transaction(&state.db, async |txn| {
             crate::db::execute(
                 txn,

@@ -224,7 +224,7 @@ pub async fn of_quotas(
     quotas: &[quota::Model],
 ) -> Result<HashMap<i64, Availability>, DbErr> {
     let ids: Vec<i64> = quotas.iter().map(|q| q.id).collect();
-    let mut holds = holds(db, &ids, Utc::now()).await?;
+    let mut holds = holds(db, &ids, crate::values::now()).await?;
     Ok(quotas
         .iter()
         .map(|q| (q.id, compute(q, holds.remove(&q.id).unwrap_or_default())))
@@ -261,7 +261,7 @@ pub async fn of_quota(
         db.get_database_backend(),
         sql.as_str(),
         [
-            Utc::now().timestamp_micros().into(),
+            crate::values::now().timestamp_micros().into(),
             quota_id.into(),
             event_id.into(),
         ],
@@ -397,7 +397,7 @@ pub async fn sweep(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
     let stmt = Statement::from_sql_and_values(
         db.get_database_backend(),
         "DELETE FROM quota_holds WHERE expires_us <= $1 OR count = 0",
-        [DbValue::from(Utc::now().timestamp_micros())],
+        [DbValue::from(crate::values::now().timestamp_micros())],
     );
     Ok(db.execute_raw(stmt).await?.rows_affected())
 }
@@ -421,7 +421,7 @@ async fn forget_expired(txn: &impl ConnectionTrait, quota_ids: &[i64]) -> Result
             "DELETE FROM quota_holds WHERE quota_id IN ({}) AND (expires_us <= $1 OR count = 0)",
             id_list(quota_ids)
         ),
-        [DbValue::from(Utc::now().timestamp_micros())],
+        [DbValue::from(crate::values::now().timestamp_micros())],
     );
     txn.execute_raw(stmt).await?;
     Ok(())
@@ -480,7 +480,7 @@ pub async fn lock_and_read(
     let stmt = Statement::from_sql_and_values(
         backend,
         sql,
-        [DbValue::from(Utc::now().timestamp_micros())],
+        [DbValue::from(crate::values::now().timestamp_micros())],
     );
     let mut quotas: Vec<quota::Model> = Vec::new();
     let mut holds: HashMap<i64, Holds> = HashMap::new();
@@ -562,7 +562,7 @@ pub async fn short_ahead_of_waiting_list(
         .filter(|q| demand.get(&q.id).is_some_and(|&n| n > 0))
         .collect();
     let ids: Vec<i64> = wanted.iter().map(|q| q.id).collect();
-    let mut held = holds(txn, &ids, Utc::now()).await?;
+    let mut held = holds(txn, &ids, crate::values::now()).await?;
     Ok(wanted
         .into_iter()
         .filter(|q| {

@@ -79,7 +79,7 @@ pub async fn create(
     new: NewCartPosition,
     reservation_minutes: i64,
 ) -> Result<Result<cart_position::Model, Refusal>, DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let subevents: Vec<i64> = new.subevent.into_iter().collect();
     let catalogue = Catalogue::load(db, ev, &subevents).await?;
     let product = match catalogue.resolve(new.item, new.variation, new.subevent) {

@@ -62,5 +62,5 @@ pub fn unchanged_since(modified: Option<DateTime<Utc>>, since: DateTime<Utc>) ->
 pub fn last_modified(modified: DateTime<Utc>) -> Option<DateTime<Utc>> {
     let whole = modified.timestamp() + i64::from(modified.timestamp_subsec_micros() > 0);
     let rounded = DateTime::from_timestamp(whole, 0)?;
-    (Utc::now() >= rounded + chrono::TimeDelta::seconds(1)).then_some(rounded)
+    (crate::values::now() >= rounded + chrono::TimeDelta::seconds(1)).then_some(rounded)
 }

@@ -125,7 +125,7 @@ pub async fn insert(db: &impl ConnectionTrait, c: &NewCheckin) -> Result<i64, Db
          RETURNING id";
     const TOUCH: &str = "UPDATE orders SET last_modified = $6 \
          WHERE id = (SELECT order_id FROM order_positions WHERE id = $2)";
-    let now = Utc::now();
+    let now = crate::values::now();
     let values = [
         c.list_id.into(),
         c.position_id.into(),

@@ -550,7 +550,7 @@ pub async fn create(
         api_token_hash: Set(None),
         initialized: Set(None),
         revoked: Set(input.revoked),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         hardware_brand: Set(None),
         hardware_model: Set(None),
         os_name: Set(None),
@@ -789,7 +789,7 @@ pub async fn initialize(
              info = $9, rsa_pubkey = $10 \
              WHERE id = $11 AND initialized IS NULL AND NOT revoked",
             [
-                Utc::now().into(),
+                crate::values::now().into(),
                 tokens::hash(&api_token).into(),
                 report.hardware_brand.into(),
                 report.hardware_model.into(),

@@ -325,7 +325,7 @@ pub async fn upload(
     // share any more (the count below skips it), and deleting other owners' rows under this
     // owner's lock would only make uploads wait on each other.
     file::Entity::delete_many()
-        .filter(file::Column::Expires.lt(Utc::now()))
+        .filter(file::Column::Expires.lt(crate::values::now()))
         .exec(db)
         .await?;
     let txn = begin_write(db).await?;
@@ -337,7 +337,7 @@ pub async fn upload(
         ))
         .await?;
     }
-    let now = Utc::now();
+    let now = crate::values::now();
     let unclaimed = || {
         file::Entity::find()
             .filter(file::Column::Owner.eq(owner))
@@ -410,7 +410,7 @@ pub async fn claim(
         .col_expr(file::Column::Expires, Expr::value(None::<DateTime<Utc>>))
         .filter(file::Column::Id.eq(file_key(&reference)))
         .filter(file::Column::Owner.eq(owner))
-        .filter(file::Column::Expires.gt(Utc::now()))
+        .filter(file::Column::Expires.gt(crate::values::now()))
         .exec(db)
         .await?;
     if claimed.rows_affected == 0 {
@@ -520,7 +520,7 @@ pub async fn unclaimed(
     };
     let Some(found) = file::Entity::find_by_id(key.to_owned())
         .filter(file::Column::Owner.eq(owner))
-        .filter(file::Column::Expires.gt(Utc::now()))
+        .filter(file::Column::Expires.gt(crate::values::now()))
         .one(db)
         .await?
     else {
@@ -551,7 +551,7 @@ pub async fn claim_private(
         .col_expr(file::Column::Owner, Expr::value(private_owner(event_id)))
         .filter(file::Column::Id.is_in(keys.iter().copied()))
         .filter(file::Column::Owner.eq(owner))
-        .filter(file::Column::Expires.gt(Utc::now()))
+        .filter(file::Column::Expires.gt(crate::values::now()))
         .exec(db)
         .await?;
     Ok(claimed.rows_affected == keys.len() as u64)

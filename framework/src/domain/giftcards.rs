@@ -235,7 +235,7 @@ pub async fn create(
             }
         },
     };
-    let now = Utc::now();
+    let now = crate::values::now();
     let card = giftcard::ActiveModel {
         issuer_id: Set(organizer_id),
         secret: Set(secret),
@@ -309,7 +309,7 @@ pub async fn update(
     if let Some(value) = changes.value_cents {
         let diff = value - card.value_cents;
         if diff != 0 {
-            book(&txn, id, organizer_id, diff, None, Utc::now()).await?;
+            book(&txn, id, organizer_id, diff, None, crate::values::now()).await?;
             active.value_cents = Set(value);
         }
     }
@@ -420,7 +420,7 @@ pub async fn transact(
 ) -> Booked {
     if unit_of_work::in_unit_of_work() {
         return crate::db::in_transaction(db, async |txn| {
-            transact_in(txn, vis, id, value_cents, text, Utc::now()).await
+            transact_in(txn, vis, id, value_cents, text, crate::values::now()).await
         })
         .await;
     }
@@ -440,7 +440,7 @@ async fn apply_batch(
     batch: Vec<Booking>,
 ) -> Vec<Booked> {
     let n = batch.len();
-    let now = Utc::now();
+    let now = crate::values::now();
     let applied = match db.get_database_backend() {
         DbBackend::Postgres => apply_postgres(&db, vis, id, &batch, now).await,
         _ => {

@@ -67,7 +67,7 @@ pub async fn reserve(
     db: &impl ConnectionTrait,
     keys: &[(String, Limits)],
 ) -> Result<Verdict, DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let mut verdict = Verdict::Go;
     for (key, limits) in keys {
         let row = db
@@ -111,7 +111,7 @@ pub async fn give_back(db: &impl ConnectionTrait, keys: &[(String, Limits)]) -> 
 /// Ends an attempt that failed: it stays counted, and a key it brought to its limit is
 /// locked for [`WINDOW`].
 pub async fn failed(db: &impl ConnectionTrait, keys: &[(String, Limits)]) -> Result<(), DbErr> {
-    let until = Utc::now() + WINDOW;
+    let until = crate::values::now() + WINDOW;
     for (key, limits) in keys {
         db.execute_raw(Statement::from_sql_and_values(
             db.get_database_backend(),

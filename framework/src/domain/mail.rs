@@ -11,7 +11,6 @@ mod smtp;
 pub use mailer::{Delivered, MAX_ATTEMPTS, Mailer, retry_delay};
 pub use smtp::MailConfigError;
 
-use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
     QuerySelect, Set,
@@ -92,7 +91,7 @@ impl MailState {
 /// Writes a mail to the outbox in the caller's transaction and gives its ID. Call
 /// [`Mailer::wake`] after the transaction commits, so that it goes out at once.
 pub async fn queue(txn: &impl ConnectionTrait, mail: Mail) -> Result<i64, DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let row = outbox_mail::ActiveModel {
         organizer_id: Set(mail.organizer_id),
         event_id: Set(mail.event_id),

@@ -243,7 +243,7 @@ pub async fn create_application(
         redirect_uris: Set(json!(uris)),
         user_id: Set(owner),
         active: Set(true),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         ..Default::default()
     }
     .insert(db)
@@ -481,7 +481,7 @@ pub async fn authorize(
                 user_id.into(),
                 scope.to_string().into(),
                 json!(organizer_ids).into(),
-                Utc::now().into(),
+                crate::values::now().into(),
             ],
         ))
         .await?
@@ -493,7 +493,7 @@ pub async fn authorize(
         code_hash: Set(tokens::hash(&code)),
         redirect_uri: Set(redirect_uri.to_owned()),
         code_challenge: Set(code_challenge.map(str::to_owned)),
-        expires: Set(Utc::now() + TimeDelta::seconds(CODE_SECONDS)),
+        expires: Set(crate::values::now() + TimeDelta::seconds(CODE_SECONDS)),
         used: Set(false),
         ..Default::default()
     }
@@ -557,7 +557,7 @@ pub async fn exchange_code(
         .one(db)
         .await?
         .ok_or(OAuthError::InvalidGrant)?;
-    if found.used && found.expires > Utc::now() {
+    if found.used && found.expires > crate::values::now() {
         // A code presented twice while valid: one of the two is not the client (RFC 6749
         // 4.1.2). An expired one revokes nothing, so an old code cannot log anyone out.
         return Err(revoke_after_replay(db, app, found.authorization_id).await);
@@ -565,7 +565,7 @@ pub async fn exchange_code(
     if found.used {
         return Err(OAuthError::InvalidGrant);
     }
-    if found.expires <= Utc::now() || found.redirect_uri != redirect_uri {
+    if found.expires <= crate::values::now() || found.redirect_uri != redirect_uri {
         return Err(OAuthError::InvalidGrant);
     }
     let pkce_ok = match (&found.code_challenge, code_verifier) {
@@ -611,7 +611,7 @@ async fn revoke_after_replay(
             oauth_refresh_token::Entity::update_many()
                 .col_expr(
                     oauth_refresh_token::Column::Revoked,
-                    Some(Utc::now()).into(),
+                    Some(crate::values::now()).into(),
                 )
                 .filter(oauth_refresh_token::Column::AuthorizationId.eq(authorization_id))
                 .filter(oauth_refresh_token::Column::Revoked.is_null())
@@ -666,7 +666,7 @@ async fn revoke_refresh_token(db: &impl ConnectionTrait, id: i64) -> Result<bool
     let revoked = oauth_refresh_token::Entity::update_many()
         .col_expr(
             oauth_refresh_token::Column::Revoked,
-            Some(Utc::now()).into(),
+            Some(crate::values::now()).into(),
         )
         .filter(oauth_refresh_token::Column::Id.eq(id))
         .filter(oauth_refresh_token::Column::Revoked.is_null())
@@ -684,7 +684,7 @@ async fn issue(
     db: &impl ConnectionTrait,
     authorization: &oauth_authorization::Model,
 ) -> Result<TokenPair, DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let refresh_token = tokens::generate();
     let refresh_row = oauth_refresh_token::ActiveModel {
         authorization_id: Set(authorization.id),
@@ -1003,7 +1003,7 @@ pub async fn resolve_access_token(
         return Ok(None);
     };
     let expires: DateTime<Utc> = row.try_get("", "expires")?;
-    if expires <= Utc::now() {
+    if expires <= crate::values::now() {
         return Ok(None);
     }
     let scope: String = row.try_get("", "scope")?;

@@ -1,7 +1,6 @@
 //! Reseller accounts: users permitted on an account create organizers for its customers,
 //! and become administrators of what they create.
 
-use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter, QueryOrder, QuerySelect, QueryTrait, Select, Set,
@@ -91,7 +90,7 @@ pub async fn create_organizer(
     let org = organizer::ActiveModel {
         slug: Set(new_slug.to_owned()),
         name: Set(name.to_owned()),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         reseller_id: Set(Some(account.id)),
         ..Default::default()
     }

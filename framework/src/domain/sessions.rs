@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use chrono::{TimeDelta, Utc};
+use chrono::TimeDelta;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
     QueryFilter, Set,
@@ -23,7 +23,7 @@ pub async fn create(
 ) -> Result<(session::Model, String), DbErr> {
     clean_up_now_and_then(db);
     let key = tokens::generate();
-    let now = Utc::now();
+    let now = crate::values::now();
     let row = session::ActiveModel {
         key_hash: Set(tokens::hash(&key)),
         user_id: Set(user_id),
@@ -46,7 +46,7 @@ pub async fn find(db: &impl ConnectionTrait, key: &str) -> Result<Option<session
         .filter(session::Column::KeyHash.eq(tokens::hash(key)))
         .one(db)
         .await?;
-    Ok(row.filter(|s| tokens::matches(&s.key_hash, key) && s.expires > Utc::now()))
+    Ok(row.filter(|s| tokens::matches(&s.key_hash, key) && s.expires > crate::values::now()))
 }
 
 /// Ends a session (logout).
@@ -67,7 +67,7 @@ pub async fn delete_all_of(db: &impl ConnectionTrait, user_id: i64) -> Result<()
 /// Deletes expired sessions; gives how many.
 pub async fn delete_expired(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
     Ok(session::Entity::delete_many()
-        .filter(session::Column::Expires.lt(Utc::now()))
+        .filter(session::Column::Expires.lt(crate::values::now()))
         .exec(db)
         .await?
         .rows_affected)
@@ -77,7 +77,7 @@ pub async fn delete_expired(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
 static LAST_CLEAN_UP: AtomicI64 = AtomicI64::new(0);
 
 fn clean_up_now_and_then(db: &DatabaseConnection) {
-    let now = Utc::now().timestamp();
+    let now = crate::values::now().timestamp();
     let last = LAST_CLEAN_UP.load(Ordering::Relaxed);
     if now - last < 3600
         || LAST_CLEAN_UP

@@ -254,7 +254,7 @@ pub async fn count(
     scope: &Scope,
     filter: &SubEventFilter,
 ) -> Result<u64, DbErr> {
-    query(scope, filter, Utc::now()).count(db).await
+    query(scope, filter, crate::values::now()).count(db).await
 }
 
 /// One page of sub-events matching a filter, by start, then ID.
@@ -265,7 +265,7 @@ pub async fn list(
     limit: u64,
     offset: u64,
 ) -> Result<Vec<SubEvent>, DbErr> {
-    let rows = query(scope, filter, Utc::now())
+    let rows = query(scope, filter, crate::values::now())
         .order_by_asc(subevent::Column::DateFrom)
         .order_by_asc(subevent::Column::Id)
         .limit(limit)

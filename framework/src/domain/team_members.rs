@@ -6,7 +6,6 @@
 //! is used up then. Callers of the API check the reach rule before: adding someone to a team
 //! grants them what the team holds.
 
-use chrono::Utc;
 use sea_orm::sea_query::Query;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
@@ -144,7 +143,7 @@ pub async fn invite(
         team_id: Set(team.id),
         email: Set(email.clone()),
         token_hash: Set(tokens::hash(&token)),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         ..Default::default()
     }
     .insert(txn)

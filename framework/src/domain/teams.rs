@@ -1,6 +1,5 @@
 //! Teams and their tokens.
 
-use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter, QueryOrder, Set,
 };
@@ -182,7 +181,7 @@ pub async fn create_token(
         name: Set(name.to_owned()),
         token_hash: Set(tokens::hash(&token)),
         active: Set(true),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         ..Default::default()
     }
     .insert(db)

@@ -9,7 +9,6 @@ use std::sync::{Arc, LazyLock};
 use argon2::Argon2;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult,
     QueryFilter, Set, Statement,
@@ -190,7 +189,7 @@ pub async fn create_user(
         timezone: Set(non_empty(new.timezone, "UTC")),
         is_staff: Set(new.is_staff),
         active: Set(true),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         code: Set(super::tokens::random_from(super::tokens::UNAMBIGUOUS, 8)),
         ..Default::default()
     }

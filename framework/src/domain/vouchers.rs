@@ -183,7 +183,7 @@ mod tests {
             tag: String::new(),
             comment: String::new(),
             show_hidden_items: true,
-            created: Utc::now(),
+            created: crate::values::now(),
         }
     }
 

@@ -5,7 +5,7 @@
 
 pub mod texts;
 
-use chrono::{TimeDelta, Utc};
+use chrono::TimeDelta;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
@@ -286,7 +286,7 @@ pub async fn create(
     availability::adjust(&txn, &quotas, HoldKind::WaitingList, None, 1).await?;
     let saved = waiting_list_entry::ActiveModel {
         event_id: Set(ev.id),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         ..row(&f)
     }
     .insert(&txn)
@@ -393,7 +393,7 @@ pub async fn send_voucher(
     let (_, hours) = waiting_list_settings(db, registry, ev).await?;
     // Checked: the setting is bounded, but a value must never be able to panic here.
     let valid_until = TimeDelta::try_hours(hours)
-        .and_then(|h| Utc::now().checked_add_signed(h))
+        .and_then(|h| crate::values::now().checked_add_signed(h))
         .ok_or_else(|| {
             SendError::Refused("The waiting list response time of this event is too long.".into())
         })?;

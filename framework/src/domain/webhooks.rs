@@ -16,7 +16,7 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use chrono::{SubsecRound, Utc};
+use chrono::SubsecRound;
 use hmac::{Hmac, Mac};
 use sea_orm::{
     ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, FromQueryResult, Statement,
@@ -214,7 +214,7 @@ pub async fn organizer_listens(
 /// its action type (or to all of its family, as `pretix.event.order.changed.*`) and event,
 /// in the caller's transaction.
 pub async fn notify(db: &impl ConnectionTrait, n: &Notice) -> Result<(), DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let family = match n.action.rsplit_once('.') {
         Some((stem, _)) => format!("{stem}.*"),
         None => n.action.to_owned(),
@@ -328,7 +328,7 @@ async fn claim(db: &DatabaseConnection, room: usize) -> Result<Vec<webhook_call:
         return Ok(Vec::new());
     }
     // As stored: PostgreSQL keeps microseconds, and the lease is compared when recording.
-    let now = Utc::now().trunc_subsecs(6);
+    let now = crate::values::now().trunc_subsecs(6);
     let lease = now + LEASE;
     let txn = crate::db::begin_write(db).await?;
     let claimed = webhook_call::Entity::find()
@@ -409,7 +409,7 @@ async fn deliver(
             took: Duration::ZERO,
         },
     };
-    let now = Utc::now();
+    let now = crate::values::now();
     let attempts = call.attempts + 1;
     let enabled = hook.as_ref().is_some_and(|h| h.enabled);
     let (state, next) = match attempt.code {
@@ -526,7 +526,7 @@ async fn send(hook: &webhook::Model, call: &webhook_call::Model, allow_private: 
         Err(why) => return failed(why),
     };
     let body = payload(call).to_string().into_bytes();
-    let at = Utc::now().timestamp();
+    let at = crate::values::now().timestamp();
     let mut client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(CALL_TIMEOUT)
@@ -590,7 +590,7 @@ pub async fn forget_old_calls(db: &DatabaseConnection) -> Result<u64, DbErr> {
     crate::db::execute(
         db,
         "DELETE FROM webhook_calls WHERE created < $1",
-        [(Utc::now() - KEEP).into()],
+        [(crate::values::now() - KEEP).into()],
     )
     .await
 }

@@ -92,7 +92,7 @@ struct Ticket {
 /// The instant a claim writes: now, to the microsecond the databases keep, so that the
 /// ticket compares equal to what was stored.
 fn claim_instant() -> DateTime<Utc> {
-    Utc::now().trunc_subsecs(6)
+    crate::values::now().trunc_subsecs(6)
 }
 
 /// Releases a claim whose request was dropped before it finished (the client went away, the
@@ -195,7 +195,7 @@ impl Keyed {
                 }
                 continue;
             };
-            if is_stale(&row, Utc::now()) {
+            if is_stale(&row, crate::values::now()) {
                 if let Some(ticket) = self.take_over(db, row.id).await? {
                     return Ok(Claim::Mine(ticket));
                 }
@@ -252,7 +252,7 @@ impl Keyed {
                    WHERE credential = $1 AND created >= $2";
         let values = [
             self.credential.clone().into(),
-            (Utc::now() - expiry()).into(),
+            (crate::values::now() - expiry()).into(),
         ];
         let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, values);
         match db.query_one_raw(stmt).await? {
@@ -487,7 +487,7 @@ static LAST_CLEAN_UP: AtomicI64 = AtomicI64::new(0);
 
 /// Deletes expired keys, at most once an hour per process, in the background.
 fn clean_up_now_and_then(db: &DatabaseConnection) {
-    let now = Utc::now();
+    let now = crate::values::now();
     let last = LAST_CLEAN_UP.load(Ordering::Relaxed);
     if now.timestamp() - last < 3600
         || LAST_CLEAN_UP

@@ -11,3 +11,10 @@ pub mod stored;
 pub use error::FieldErrors;
 pub use i18n::I18nString;
 pub use money::{Currency, Decimal2, Money};
+
+/// The current time to the microsecond, as pretix keeps and prints times (PostgreSQL stores
+/// no finer, and a time read back must equal the one answered before it was stored).
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    use chrono::SubsecRound;
+    chrono::Utc::now().trunc_subsecs(6)
+}

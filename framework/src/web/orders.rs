@@ -200,7 +200,7 @@ fn order_context(
     tickets: &TicketNames,
 ) -> minijinja::Value {
     let o = &order.row;
-    let status = orders::status(o, chrono::Utc::now());
+    let status = orders::status(o, crate::values::now());
     // Tickets admit once the order is paid (pretix shows no tickets of pending orders).
     let shown: Vec<minijinja::Value> = order
         .positions

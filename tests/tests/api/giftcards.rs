@@ -474,3 +474,25 @@ async fn concurrent_bookings_are_each_answered_with_the_balance_their_ledger_ent
     let shown = app.get(&format!("{CARDS}{}/", c["id"]), &token).await;
     assert_eq!(cents(&shown.body["value"]), balance);
 }
+
+#[tokio::test]
+async fn times_are_given_to_the_microsecond_as_pretix_gives_them() {
+    let (app, token) = setup().await;
+    let c = card(&app, &token, json!({"value": "5.00", "currency": "EUR"})).await;
+    let issued = c["issuance"].as_str().expect("issuance");
+    let seconds_and_fraction = issued
+        .split('T')
+        .nth(1)
+        .and_then(|t| t.split(['+', 'Z']).next())
+        .expect("a time");
+    let fraction = seconds_and_fraction.split('.').nth(1).unwrap_or("");
+    assert!(fraction.len() <= 6, "at most microseconds: {issued}");
+    let ledger = app.get(&format!("{CARDS}{}/transactions/", c["id"]), &token).await;
+    let at = ledger.body["results"][0]["datetime"].as_str().expect("datetime");
+    assert!(
+        at.split('.').nth(1).is_none_or(|f| f.len() <= 6 + "+00:00".len()),
+        "at most microseconds: {at}"
+    );
+    let shown = app.get(&format!("{CARDS}{}/", c["id"]), &token).await;
+    assert_eq!(shown.body["issuance"], c["issuance"], "as stored");
+}

@@ -1,6 +1,5 @@
 //! The event a check-in device should switch to: `/api/v1/device/eventselection`.
 
-use chrono::Utc;
 use poem::web::Data;
 use poem_openapi::param::Query;
 use poem_openapi::payload::Json;
@@ -80,7 +79,7 @@ impl SelectionApi {
                 current_subevent.0,
                 current_checkinlist.0,
             ),
-            Utc::now(),
+            crate::values::now(),
         )
         .await?;
         Ok(match chosen {

@@ -378,7 +378,7 @@ impl OrdersApi {
         pdf_data: Query<Option<bool>>,
         ordering: Query<Option<String>>,
     ) -> ListResult<FeedAnswer<Shaped<Page<OrderOut>>>> {
-        let began = Utc::now();
+        let began = crate::values::now();
         let ev = auth
             .0
             .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
@@ -408,7 +408,7 @@ impl OrdersApi {
             testmode: testmode.0,
             ordering: ordering.0,
         };
-        let q = orders::query(ev.event.id, &filter, Utc::now());
+        let q = orders::query(ev.event.id, &filter, crate::values::now());
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
             .window(orders::count(&state.db, q.clone()).await?)?;
         let rows = orders::page(&state.db, q, window.offset, window.limit).await?;

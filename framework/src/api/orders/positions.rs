@@ -309,7 +309,7 @@ impl PositionsApi {
             include_canceled: include_canceled_positions.0 == Some(true),
             ordering: ordering.0,
         };
-        let (now, id) = (Utc::now(), ev.event.id);
+        let (now, id) = (crate::values::now(), ev.event.id);
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
             .window(positions::count(&state.db, id, &filter, now).await?)?;
         let listed =

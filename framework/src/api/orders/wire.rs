@@ -347,7 +347,7 @@ impl<'a> OrderView<'a> {
     /// The order as shown.
     pub fn show(&self, o: Order) -> OrderOut {
         let r = &o.row;
-        let now = Utc::now();
+        let now = crate::values::now();
         OrderOut {
             url: orders::confirmation_page(self.public_url, self.organizer, self.event, r),
             code: r.code.clone(),

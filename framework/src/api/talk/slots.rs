@@ -570,7 +570,7 @@ async fn slot_calendar(
         ical::netloc(&state.public_url),
         &code,
         &[talk],
-        Utc::now(),
+        crate::values::now(),
     );
     Ok((calendar, code))
 }

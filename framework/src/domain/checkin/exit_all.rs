@@ -184,7 +184,7 @@ pub async fn sweep_every(pool: DatabaseConnection, period: std::time::Duration) 
     let mut ticks = tokio::time::interval(period);
     loop {
         ticks.tick().await;
-        if let Err(error) = sweep(&pool, Utc::now()).await {
+        if let Err(error) = sweep(&pool, crate::values::now()).await {
             tracing::warn!(%error, "could not check everyone out at exit_all_at");
         }
     }

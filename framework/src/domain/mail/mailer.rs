@@ -17,7 +17,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration as StdDuration;
 
-use chrono::{Duration, Utc};
+use chrono::Duration;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait,
     FromQueryResult, QueryFilter, Set, Statement,
@@ -212,7 +212,7 @@ impl Claim {
 /// Moves the lease of a claimed mail a lease ahead of now; false when the claim is no
 /// longer this worker's (the mail was recorded, or claimed again after the lease ran out).
 async fn renew(db: &DatabaseConnection, claim: Claim) -> Result<bool, DbErr> {
-    let lease = Utc::now() + Duration::seconds(LEASE_SECONDS);
+    let lease = crate::values::now() + Duration::seconds(LEASE_SECONDS);
     let change = outbox_mail::ActiveModel {
         next_attempt_at: Set(lease),
         ..Default::default()
@@ -240,7 +240,7 @@ async fn claim(db: &DatabaseConnection) -> Result<Vec<outbox_mail::Model>, DbErr
          WHERE id IN (SELECT id FROM outbox_mails WHERE state = $2 AND next_attempt_at <= $3 \
          ORDER BY next_attempt_at, id LIMIT $4{lock}) RETURNING *"
     );
-    let now = Utc::now();
+    let now = crate::values::now();
     let values = [
         (now + Duration::seconds(LEASE_SECONDS)).into(),
         MailState::Queued.as_str().into(),
@@ -265,7 +265,7 @@ async fn record(
     outcome: Result<(), SendError>,
     done: &mut Delivered,
 ) -> Result<(), DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let mut change = outbox_mail::ActiveModel::default();
     match outcome {
         Ok(()) => {

@@ -848,7 +848,7 @@ impl<'a> Commit<'a> {
             l,
             plan,
             c,
-            now: Utc::now(),
+            now: crate::values::now(),
             covered,
         })
     }

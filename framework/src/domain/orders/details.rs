@@ -91,7 +91,7 @@ pub async fn change_details(
         valid_if_pending,
         api_meta
     );
-    row.last_modified = Set(Some(Utc::now()));
+    row.last_modified = Set(Some(crate::values::now()));
     l.order = row.update(&l.txn).await?;
     l.notify("pretix.event.order.modified", json!({})).await?;
     l.finish(None).await

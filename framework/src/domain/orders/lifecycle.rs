@@ -200,7 +200,7 @@ impl Locked<'_> {
         expires: DateTime<Utc>,
         force: bool,
     ) -> Result<(), LifecycleError> {
-        let now = Utc::now();
+        let now = crate::values::now();
         if self.order.status != "n" {
             return refused("Only pending or expired orders can be extended.");
         }
@@ -230,7 +230,7 @@ impl Locked<'_> {
     /// the revocation list, since scanners would otherwise still accept their signatures
     /// offline, unless they are there already (`old_revoked`: a cancellation put them there).
     pub(super) async fn new_secrets(&mut self, old_revoked: bool) -> Result<(), LifecycleError> {
-        let (ev, now) = (self.event, Utc::now());
+        let (ev, now) = (self.event, crate::values::now());
         let cache = self.seller.cache.current().await;
         let values = settings::of_event(&self.txn, self.seller.settings, cache, ev).await?;
         let generator = Generator::of_settings(|k| values.get(k));
@@ -436,7 +436,7 @@ pub async fn confirm_payment(
         return refused("Only payments that are created or pending can be confirmed.");
     }
     if l.order.status == "p" {
-        l.confirm(payment, Utc::now()).await?;
+        l.confirm(payment, crate::values::now()).await?;
         l.finish(None).await
     } else {
         pay(&mut l, Some(payment)).await?;
@@ -465,7 +465,7 @@ pub async fn receive_payment(
         .order_by_desc(Column::LocalId)
         .one(&l.txn)
         .await?;
-    let now = Utc::now();
+    let now = crate::values::now();
     let mut row = match found {
         Some(p) => p.into_active_model(),
         None => order_payment::ActiveModel {
@@ -516,7 +516,7 @@ async fn pay(
     l: &mut Locked<'_>,
     payment: Option<order_payment::Model>,
 ) -> Result<(), LifecycleError> {
-    let now = Utc::now();
+    let now = crate::values::now();
     match l.order.status.as_str() {
         "p" => return refused(ALREADY_PAID),
         "c" => return refused("The order has been canceled."),
@@ -614,7 +614,7 @@ pub async fn cancel(
 /// Gives back an order's quota, seats and voucher redemptions, cancels its open payments
 /// (their providers may refuse), revokes its secrets and marks it canceled.
 pub(super) async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), LifecycleError> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let voucher_ids: Vec<i64> = l.positions.iter().filter_map(|p| p.voucher_id).collect();
     let used = lock_vouchers(&l.txn, &voucher_ids).await?;
     let blocked: Vec<i64> = used
@@ -688,7 +688,7 @@ pub async fn approve(
     if !awaits_approval(&l.order) {
         return refused("This order is not pending approval.");
     }
-    let now = Utc::now();
+    let now = crate::values::now();
     let expires = l.new_term(now).await?;
     let mut row = l.order.clone().into_active_model();
     row.require_approval = Set(false);
@@ -754,7 +754,7 @@ pub async fn mark_pending(
     }
     let mut row = l.order.clone().into_active_model();
     row.status = Set("n".into());
-    row.last_modified = Set(Some(Utc::now()));
+    row.last_modified = Set(Some(crate::values::now()));
     let pending = row.update(&l.txn).await?;
     l.move_hold(
         (HoldKind::Paid, None),
@@ -774,7 +774,7 @@ pub async fn mark_expired(
     code: &str,
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
-    let now = Utc::now();
+    let now = crate::values::now();
     if l.order.status != "n" || expired(&l.order, now) {
         return refused("The order is not pending.");
     }
@@ -823,7 +823,7 @@ pub async fn regenerate_secrets(
     code: &str,
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
-    let now = Utc::now();
+    let now = crate::values::now();
     l.new_secrets(false).await?;
     let mut row = l.order.clone().into_active_model();
     row.last_modified = Set(Some(now));

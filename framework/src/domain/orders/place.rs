@@ -314,7 +314,7 @@ pub(super) async fn place_alone(
     p: &Prepared,
 ) -> Result<Order, PlaceError> {
     let (ev, new) = (&p.ctx.event, &p.new);
-    let now = Utc::now();
+    let now = crate::values::now();
     let txn = begin_write(db).await?;
     let codes: Vec<String> = new
         .positions

@@ -271,7 +271,7 @@ pub async fn find(
         include_canceled,
         ..Default::default()
     };
-    let mut m = Matching::new(event_id, &f, Utc::now());
+    let mut m = Matching::new(event_id, &f, crate::values::now());
     m.and("p.id = $?", [id.into()]);
     let sql = format!("SELECT p.* {}", m.sql);
     let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, m.values);
@@ -395,7 +395,7 @@ pub async fn record_print(
         position_id: Set(position_id),
         successful: Set(print.successful),
         datetime: Set(print.datetime),
-        created: Set(Utc::now()),
+        created: Set(crate::values::now()),
         source: Set(print.source),
         kind: Set(print.kind),
         device_id: Set(device_id),

@@ -1,6 +1,5 @@
 //! A canceled order brought back, as pretix's `reactivate`.
 
-use chrono::Utc;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter, Set, sea_query::Expr,
 };
@@ -28,7 +27,7 @@ pub async fn reactivate(
     if l.order.status != "c" {
         return refused("The order is not allowed to be reactivated.");
     }
-    let now = Utc::now();
+    let now = crate::values::now();
     let voucher_ids: Vec<i64> = l.positions.iter().filter_map(|p| p.voucher_id).collect();
     let used = lock_vouchers(&l.txn, &voucher_ids).await?;
     for v in &used {

@@ -172,7 +172,7 @@ pub async fn refund_payment(
         .refund(&ctx, &record, amount)
         .await
         .map_err(LifecycleError::Refused)?;
-    let now = Utc::now();
+    let now = crate::values::now();
     let refund = insert(
         &l,
         order_refund::ActiveModel {
@@ -225,7 +225,7 @@ pub async fn create(
             "The amount is more than was paid on this payment.",
         );
     }
-    let now = Utc::now();
+    let now = crate::values::now();
     let done = new.state == "done";
     if new.provider == "giftcard" && done {
         credit_card(&l, &new.info, new.amount_cents, now).await?;
@@ -281,7 +281,7 @@ pub async fn transition(
             return refused("You can only cancel refunds in created, transit or external state.");
         }
     };
-    let now = Utc::now();
+    let now = crate::values::now();
     if to == "done" && current.provider == "giftcard" {
         credit_card(&l, &current.details, current.amount_cents, now).await?;
     }
@@ -314,7 +314,7 @@ pub(super) async fn insert(
     row.id = NotSet;
     row.order_id = Set(l.order.id);
     row.local_id = Set(next);
-    row.created = Set(Utc::now());
+    row.created = Set(crate::values::now());
     if row.comment.is_not_set() {
         row.comment = Set(String::new());
     }

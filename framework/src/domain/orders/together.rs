@@ -141,7 +141,7 @@ async fn place_together(
     batch: Arc<Vec<Prepared>>,
     mut handoff: Handoff,
 ) -> Result<Vec<Placed>, Failure> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let lines: Vec<_> = batch
         .iter()
         .map(|p| {

@@ -2,7 +2,7 @@
 //! dozen submissions in every state with their speakers and answers, rooms and a released
 //! schedule. Seeded once: an event that already has session types keeps what it has.
 
-use chrono::{Duration, Utc};
+use chrono::Duration;
 use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, Statement};
 use serde_json::json;
 
@@ -145,7 +145,7 @@ pub async fn seed(db: &DatabaseConnection, event_id: i64) -> Result<(), DbErr> {
         [ev.into(), json!({"en": "T-shirt size"}).into()],
     )
     .await?;
-    let now = Utc::now();
+    let now = crate::values::now();
     let mut speakers = Vec::new();
     for (i, (name, email)) in SPEAKERS.iter().enumerate() {
         let id = insert_returning_id(
@@ -375,7 +375,7 @@ pub async fn seed_reviews(
         vec![event_id.into()],
     )
     .await?;
-    let now = Utc::now();
+    let now = crate::values::now();
     for (row, (text, content, delivery)) in submitted.iter().zip(REVIEWS) {
         let review = insert_returning_id(
             &txn,

@@ -593,7 +593,7 @@ pub async fn create(
         track,
         &new.scores,
     )?;
-    let now = Utc::now();
+    let now = crate::values::now();
     let inserted = first(
         txn,
         "INSERT INTO talk_reviews (event_id, submission_id, user_id, text, created, updated) \
@@ -695,7 +695,7 @@ pub async fn update(
     crate::db::execute(
         txn,
         "UPDATE talk_reviews SET updated = $1 WHERE id = $2",
-        [Utc::now().into(), review.id.into()],
+        [crate::values::now().into(), review.id.into()],
     )
     .await?;
     talk_log::write(

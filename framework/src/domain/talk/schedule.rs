@@ -258,7 +258,7 @@ pub async fn release(
         "UPDATE talk_schedules SET version = $1, published = $2, comment = $3 WHERE id = $4",
         [
             version.into(),
-            Utc::now().into(),
+            crate::values::now().into(),
             comment.clone().into(),
             released.into(),
         ],

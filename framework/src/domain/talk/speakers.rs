@@ -5,7 +5,6 @@
 //! user account. Since API version v2 a speaker's email address is not changed on update,
 //! as in pretalx.
 
-use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 use serde_json::{Map, Value, json};
 
@@ -256,7 +255,7 @@ pub async fn write(
                     f.avatar.clone().into(),
                     f.has_arrived.into(),
                     f.internal_notes.clone().into(),
-                    Utc::now().into(),
+                    crate::values::now().into(),
                     s.id.into(),
                     ev.event.id.into(),
                 ],
@@ -322,7 +321,7 @@ pub async fn insert_managed(
         &[ev.event.id.into()],
     )
     .await?;
-    let now = Utc::now();
+    let now = crate::values::now();
     let id = crate::db::insert_returning_id(
         txn,
         "INSERT INTO talk_speakers (event_id, user_id, code, name, email, locale, timezone, \

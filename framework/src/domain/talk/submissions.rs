@@ -4,7 +4,6 @@
 //! and its deletion. Every change writes an entry to the submission's activity log, in the
 //! change's transaction.
 
-use chrono::Utc;
 use sea_orm::{ConnectionTrait, DatabaseTransaction};
 use serde_json::{Map, Value, json};
 
@@ -426,7 +425,7 @@ pub async fn write(
         f.pending_state.map(|p| p.name().to_owned()).into(),
         f.review_code.clone().into(),
         f.anonymised.clone().into(),
-        Utc::now().into(),
+        crate::values::now().into(),
         ev.event.id.into(),
     ];
     let (id, code) = match existing {
@@ -614,7 +613,7 @@ pub async fn act(
     crate::db::execute(
         txn,
         "UPDATE talk_submissions SET updated = $1 WHERE id = $2",
-        [Utc::now().into(), found.id.into()],
+        [crate::values::now().into(), found.id.into()],
     )
     .await?;
     Ok(())
@@ -635,7 +634,7 @@ async fn move_to(
                 crate::db::execute(
                     txn,
                     "UPDATE talk_submissions SET pending_state = NULL, updated = $1 WHERE id = $2",
-                    [Utc::now().into(), found.id.into()],
+                    [crate::values::now().into(), found.id.into()],
                 )
                 .await?;
                 let data = json!({"previous": target.name(), "pending_state": Value::Null});
@@ -656,7 +655,7 @@ async fn move_to(
                     to.name().into(),
                     to.unfeatures().into(),
                     false.into(),
-                    Utc::now().into(),
+                    crate::values::now().into(),
                     found.id.into(),
                     from.name().into(),
                 ],

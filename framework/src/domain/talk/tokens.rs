@@ -39,7 +39,7 @@ pub async fn resolve(db: &impl ConnectionTrait, token: &str) -> Result<Option<Ac
     let Some(row) = tokens::find_row(db, sql, token).await? else {
         return Ok(None);
     };
-    let now = Utc::now();
+    let now = crate::values::now();
     let expires: Option<DateTime<Utc>> = row.try_get("", "expires")?;
     if expires.is_some_and(|e| e <= now) {
         return Ok(None);
@@ -103,7 +103,7 @@ pub async fn delete_expired(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
     crate::db::execute(
         db,
         "DELETE FROM user_api_tokens WHERE expires IS NOT NULL AND expires <= $1",
-        [Utc::now().into()],
+        [crate::values::now().into()],
     )
     .await
 }
@@ -318,7 +318,7 @@ fn check_new(new: &NewToken, available: &[EventChoice]) -> Vec<(&'static str, St
         }
     }
     if let Some(expires) = new.expires {
-        if expires <= Utc::now() {
+        if expires <= crate::values::now() {
             errors.push(("expires", "The expiry must be in the future.".to_owned()));
         } else if expires > latest_expiry() {
             errors.push((
@@ -353,7 +353,7 @@ pub async fn create(
     }
     let endpoints = new.endpoints.normalized();
     let token = tokens::generate();
-    let created = Utc::now();
+    let created = crate::values::now();
     let txn = crate::db::begin_write(db).await?;
     let held = txn
         .query_one_raw(Statement::from_sql_and_values(
@@ -430,7 +430,7 @@ pub async fn list_for_user(
     db: &impl ConnectionTrait,
     user_id: i64,
 ) -> Result<Vec<TokenSummary>, DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let rows = db
         .query_all_raw(Statement::from_sql_and_values(
             db.get_database_backend(),
@@ -488,7 +488,7 @@ pub async fn upgrade(
         CURRENT.name().into(),
         token_id.into(),
         user_id.into(),
-        Utc::now().into(),
+        crate::values::now().into(),
     ];
     crate::db::in_transaction(db, async |txn| crate::db::execute(txn, sql, values).await)
         .await
@@ -503,7 +503,7 @@ pub async fn disable(
     user_id: i64,
     token_id: i64,
 ) -> Result<bool, DbErr> {
-    let now = Utc::now();
+    let now = crate::values::now();
     let sql = "UPDATE user_api_tokens SET expires = $1 \
                WHERE id = $2 AND user_id = $3 AND (expires IS NULL OR expires > $1)";
     let values = [now.into(), token_id.into(), user_id.into()];

@@ -251,7 +251,7 @@ pub fn query(
         q = q.filter(C::Tag.eq(tag.as_str()));
     }
     if let Some(active) = f.active {
-        let now = Utc::now();
+        let now = crate::values::now();
         let usable = Expr::col(C::Redeemed)
             .lt(Expr::col(C::MaxUsages))
             .and(C::ValidUntil.is_null().or(C::ValidUntil.gt(now)));
@@ -551,7 +551,7 @@ async fn write(
         old.map(|o| (o, old_quotas.as_slice())),
         &new,
         &new_quotas,
-        Utc::now(),
+        crate::values::now(),
     ) {
         let demand: Demand = new_quotas.iter().map(|&q| (q, n)).collect();
         if !availability::short_ahead_of_waiting_list(txn, &locked, &demand)
@@ -871,13 +871,13 @@ mod tests {
             tag: String::new(),
             comment: String::new(),
             show_hidden_items: true,
-            created: Utc::now(),
+            created: crate::values::now(),
         }
     }
 
     #[test]
     fn only_vouchers_that_start_to_block_or_block_more_check_the_quota() {
-        let now = Utc::now();
+        let now = crate::values::now();
         let old = voucher(3, 1, true);
         assert!(needs_check(None, &old, &[1], now));
         assert!(!needs_check(
