@@ -699,8 +699,15 @@ fn print_demo(base: &str, seed: &admin::DemoSeed) {
     let org = admin::DEMO_ORGANIZER;
     let auth = format!("-H 'Authorization: Token {token}'");
     let json = "-H 'Content-Type: application/json'";
-    outln!("Demo data is ready. Your API token (shown once):\n\n  {token}\n");
-    outln!("Try:\n");
+    outln!(
+        "Demo data is ready. Paste these lines into a shell to follow the README's tour (new on every run, shown once):\n"
+    );
+    outln!("T={token}");
+    outln!("TALK={}", seed.talk_token);
+    outln!("P={}", seed.password);
+    outln!("ID={}", seed.client_id);
+    outln!("SECRET={}\n", seed.client_secret);
+    outln!("T is a token of the organizer's team with every permission. Try:\n");
     outln!("  curl {auth} {base}/api/v1/organizers/{org}/giftcards/");
     outln!(
         "  curl {auth} {json} -d '{{\"value\": \"25.00\", \"currency\": \"EUR\"}}' {base}/api/v1/organizers/{org}/giftcards/"

@@ -487,10 +487,16 @@ async fn times_are_given_to_the_microsecond_as_pretix_gives_them() {
         .expect("a time");
     let fraction = seconds_and_fraction.split('.').nth(1).unwrap_or("");
     assert!(fraction.len() <= 6, "at most microseconds: {issued}");
-    let ledger = app.get(&format!("{CARDS}{}/transactions/", c["id"]), &token).await;
-    let at = ledger.body["results"][0]["datetime"].as_str().expect("datetime");
+    let ledger = app
+        .get(&format!("{CARDS}{}/transactions/", c["id"]), &token)
+        .await;
+    let at = ledger.body["results"][0]["datetime"]
+        .as_str()
+        .expect("datetime");
     assert!(
-        at.split('.').nth(1).is_none_or(|f| f.len() <= 6 + "+00:00".len()),
+        at.split('.')
+            .nth(1)
+            .is_none_or(|f| f.len() <= 6 + "+00:00".len()),
         "at most microseconds: {at}"
     );
     let shown = app.get(&format!("{CARDS}{}/", c["id"]), &token).await;
