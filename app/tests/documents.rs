@@ -1,10 +1,12 @@
-//! The README's tour, run as a reader runs it: `tessera demo` on a fresh database (its SQLite
+//! The documents run as a reader runs them. The README's tour: `tessera demo` on a fresh database (its SQLite
 //! file under `./data` of a directory of its own, or the PostgreSQL database of
 //! `TESSERA_TEST_DATABASE_URL`, exported to the tour as `TESSERA_DATABASE_URL`), the `T=...` lines it prints pasted first, then every block marked
 //! `<!-- tour -->` in order, in one bash (the demo's port in place of 8000, the only
 //! change). Every `curl` of the tour is checked: a call followed by `# -> NNN ...` must
 //! answer NNN, any other must succeed (2xx), and every `"key": value` the `->` line shows
-//! (without `...`) must be in the answer. So the README cannot drift from the service.
+//! (without `...`) must be in the answer. The deployment guide's first sale likewise, on a
+//! `tessera serve` of an empty, migrated database, from `tessera admin bootstrap` to a paid
+//! order. So neither can drift from the service.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -17,8 +19,11 @@ use tessera_tests::process::{free_port, workspace};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tessera");
 
-/// The marker of a block the tour runs, on the line before its opening fence.
-const MARKER: &str = "<!-- tour -->\n```sh\n";
+/// The marker of a block the README's tour runs, on the line before its opening fence.
+const TOUR: &str = "<!-- tour -->\n```sh\n";
+
+/// The marker of a block of the deployment guide's first sale.
+const GUIDE: &str = "<!-- guide -->\n```sh\n";
 
 /// Records every call's status and answer, numbered in order, and prints the answer as curl
 /// would.
@@ -33,12 +38,12 @@ curl() {
 }
 "#;
 
-/// The shell blocks of the tour, in order.
-fn tour(readme: &str) -> Vec<&str> {
-    readme
-        .match_indices(MARKER)
+/// The shell blocks of a document marked with `marker`, in order.
+fn marked<'a>(document: &'a str, marker: &str) -> Vec<&'a str> {
+    document
+        .match_indices(marker)
         .map(|(at, _)| {
-            let body = &readme[at + MARKER.len()..];
+            let body = &document[at + marker.len()..];
             &body[..body.find("```").expect("closing fence")]
         })
         .collect()
@@ -161,38 +166,19 @@ fn start_demo(dir: &Path, port: u16, database: &[(&str, String)]) -> (Child, Vec
     (child, pasted)
 }
 
-#[tokio::test]
-async fn the_readme_tour_runs_as_written_and_answers_as_documented() {
-    // On PostgreSQL, as a reader who exported `TESSERA_DATABASE_URL`; else the demo's own
-    // SQLite file under `./data`.
-    let db = fresh_database().await;
-    let database: Vec<(&str, String)> = if db.url.starts_with("postgres") {
-        vec![("TESSERA_DATABASE_URL", db.url.clone())]
-    } else {
-        Vec::new()
-    };
-    let readme = std::fs::read_to_string(workspace().join("README.md")).expect("README.md");
-    let blocks = tour(&readme);
-    assert!(blocks.len() >= 2, "the tour's blocks are marked {MARKER:?}");
-    let dir = tempfile::tempdir().expect("dir");
-    let port = free_port();
-    let (mut demo, pasted) = start_demo(dir.path(), port, &database);
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the demo serves"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // The reader runs the binary they built; so does the tour.
-    let release = dir.path().join("target/release");
-    std::fs::create_dir_all(&release).expect("dir");
-    std::os::unix::fs::symlink(BIN, release.join("tessera")).expect("link");
-    let calls = dir.path().join("calls");
+/// Runs `blocks` in order in one bash in `dir`, after `pasted` (the lines a reader pastes
+/// first), with the service's port in place of 8000 and `env` set; checks every call against
+/// what the blocks document; gives what the blocks printed.
+fn run_as_written(
+    dir: &Path,
+    blocks: &[&str],
+    pasted: &[String],
+    port: u16,
+    env: &[(&str, String)],
+) -> String {
+    let calls = dir.join("calls");
     std::fs::create_dir_all(&calls).expect("dir");
     std::fs::write(calls.join("statuses"), "").expect("statuses");
-
     let script = format!(
         "{PRELUDE}{}\n{}",
         pasted.join("\n"),
@@ -203,19 +189,17 @@ async fn the_readme_tour_runs_as_written_and_answers_as_documented() {
     let run = Command::new("bash")
         .arg("-c")
         .arg(&script)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env("CALLS", &calls)
         .env_remove("TESSERA_DATABASE_URL")
         .env_remove("TESSERA_CONFIG")
-        .envs(database.iter().map(|(k, v)| (k, v)))
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .output()
         .expect("bash");
-    let _ = demo.kill();
-    let _ = demo.wait();
-    let said = String::from_utf8_lossy(&run.stdout);
+    let said = String::from_utf8_lossy(&run.stdout).into_owned();
+    let complaints = String::from_utf8_lossy(&run.stderr);
     let tail = said.char_indices().rev().nth(2000).map_or(0, |(i, _)| i);
     let said_last = &said[tail..];
-    let complaints = String::from_utf8_lossy(&run.stderr);
 
     let statuses: Vec<u16> = std::fs::read_to_string(calls.join("statuses"))
         .expect("statuses")
@@ -248,7 +232,7 @@ async fn the_readme_tour_runs_as_written_and_answers_as_documented() {
             for (key, value) in &doc.shows {
                 assert!(
                     holds(&answer, key, value),
-                    "call {} `{}`: the README shows \"{key}\": {value}, the answer is {answer}",
+                    "call {} `{}`: the document shows \"{key}\": {value}, the answer is {answer}",
                     n + 1,
                     doc.call
                 );
@@ -257,18 +241,95 @@ async fn the_readme_tour_runs_as_written_and_answers_as_documented() {
     }
     assert!(
         run.status.success(),
-        "the tour stopped after {} calls: {complaints}\n...{said_last}",
+        "the blocks stopped after {} calls: {complaints}\n...{said_last}",
         statuses.len()
     );
     assert_eq!(
         statuses.len(),
         expected.len(),
-        "every call of the tour was made: {complaints}"
+        "every call of the blocks was made: {complaints}"
     );
+    said
+}
+
+/// The database of a test: on PostgreSQL, given as a reader who exported
+/// `TESSERA_DATABASE_URL` gives it; on SQLite, nothing (the demo's own file under `./data`).
+async fn database() -> (tessera_tests::TestDatabase, Vec<(&'static str, String)>) {
+    let db = fresh_database().await;
+    let env = if db.url.starts_with("postgres") {
+        vec![("TESSERA_DATABASE_URL", db.url.clone())]
+    } else {
+        Vec::new()
+    };
+    (db, env)
+}
+
+/// Waits until something listens on `port` (at most 30 seconds).
+fn wait_for(port: u16) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the service serves"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[tokio::test]
+async fn the_readme_tour_runs_as_written_and_answers_as_documented() {
+    let (_db, env) = database().await;
+    let readme = std::fs::read_to_string(workspace().join("README.md")).expect("README.md");
+    let blocks = marked(&readme, TOUR);
+    assert!(blocks.len() >= 2, "the tour's blocks are marked {TOUR:?}");
+    let dir = tempfile::tempdir().expect("dir");
+    let port = free_port();
+    let (mut demo, pasted) = start_demo(dir.path(), port, &env);
+    wait_for(port);
+    // The reader runs the binary they built; so does the tour.
+    let release = dir.path().join("target/release");
+    std::fs::create_dir_all(&release).expect("dir");
+    std::os::unix::fs::symlink(BIN, release.join("tessera")).expect("link");
+    let said = run_as_written(dir.path(), &blocks, &pasted, port, &env);
+    let _ = demo.kill();
+    let _ = demo.wait();
+    assert!(said.contains("queued"), "the outbox holds the tour's mails");
+}
+
+#[tokio::test]
+async fn the_deployment_guide_takes_an_empty_service_to_its_first_paid_order() {
+    let (db, _) = database().await;
+    let guide =
+        std::fs::read_to_string(workspace().join("docs/deployment.md")).expect("deployment.md");
+    let blocks = marked(&guide, GUIDE);
     assert!(
-        said.contains("queued"),
-        "the outbox holds the tour's mails: {said}"
+        !blocks.is_empty(),
+        "the first sale's blocks are marked {GUIDE:?}"
     );
+    let dir = tempfile::tempdir().expect("dir");
+    let migrated = Command::new(BIN)
+        .args(["migrate", "--database-url", &db.url])
+        .output()
+        .expect("migrate");
+    assert!(migrated.status.success(), "{migrated:?}");
+    let mut server = tessera_tests::process::Server::new_logging_aside(Path::new(BIN), &db.url);
+    server.start().await;
+    let port: u16 = server
+        .base()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    // On the server, `tessera` is on the PATH and reads the service's configuration; here
+    // the database URL stands in for that file.
+    let bin_dir = Path::new(BIN).parent().expect("dir");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = [("TESSERA_DATABASE_URL", db.url.clone()), ("PATH", path)];
+    run_as_written(dir.path(), &blocks, &[], port, &env);
 }
 
 #[test]
