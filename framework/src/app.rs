@@ -244,6 +244,11 @@ impl Server {
                 get(crate::web::invites::invite_page).post(crate::web::invites::accept),
             )
             .at("/account", get(crate::web::account::account_page))
+            .at("/account/profile", post(crate::web::profile::change_name))
+            .at(
+                "/account/password",
+                post(crate::web::profile::change_password),
+            )
             .at(
                 "/account/authorized/:id/revoke",
                 post(crate::web::account::revoke),

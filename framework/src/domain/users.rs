@@ -101,6 +101,30 @@ pub fn password_problem(password: &str) -> Option<String> {
     }
 }
 
+/// Longest full name, in characters.
+pub const MAX_FULLNAME_LEN: usize = 255;
+
+/// Gives a user a new full name (trimmed); `Err` with the message when it is longer than
+/// [`MAX_FULLNAME_LEN`] characters.
+pub async fn rename(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    fullname: &str,
+) -> Result<Result<(), String>, DbErr> {
+    let fullname = fullname.trim();
+    if fullname.chars().count() > MAX_FULLNAME_LEN {
+        return Ok(Err(format!(
+            "Ensure this field has no more than {MAX_FULLNAME_LEN} characters."
+        )));
+    }
+    user::Entity::update_many()
+        .col_expr(user::Column::Fullname, fullname.into())
+        .filter(user::Column::Id.eq(user_id))
+        .exec(db)
+        .await?;
+    Ok(Ok(()))
+}
+
 /// Why a password was not set.
 #[derive(Debug, thiserror::Error)]
 pub enum SetPasswordError {

@@ -35,6 +35,7 @@ pub async fn sections(
     _session: &session_entity::Model,
 ) -> Result<Vec<Section>, sea_orm::DbErr> {
     Ok(vec![
+        super::profile::section(user, super::profile::Draft::default()),
         applications::authorized_section(&state.db, user.id).await?,
         applications::own_section(&state.db, user.id, &applications::Draft::default()).await?,
     ])
@@ -46,7 +47,15 @@ pub async fn account_page(req: &Request, state: Data<&AppState>) -> Response {
     let Some((user, current)) = session::current_user(req, &state).await else {
         return redirect("/login?next=/account");
     };
-    show(&state, &user, &current, StatusCode::OK, None).await
+    let changed = req.uri().query() == Some(super::profile::CHANGED_QUERY);
+    let notice = changed.then(|| {
+        let draft = super::profile::Draft {
+            notice: Some(super::profile::CHANGED),
+            ..Default::default()
+        };
+        super::profile::section(&user, draft)
+    });
+    show(&state, &user, &current, StatusCode::OK, notice).await
 }
 
 /// The account page with this status. `replace` takes the place of the section with its

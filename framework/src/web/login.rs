@@ -113,7 +113,12 @@ pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Respons
 }
 
 /// Ends any session the browser had (no fixation), starts a new one, and goes on to `next`.
-async fn start_session(req: &Request, state: &AppState, user_id: i64, next: &str) -> Response {
+pub(super) async fn start_session(
+    req: &Request,
+    state: &AppState,
+    user_id: i64,
+    next: &str,
+) -> Response {
     if let Some((_, old)) = session::current_user(req, state).await
         && let Err(e) = sessions::delete(&state.db, old.id).await
     {

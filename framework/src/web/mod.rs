@@ -13,6 +13,7 @@ pub mod invites;
 pub mod login;
 pub mod oauth;
 pub mod orders;
+pub mod profile;
 pub mod session;
 pub mod talk_tokens;
 
@@ -38,6 +39,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     (
         "oauth_authorize.html",
         include_str!("templates/oauth_authorize.html"),
+    ),
+    (
+        "account_profile.html",
+        include_str!("templates/account_profile.html"),
     ),
     (
         "account_authorized.html",

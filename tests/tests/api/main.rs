@@ -1,6 +1,7 @@
 //! The HTTP surface, end to end: one test binary, one fresh database per test.
 
 mod account_pages;
+mod account_profile;
 mod accounts;
 mod auth;
 mod bank_import;
