@@ -243,6 +243,15 @@ impl Server {
                 "/invite/:secret",
                 get(crate::web::invites::invite_page).post(crate::web::invites::accept),
             )
+            .at(
+                "/password/reset",
+                get(crate::web::password_reset::request_page)
+                    .post(crate::web::password_reset::request),
+            )
+            .at(
+                "/password/reset/:token",
+                get(crate::web::password_reset::reset_page).post(crate::web::password_reset::reset),
+            )
             .at("/account", get(crate::web::account::account_page))
             .at("/account/profile", post(crate::web::profile::change_name))
             .at(

@@ -50,7 +50,8 @@ pub const SECRET_PARAMETERS: [&str; 1] = ["{secret}"];
 /// `order/<code>/`, the secret that grants access to an order
 /// (`/<org>/<event>/order/<code>/<secret>/pay/<id>`; any path of that shape is treated
 /// alike, so that a later page under `order/<code>/` is covered too), and the token of an
-/// invitation's page (`/invite/<token>`). Empty segments are
+/// invitation's page (`/invite/<token>`) and of a password reset
+/// (`/password/reset/<token>`). Empty segments are
 /// skipped as the router skips them, and a query string is kept as it is. Paths without a
 /// secret are borrowed unchanged.
 pub fn redact_path<'a>(path: &'a str, secret_segments: &[usize]) -> std::borrow::Cow<'a, str> {
@@ -63,14 +64,19 @@ pub fn redact_path<'a>(path: &'a str, secret_segments: &[usize]) -> std::borrow:
         }
         start += part.len() + 1;
     }
-    let invite = (segments.first().map(|s| &path[s.clone()]) == Some("invite"))
+    let first = |n: usize| segments.get(n).map(|s| &path[s.clone()]);
+    let invite = (first(0) == Some("invite"))
         .then(|| segments.get(1).cloned())
+        .flatten();
+    let reset = (first(0) == Some("password") && first(1) == Some("reset"))
+        .then(|| segments.get(2).cloned())
         .flatten();
     let mut secrets: Vec<_> = segments
         .windows(3)
         .filter(|w| &path[w[0].clone()] == "order")
         .map(|w| w[2].clone())
         .chain(invite)
+        .chain(reset)
         .chain(
             secret_segments
                 .iter()
@@ -124,6 +130,15 @@ mod tests {
             "/invite/<redacted>?x=1"
         );
         assert_eq!(redact_path_of_page("/invitations/abc"), "/invitations/abc");
+    }
+
+    #[test]
+    fn the_token_of_a_password_reset_is_redacted() {
+        assert_eq!(
+            redact_path_of_page("/password/reset/abc123"),
+            "/password/reset/<redacted>"
+        );
+        assert_eq!(redact_path_of_page("/password/reset"), "/password/reset");
     }
 
     #[test]

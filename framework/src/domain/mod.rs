@@ -22,6 +22,7 @@ pub mod mail;
 pub mod meta;
 pub mod oauth;
 pub mod orders;
+pub mod password_resets;
 pub mod permissions;
 pub mod questions;
 pub mod quotas;

@@ -38,13 +38,14 @@ async fn form(
     next: &str,
     email: &str,
     error: Option<&str>,
+    notice: Option<&str>,
 ) -> Response {
     let (csrf, set_cookie) = session::login_csrf(req, state);
     let client = oauth::origin_after_sign_in(state, next).await;
     let resp = render_with_policy(
         status,
         "login.html",
-        context! { csrf, next, email, error },
+        context! { csrf, next, email, error, notice },
         &oauth::policy_allowing(client.as_deref()),
     );
     match set_cookie {
@@ -61,7 +62,9 @@ pub async fn login_page(req: &Request, state: Data<&AppState>) -> Response {
     if session::current_user(req, &state).await.is_some() {
         return redirect(&next);
     }
-    form(req, &state, StatusCode::OK, &next, "", None).await
+    let reset = field(&query, "reset").is_some_and(|v| v == "done");
+    let notice = reset.then_some("Your new password is set. Sign in with it.");
+    form(req, &state, StatusCode::OK, &next, "", None, notice).await
 }
 
 /// Signs in with email and password: a new session and a 303 to `next` (a local path) or
@@ -87,7 +90,7 @@ pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Respons
     let email_shown: String = email.chars().take(users::MAX_EMAIL_LEN).collect();
     let address = limits::client_address(req, &state.config.trusted_proxies)
         .map(|a| limits::address_key(Some(a)));
-    let refused = |status, error| form(req, &state, status, &next, &email_shown, Some(error));
+    let refused = |status, error| form(req, &state, status, &next, &email_shown, Some(error), None);
     match users::sign_in(
         &state.db,
         &state.password_checks,

@@ -13,6 +13,7 @@ pub mod invites;
 pub mod login;
 pub mod oauth;
 pub mod orders;
+pub mod password_reset;
 pub mod profile;
 pub mod session;
 pub mod talk_tokens;
@@ -59,6 +60,10 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("orga_me.html", include_str!("templates/orga_me.html")),
     ("order.html", include_str!("templates/order.html")),
     ("invite.html", include_str!("templates/invite.html")),
+    (
+        "password_reset.html",
+        include_str!("templates/password_reset.html"),
+    ),
 ];
 
 static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {

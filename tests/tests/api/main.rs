@@ -51,6 +51,7 @@ mod orders;
 mod organizers;
 mod pages;
 mod pagination;
+mod password_reset;
 mod plugin_library;
 mod plugins;
 mod questions;

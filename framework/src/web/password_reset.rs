@@ -1,0 +1,143 @@
+//! A forgotten password: `GET /password/reset` asks for the account's email, `POST` mails a
+//! link (the same answer whether or not there is an account); `GET /password/reset/{token}`
+//! asks for the new password, `POST` sets it and leads to the sign-in page. The forms carry
+//! the sign-in form's CSRF token; the token in the path is redacted in logs.
+
+use minijinja::context;
+use poem::http::StatusCode;
+use poem::web::{Data, Path};
+use poem::{Body, Request, Response, handler};
+
+use super::session::{self, CSRF_FIELD};
+use super::{field, parse_form, redirect, render_status, server_error};
+use crate::domain::password_resets::{self, ResetError};
+use crate::domain::users;
+use crate::state::AppState;
+
+/// Where a person goes once the new password is set.
+pub const DONE: &str = "/login?reset=done";
+
+/// The page in one of its three states, with the sign-in form's CSRF token.
+fn page(req: &Request, state: &AppState, status: StatusCode, values: minijinja::Value) -> Response {
+    let (csrf, set_cookie) = session::login_csrf(req, state);
+    let resp = render_status(
+        status,
+        "password_reset.html",
+        context! { csrf, min_length => users::MIN_PASSWORD_LEN, ..values },
+    );
+    match set_cookie {
+        Some(c) => session::set_cookie(resp, &c),
+        None => resp,
+    }
+}
+
+/// A posted form's fields, its CSRF token checked; `Err` is the answer instead.
+async fn posted(req: &Request, body: Body) -> Result<Vec<(String, String)>, Response> {
+    let Ok(bytes) = body.into_bytes().await else {
+        return Err(super::message(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form could not be read.",
+        ));
+    };
+    let fields = parse_form(&bytes);
+    if !session::check_login_csrf(req, field(&fields, CSRF_FIELD).as_deref()) {
+        return Err(super::csrf_failed());
+    }
+    Ok(fields)
+}
+
+/// The form asking for the account's email.
+#[handler]
+pub async fn request_page(req: &Request, state: Data<&AppState>) -> Response {
+    page(req, &state, StatusCode::OK, context! { email => "" })
+}
+
+/// Mails a link when the address has an account (and was not sent too many lately), and
+/// says the same in every case.
+#[handler]
+pub async fn request(req: &Request, body: Body, state: Data<&AppState>) -> Response {
+    let fields = match posted(req, body).await {
+        Ok(fields) => fields,
+        Err(answer) => return answer,
+    };
+    let email = users::normalize_email(&field(&fields, "email").unwrap_or_default());
+    if !users::is_valid_email(&email) || email.chars().count() > users::MAX_EMAIL_LEN {
+        let error = "Enter a valid email address.";
+        return page(
+            req,
+            &state,
+            StatusCode::BAD_REQUEST,
+            context! { email, error },
+        );
+    }
+    if let Err(e) = password_resets::request(&state.db, &email, &state.public_url).await {
+        return server_error(e);
+    }
+    page(
+        req,
+        &state,
+        StatusCode::OK,
+        context! { email, sent => true },
+    )
+}
+
+fn not_open() -> Response {
+    super::message(
+        StatusCode::NOT_FOUND,
+        "Link not valid",
+        "This link is not valid (any more): it works once, within an hour. Ask for a new one on the sign-in page.",
+    )
+}
+
+/// The form for the new password, while the link is open.
+#[handler]
+pub async fn reset_page(
+    req: &Request,
+    Path(token): Path<String>,
+    state: Data<&AppState>,
+) -> Response {
+    match password_resets::is_open(&state.db, &token).await {
+        Ok(true) => page(req, &state, StatusCode::OK, context! { token }),
+        Ok(false) => not_open(),
+        Err(e) => server_error(e),
+    }
+}
+
+/// Sets the new password (given twice) and uses the link up; then to the sign-in page.
+#[handler]
+pub async fn reset(
+    req: &Request,
+    Path(token): Path<String>,
+    body: Body,
+    state: Data<&AppState>,
+) -> Response {
+    let fields = match posted(req, body).await {
+        Ok(fields) => fields,
+        Err(answer) => return answer,
+    };
+    let new = field(&fields, "new").unwrap_or_default();
+    if new != field(&fields, "repeat").unwrap_or_default() {
+        let error = "The two passwords differ.";
+        return page(
+            req,
+            &state,
+            StatusCode::BAD_REQUEST,
+            context! { token, error },
+        );
+    }
+    match password_resets::complete(&state.db, &token, new).await {
+        Ok(_) => redirect(DONE),
+        Err(ResetError::NotOpen) => not_open(),
+        Err(ResetError::Invalid(_)) => {
+            let error = "The new password must have between 8 and 1024 characters.";
+            page(
+                req,
+                &state,
+                StatusCode::BAD_REQUEST,
+                context! { token, error },
+            )
+        }
+        Err(ResetError::Db(e)) => server_error(e),
+    }
+}
