@@ -451,6 +451,10 @@ async fn run_admin(
     let db_args = DbArgs {
         database_url: args.database_url,
     };
+    let file = file.or_else(|| {
+        let default = PathBuf::from(tessera::config::DEFAULT_FILE);
+        (std::env::var_os("TESSERA_CONFIG").is_none() && default.exists()).then_some(default)
+    });
     let config = load_config(file, None, db_args, None)?;
     let db = admin_database(&config, args.create_database).await?;
     match task {

@@ -180,9 +180,10 @@ pub struct Overrides {
     pub data_dir: Option<PathBuf>,
 }
 
-/// The configuration file read when neither `--config` nor `TESSERA_CONFIG` names one and it
-/// exists, so that `tessera serve` and `tessera admin` find the same settings wherever they
-/// are started.
+/// The configuration file `tessera admin` reads when neither `--config` nor
+/// `TESSERA_CONFIG` names one and it exists, so that an operator's command finds the
+/// service's settings wherever it is started (the deployment guide's unit names this file).
+/// Only operator commands look here: `tessera demo` never seeds a production database.
 pub const DEFAULT_FILE: &str = "/etc/tessera/tessera.toml";
 
 /// A configuration that could not be read.
@@ -208,8 +209,7 @@ pub enum ConfigError {
 
 impl Config {
     /// Reads the configuration from the process environment, the TOML file named by
-    /// `overrides.config_file` or `TESSERA_CONFIG` (else [`DEFAULT_FILE`] when it exists),
-    /// and the overrides.
+    /// `overrides.config_file` or `TESSERA_CONFIG`, and the overrides.
     pub fn load(overrides: Overrides) -> Result<Self, ConfigError> {
         Self::load_from(overrides, |name| std::env::var(name).ok())
     }
@@ -222,11 +222,7 @@ impl Config {
         let file = overrides
             .config_file
             .clone()
-            .or_else(|| env("TESSERA_CONFIG").map(PathBuf::from))
-            .or_else(|| {
-                let default = PathBuf::from(DEFAULT_FILE);
-                default.exists().then_some(default)
-            });
+            .or_else(|| env("TESSERA_CONFIG").map(PathBuf::from));
         let mut config = match file {
             Some(path) => Self::from_file(&path)?,
             None => Self::default(),

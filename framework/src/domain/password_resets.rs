@@ -102,27 +102,46 @@ pub enum ResetError {
     /// The new password is too short or too long.
     #[error("{0}")]
     Invalid(String),
+    /// Not done: too many passwords are being hashed; ask again in a moment.
+    #[error("busy")]
+    Busy,
     /// The database failed.
     #[error("database: {0}")]
     Db(#[from] DbErr),
 }
 
+/// Ends every open link of a user (their password was set), in the caller's transaction.
+pub async fn end_all(db: &impl ConnectionTrait, user_id: i64) -> Result<(), DbErr> {
+    crate::db::execute(
+        db,
+        "UPDATE password_resets SET used = $1 WHERE user_id = $2 AND used IS NULL",
+        [crate::values::now().into(), user_id.into()],
+    )
+    .await?;
+    Ok(())
+}
+
 /// Sets the new password of the link's user and uses the link up, all or nothing; the
-/// user's sessions and other links end. Gives the user's ID.
+/// user's sessions and other links end. The link is checked before the password is hashed,
+/// and hashing takes a turn of `checks` (anybody can post this form). Gives the user's ID.
 pub async fn complete(
     db: &sea_orm::DatabaseConnection,
+    checks: &users::PasswordChecks,
     token: &str,
     password: String,
 ) -> Result<i64, ResetError> {
     if let Some(message) = users::password_problem(&password) {
         return Err(ResetError::Invalid(message));
     }
-    if !plausible(token) {
+    if !is_open(db, token).await? {
         return Err(ResetError::NotOpen);
     }
-    let hash = users::hash_password(password).await?;
+    let Some(hash) = checks.hash(password).await? else {
+        return Err(ResetError::Busy);
+    };
     let txn = crate::db::begin_write(db).await?;
     let now = crate::values::now();
+    // Checked again as it is used up: of two tabs posting at once, one finds it used.
     let used = txn
         .query_one_raw(Statement::from_sql_and_values(
             txn.get_database_backend(),
@@ -135,19 +154,7 @@ pub async fn complete(
         return Err(ResetError::NotOpen);
     };
     let user_id: i64 = row.try_get("", "user_id")?;
-    crate::db::execute(
-        &txn,
-        "UPDATE users SET password_hash = $1 WHERE id = $2",
-        [hash.into(), user_id.into()],
-    )
-    .await?;
-    crate::db::execute(
-        &txn,
-        "UPDATE password_resets SET used = $1 WHERE user_id = $2 AND used IS NULL",
-        [now.into(), user_id.into()],
-    )
-    .await?;
-    super::sessions::delete_all_of(&txn, user_id).await?;
+    users::store_password(&txn, user_id, &hash).await?;
     crate::db::commit(txn).await?;
     Ok(user_id)
 }

@@ -117,6 +117,9 @@ pub async fn rename(
             "Ensure this field has no more than {MAX_FULLNAME_LEN} characters."
         )));
     }
+    if fullname.chars().any(char::is_control) {
+        return Ok(Err("Enter a name without control characters.".to_owned()));
+    }
     user::Entity::update_many()
         .col_expr(user::Column::Fullname, fullname.into())
         .filter(user::Column::Id.eq(user_id))
@@ -136,11 +139,11 @@ pub enum SetPasswordError {
     Db(#[from] DbErr),
 }
 
-/// Gives a user a new password and ends every session they have, so that whoever signed
-/// in with the old one is signed out everywhere (the caller signs the person in again
-/// where that is wanted).
+/// Gives a user a new password and ends every session they have and every password-reset
+/// link they were sent, all together, so that whoever signed in with the old one is signed
+/// out everywhere (the caller signs the person in again where that is wanted).
 pub async fn set_password(
-    db: &impl ConnectionTrait,
+    db: &sea_orm::DatabaseConnection,
     user_id: i64,
     password: String,
 ) -> Result<(), SetPasswordError> {
@@ -148,13 +151,26 @@ pub async fn set_password(
         return Err(SetPasswordError::Invalid(message));
     }
     let hash = hash_password(password).await?;
+    let txn = crate::db::begin_write(db).await?;
+    store_password(&txn, user_id, &hash).await?;
+    crate::db::commit(txn).await?;
+    Ok(())
+}
+
+/// Stores a password hash for a user, in the caller's transaction, and ends their sessions
+/// and open password-reset links.
+pub async fn store_password(
+    txn: &impl ConnectionTrait,
+    user_id: i64,
+    hash: &str,
+) -> Result<(), DbErr> {
     user::Entity::update_many()
         .col_expr(user::Column::PasswordHash, hash.into())
         .filter(user::Column::Id.eq(user_id))
-        .exec(db)
+        .exec(txn)
         .await?;
-    super::sessions::delete_all_of(db, user_id).await?;
-    Ok(())
+    super::sessions::delete_all_of(txn, user_id).await?;
+    super::password_resets::end_all(txn, user_id).await
 }
 
 fn validate(new: &NewUser) -> Vec<(&'static str, String)> {
@@ -295,20 +311,29 @@ impl PasswordChecks {
         .map_err(|e| DbErr::Custom(format!("password check failed: {e}")))?;
         Ok(Some(done))
     }
+
+    /// Hashes a password ([`hash_password`]) in a turn, for requests anybody can send;
+    /// `None` when no turn came in time.
+    pub async fn hash(&self, password: String) -> Result<Option<String>, DbErr> {
+        self.run(move || hash_now(&password)).await?.transpose()
+    }
 }
 
 /// Hashes a password with argon2id and a random salt, on the blocking pool; gives the PHC
 /// string to store.
 pub async fn hash_password(password: String) -> Result<String, DbErr> {
-    tokio::task::spawn_blocking(move || {
-        let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| DbErr::Custom(format!("password hashing failed: {e}")))
-    })
-    .await
-    .map_err(|e| DbErr::Custom(format!("password hashing failed: {e}")))?
+    tokio::task::spawn_blocking(move || hash_now(&password))
+        .await
+        .map_err(|e| DbErr::Custom(format!("password hashing failed: {e}")))?
+}
+
+/// Hashes a password with argon2id and a random salt, here and now (CPU-bound).
+fn hash_now(password: &str) -> Result<String, DbErr> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| DbErr::Custom(format!("password hashing failed: {e}")))
 }
 
 /// Whether `password` is the user's password. CPU-bound (tens of milliseconds): call it

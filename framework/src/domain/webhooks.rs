@@ -454,25 +454,24 @@ async fn deliver(
     crate::db::commit(txn).await
 }
 
-/// Logs an attempt that did not deliver: the webhook, its target (without its query, which
-/// may carry a token), the receiver's status or why there was none, and what happens next.
+/// `scheme://host:port` of a target URL: what may be logged of it (its path, query and
+/// user may carry a token, as chat services' webhook URLs do).
+fn target_origin(url: &str) -> String {
+    reqwest::Url::parse(url).map_or_else(
+        |_| "(not a URL)".to_owned(),
+        |u| u.origin().ascii_serialization(),
+    )
+}
+
+/// Logs an attempt that did not deliver: the webhook, its target's origin, the receiver's
+/// status or why there was none, and what happens next.
 fn log_failure(
     call: &webhook_call::Model,
     hook: Option<&webhook::Model>,
     attempt: &Attempt,
     state: &str,
 ) {
-    let target = hook.map_or_else(String::new, |h| {
-        reqwest::Url::parse(&h.target_url).map_or_else(
-            |_| h.target_url.clone(),
-            |mut u| {
-                u.set_query(None);
-                u.set_fragment(None);
-                let _ = u.set_password(None);
-                u.to_string()
-            },
-        )
-    });
+    let target = hook.map_or_else(String::new, |h| target_origin(&h.target_url));
     let retry = if state == "pending" {
         "will retry"
     } else {

@@ -30,6 +30,9 @@ use poem::{IntoResponse, Response};
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; \
      form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/// The answer to a new password of the wrong length.
+pub const PASSWORD_LENGTH: &str = "The new password must have between 8 and 1024 characters.";
+
 /// Templates by name, compiled in. A name ending in `.html` is autoescaped. To add a page,
 /// add its file under `web/templates/` and a line here.
 const TEMPLATES: &[(&str, &str)] = &[

@@ -126,17 +126,31 @@ pub async fn reset(
             context! { token, error },
         );
     }
-    match password_resets::complete(&state.db, &token, new).await {
+    match password_resets::complete(&state.db, &state.password_checks, &token, new).await {
         Ok(_) => redirect(DONE),
         Err(ResetError::NotOpen) => not_open(),
         Err(ResetError::Invalid(_)) => {
-            let error = "The new password must have between 8 and 1024 characters.";
+            let error = super::PASSWORD_LENGTH;
             page(
                 req,
                 &state,
                 StatusCode::BAD_REQUEST,
                 context! { token, error },
             )
+        }
+        Err(ResetError::Busy) => {
+            let error = super::login::BUSY;
+            let mut resp = page(
+                req,
+                &state,
+                StatusCode::SERVICE_UNAVAILABLE,
+                context! { token, error },
+            );
+            resp.headers_mut().insert(
+                poem::http::header::RETRY_AFTER,
+                poem::http::HeaderValue::from_static("5"),
+            );
+            resp
         }
         Err(ResetError::Db(e)) => server_error(e),
     }

@@ -87,7 +87,7 @@ fn refusal(new: &str, repeat: &str) -> Option<&'static str> {
     if new != repeat {
         Some("The two new passwords differ.")
     } else if users::password_problem(new).is_some() {
-        Some("The new password must have between 8 and 1024 characters.")
+        Some(super::PASSWORD_LENGTH)
     } else {
         None
     }
@@ -141,11 +141,7 @@ pub async fn change_password(req: &Request, body: Body, state: Data<&AppState>) 
     match users::set_password(&state.db, form.user.id, new).await {
         Ok(()) => {}
         Err(users::SetPasswordError::Invalid(_)) => {
-            return refused(
-                StatusCode::BAD_REQUEST,
-                "The new password must have between 8 and 1024 characters.",
-            )
-            .await;
+            return refused(StatusCode::BAD_REQUEST, super::PASSWORD_LENGTH).await;
         }
         Err(users::SetPasswordError::Db(e)) => return server_error(e),
     }

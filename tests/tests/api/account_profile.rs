@@ -87,6 +87,14 @@ async fn a_person_changes_their_name() {
         .await;
     assert_eq!(refused.status, 400);
     assert!(html(&refused).contains("no more than 255 characters"));
+    let control = browser
+        .post(
+            "/account/profile",
+            &[("csrfmiddlewaretoken", &csrf), ("fullname", "Ada\u{0}King")],
+        )
+        .await;
+    assert_eq!(control.status, 400);
+    assert!(html(&control).contains("without control characters"));
     let page = browser.get("/account").await;
     assert!(
         html(&page).contains("value=\"Augusta Ada King\""),
