@@ -47,13 +47,19 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// Runs `tessera <args> --database-url <url>` (an admin command: with `--create-database`,
+/// Runs `tessera <args> --database-url <url>` (an admin command with `--create-database`,
 /// as a test's database starts empty) and gives its standard output; panics with its
 /// standard error when it fails.
 pub fn admin(bin: &Path, url: &str, args: &[&str]) -> String {
+    let create: &[&str] = if args.first() == Some(&"admin") {
+        &["--create-database"]
+    } else {
+        &[]
+    };
     let out: Output = Command::new(bin)
         .args(args)
-        .args(["--database-url", url, "--create-database"])
+        .args(["--database-url", url])
+        .args(create)
         .output()
         .expect("run tessera");
     assert!(
