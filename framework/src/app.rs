@@ -271,6 +271,14 @@ impl Server {
                 "/account/applications/:id/delete",
                 post(crate::web::account::delete),
             )
+            .at(
+                "/account/team-tokens",
+                post(crate::web::team_tokens::create),
+            )
+            .at(
+                "/account/team-tokens/:id/revoke",
+                post(crate::web::team_tokens::revoke),
+            )
             .at("/orga/me", get(crate::web::talk_tokens::page))
             .at("/orga/me/tokens", post(crate::web::talk_tokens::create))
             .at(

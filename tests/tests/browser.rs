@@ -476,3 +476,133 @@ async fn an_invited_person_creates_an_account_in_a_real_browser_and_joins_the_te
         .await;
     assert_eq!(members.body["results"][0]["email"], "grace@example.org");
 }
+
+/// Saves a screenshot of the element `css` alone, as [`screenshot`] does of the page.
+async fn screenshot_of(browser: &Client, css: &str, name: &str) {
+    let Ok(dir) = std::env::var("TESSERA_SCREENSHOT_DIR") else {
+        return;
+    };
+    let png = wait_for(browser, css)
+        .await
+        .screenshot()
+        .await
+        .expect("screenshot");
+    std::fs::write(Path::new(&dir).join(format!("{name}.png")), png).expect("write screenshot");
+}
+
+/// Types `text` into the field `css`, replacing what it held.
+async fn type_into(browser: &Client, css: &str, text: &str) {
+    let field = wait_for(browser, css).await;
+    field.clear().await.expect("clear the field");
+    field.send_keys(text).await.expect("type");
+}
+
+/// Clicks the submit button `button` and waits for the page known by `then`.
+async fn submit(browser: &Client, button: &str, then: &str) -> Element {
+    browser
+        .find(Locator::Css(button))
+        .await
+        .expect("submit button")
+        .click()
+        .await
+        .expect("submit");
+    wait_for(browser, then).await
+}
+
+/// Screenshots of the page at a phone's width and at a desktop's, named `<name>` and
+/// `<name>-desktop`.
+async fn screenshots(browser: &Client, name: &str) {
+    browser
+        .set_window_size(390, 844)
+        .await
+        .expect("a phone-sized window");
+    screenshot(browser, name).await;
+    browser
+        .set_window_size(1280, 900)
+        .await
+        .expect("a desktop-sized window");
+    screenshot(browser, &format!("{name}-desktop")).await;
+}
+
+#[tokio::test]
+async fn a_person_resets_a_forgotten_password_in_a_real_browser_and_the_old_one_stops_working() {
+    let test =
+        "a_person_resets_a_forgotten_password_in_a_real_browser_and_the_old_one_stops_working";
+    if !browser_available(test) {
+        return;
+    }
+    const NEW: &str = "a brand new passphrase";
+    const ONLY: &str = "main button[type=submit]";
+    let app = TestApp::spawn().await;
+    let tessera = app.serve().await;
+    let acme = app.organizer("acme").await;
+    tessera_tests::user_of(&app, EMAIL, &[acme]).await;
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("{tessera}/login"))
+        .await
+        .expect("open the sign-in page");
+    wait_for(&browser, "#email").await;
+    browser
+        .find(Locator::LinkText("Forgot your password?"))
+        .await
+        .expect("the link")
+        .click()
+        .await
+        .expect("follow it");
+    type_into(&browser, "#reset-email", EMAIL).await;
+    screenshots(&browser, "reset-request").await;
+    let sent = submit(&browser, ONLY, ".notice").await;
+    assert!(sent.text().await.expect("text").contains(EMAIL));
+
+    let mail = tessera_tests::outbox(&app.db)
+        .await
+        .into_iter()
+        .rfind(|m| m.to_address == EMAIL)
+        .expect("the reset mail");
+    let link = mail
+        .body_text
+        .split_whitespace()
+        .find(|w| w.contains("/password/reset/"))
+        .expect("a link");
+    let path = &link[link.find("/password/reset/").expect("path")..];
+    browser
+        .goto(&format!("{tessera}{path}"))
+        .await
+        .expect("open the link");
+    type_into(&browser, "#reset-new", NEW).await;
+    type_into(&browser, "#reset-repeat", NEW).await;
+    screenshots(&browser, "reset-form").await;
+    let notice = submit(&browser, ONLY, ".notice").await;
+    assert!(notice.text().await.expect("text").contains("new password"));
+    assert_eq!(browser.current_url().await.expect("url").path(), "/login");
+
+    type_into(&browser, "#email", EMAIL).await;
+    type_into(&browser, "#password", PASSWORD).await;
+    let refused = submit(&browser, ONLY, ".error").await;
+    assert!(!refused.text().await.expect("text").is_empty());
+    assert_eq!(browser.current_url().await.expect("url").path(), "/login");
+
+    type_into(&browser, "#email", EMAIL).await;
+    type_into(&browser, "#password", NEW).await;
+    submit(&browser, ONLY, "#profile .email").await;
+    assert_eq!(browser.current_url().await.expect("url").path(), "/account");
+    screenshots(&browser, "account").await;
+    type_into(&browser, "#team-token-name", "Box office sync").await;
+    screenshot_of(&browser, "#team-tokens", "team-tokens-desktop").await;
+    let make = "form[action$='#new-team-token'] button";
+    let token = submit(&browser, make, ".team-token").await;
+    let token = token.text().await.expect("the token");
+    let events = app.get("/api/v1/organizers/acme/events/", &token).await;
+    assert_eq!(events.status, 200, "the token made in the browser works");
+    screenshots(&browser, "team-token-made").await;
+    browser
+        .goto(&format!("{tessera}{path}"))
+        .await
+        .expect("open the used link");
+    let page = text_of(&browser, "body").await;
+    assert!(page.contains("not valid"), "a link works once: {page}");
+    browser.close().await.expect("close the browser");
+}

@@ -97,6 +97,11 @@ pub enum CallerKind {
         /// The version it is fixed to; `None` until first used.
         version: Option<String>,
     },
+    /// A person signed in to the pages, acting with their teams (the account page).
+    Session {
+        /// The signed-in user.
+        user_id: i64,
+    },
     /// An initialized scanning device (`Authorization: Device <token>`).
     Device {
         /// The device's row.
@@ -179,6 +184,7 @@ impl Caller {
                 ..
             } => format!("oauth:{user_id}:{application_id}"),
             CallerKind::UserToken { user_id, .. } => format!("user:{user_id}"),
+            CallerKind::Session { user_id } => format!("session:{user_id}"),
             CallerKind::Device { id, .. } => format!("device:{id}"),
         }
     }

@@ -41,6 +41,7 @@ pub mod subevents;
 pub mod talk;
 pub mod tax_rules;
 pub mod team_members;
+pub mod team_tokens;
 pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -19,7 +19,7 @@ use tokio::sync::Semaphore;
 use super::login_failures::{self, Verdict};
 use super::teams;
 use crate::db::entities::{team, user};
-use crate::domain::grants::{EventScope, Grant, OrganizerRef, ReviewLimits};
+use crate::domain::grants::{Caller, CallerKind, EventScope, Grant, OrganizerRef, ReviewLimits};
 
 /// Longest email address (RFC 5321's path limit, and the column's).
 pub const MAX_EMAIL_LEN: usize = 254;
@@ -475,6 +475,15 @@ pub async fn add_to_team(
     ))
     .await?;
     Ok(())
+}
+
+/// A signed-in user as a caller: their teams' grants.
+pub async fn caller(db: &impl ConnectionTrait, user_id: i64) -> Result<Caller, DbErr> {
+    Ok(Caller {
+        kind: CallerKind::Session { user_id },
+        grants: organizers_of(db, user_id).await?,
+        kept: None,
+    })
 }
 
 /// What an active user may see and do: one [`Grant`] per team they belong to, each with the

@@ -22,8 +22,8 @@ use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 
 use super::applications::{self, Section};
-use super::session::{self, CSRF_FIELD};
-use super::{field, parse_form, redirect, render_status, server_error};
+use super::session;
+use super::{PostedForm, field, redirect, render_status, server_error};
 use crate::db::entities::{session as session_entity, user};
 use crate::domain::oauth::{self, ApplicationError};
 use crate::state::AppState;
@@ -34,11 +34,15 @@ pub async fn sections(
     user: &user::Model,
     _session: &session_entity::Model,
 ) -> Result<Vec<Section>, sea_orm::DbErr> {
-    Ok(vec![
+    let caller = crate::domain::users::caller(&state.db, user.id).await?;
+    let mut sections = vec![
         super::profile::section(user, super::profile::Draft::default()),
         applications::authorized_section(&state.db, user.id).await?,
         applications::own_section(&state.db, user.id, &applications::Draft::default()).await?,
-    ])
+    ];
+    let draft = super::team_tokens::Draft::default();
+    sections.extend(super::team_tokens::section(&state.db, &caller, &draft).await?);
+    Ok(sections)
 }
 
 /// The account page of the signed-in user; without a session, a 303 to the sign-in page.
@@ -87,43 +91,14 @@ pub async fn show(
     )
 }
 
-/// A form posted by the signed-in user, its CSRF token checked.
-pub struct PostedForm {
-    /// The signed-in user.
-    pub user: user::Model,
-    /// Their session.
-    pub session: session_entity::Model,
-    /// The form's fields.
-    pub fields: Vec<(String, String)>,
-}
-
-/// Reads a form posted to an account page. `Err` is the answer to give instead: without a
-/// session a 303 to the sign-in page (which leads back to the account page), a 400 page
-/// for an unreadable body, the 403 page for a missing or wrong CSRF token.
+/// Reads a form posted to an account page ([`super::signed_in_form`]); without a session
+/// the answer is a 303 to the sign-in page, which leads back to the account page.
 pub async fn posted_form(
     req: &Request,
     body: Body,
     state: &AppState,
 ) -> Result<PostedForm, Response> {
-    let Some((user, session)) = session::current_user(req, state).await else {
-        return Err(redirect("/login?next=/account"));
-    };
-    let Ok(bytes) = body.into_bytes().await else {
-        return Err(super::message(
-            StatusCode::BAD_REQUEST,
-            "Bad request",
-            "The form could not be read.",
-        ));
-    };
-    let fields = parse_form(&bytes);
-    if !session::check_csrf(field(&fields, CSRF_FIELD).as_deref(), &session) {
-        return Err(super::csrf_failed());
-    }
-    Ok(PostedForm {
-        user,
-        session,
-        fields,
-    })
+    super::signed_in_form(req, body, state, "/login?next=/account").await
 }
 
 /// [`posted_form`] for a form about one of the user's objects, with the object's ID from the

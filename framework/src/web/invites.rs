@@ -8,8 +8,8 @@ use poem::http::StatusCode;
 use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 
-use super::session::{self, CSRF_FIELD};
-use super::{field, parse_form, redirect, render_status};
+use super::session;
+use super::{FormToken, field, read_form, redirect, render_status};
 use crate::db::begin_write;
 use crate::domain::sessions;
 use crate::domain::team_members::{self, OpenInvite};
@@ -101,23 +101,17 @@ pub async fn accept(
         Ok(None) => return invalid(),
         Err(resp) => return resp,
     };
-    let Ok(bytes) = body.into_bytes().await else {
-        return super::message(
-            StatusCode::BAD_REQUEST,
-            "Bad request",
-            "The form could not be read.",
-        );
+    let signed_in = session::current_user(req, &state).await;
+    let token = match &signed_in {
+        Some((_, current)) => FormToken::Session(current),
+        None => FormToken::SignIn,
     };
-    let pairs = parse_form(&bytes);
-    let token = field(&pairs, CSRF_FIELD);
-    if let Some((user, current)) = session::current_user(req, &state).await {
-        if !session::check_csrf(token.as_deref(), &current) {
-            return super::csrf_failed();
-        }
+    let pairs = match read_form(req, body, token).await {
+        Ok(pairs) => pairs,
+        Err(answer) => return answer,
+    };
+    if let Some((user, _)) = signed_in {
         return join(&state, &found, user.id, false).await;
-    }
-    if !session::check_login_csrf(req, token.as_deref()) {
-        return super::csrf_failed();
     }
     let fullname = field(&pairs, "fullname").unwrap_or_default();
     let password = field(&pairs, "password").unwrap_or_default();

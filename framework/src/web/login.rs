@@ -5,8 +5,8 @@ use poem::http::StatusCode;
 use poem::web::Data;
 use poem::{Body, Request, Response, handler};
 
-use super::session::{self, CSRF_FIELD};
-use super::{field, oauth, parse_form, redirect, render_with_policy};
+use super::session;
+use super::{FormToken, field, oauth, parse_form, read_form, redirect, render_with_policy};
 use crate::domain::users::SignIn;
 use crate::domain::{sessions, users};
 use crate::http::limits;
@@ -73,17 +73,10 @@ pub async fn login_page(req: &Request, state: Data<&AppState>) -> Response {
 /// passwords are being checked the answer is 503 with `Retry-After`.
 #[handler]
 pub async fn login(req: &Request, body: Body, state: Data<&AppState>) -> Response {
-    let Ok(bytes) = body.into_bytes().await else {
-        return super::message(
-            StatusCode::BAD_REQUEST,
-            "Bad request",
-            "The form could not be read.",
-        );
+    let pairs = match read_form(req, body, FormToken::SignIn).await {
+        Ok(pairs) => pairs,
+        Err(answer) => return answer,
     };
-    let pairs = parse_form(&bytes);
-    if !session::check_login_csrf(req, field(&pairs, CSRF_FIELD).as_deref()) {
-        return super::csrf_failed();
-    }
     let next = next_of(&pairs);
     let email = users::normalize_email(&field(&pairs, "email").unwrap_or_default());
     let password = field(&pairs, "password").unwrap_or_default();
@@ -140,16 +133,8 @@ pub async fn logout(req: &Request, body: Body, state: Data<&AppState>) -> Respon
     let Some((_, current)) = session::current_user(req, &state).await else {
         return session::set_cookie(redirect("/login"), &session::clear_session_cookie(&state));
     };
-    let Ok(bytes) = body.into_bytes().await else {
-        return super::message(
-            StatusCode::BAD_REQUEST,
-            "Bad request",
-            "The form could not be read.",
-        );
-    };
-    let pairs = parse_form(&bytes);
-    if !session::check_csrf(field(&pairs, CSRF_FIELD).as_deref(), &current) {
-        return super::csrf_failed();
+    if let Err(answer) = read_form(req, body, FormToken::Session(&current)).await {
+        return answer;
     }
     if let Err(e) = sessions::delete(&state.db, current.id).await {
         return super::server_error(e);

@@ -17,6 +17,7 @@ pub mod password_reset;
 pub mod profile;
 pub mod session;
 pub mod talk_tokens;
+pub mod team_tokens;
 
 use std::sync::LazyLock;
 
@@ -59,6 +60,14 @@ const TEMPLATES: &[(&str, &str)] = &[
     (
         "account_secret.html",
         include_str!("templates/account_secret.html"),
+    ),
+    (
+        "account_team_tokens.html",
+        include_str!("templates/account_team_tokens.html"),
+    ),
+    (
+        "account_team_token.html",
+        include_str!("templates/account_team_token.html"),
     ),
     ("orga_me.html", include_str!("templates/orga_me.html")),
     ("order.html", include_str!("templates/order.html")),
@@ -202,6 +211,70 @@ pub fn field(pairs: &[(String, String)], name: &str) -> Option<String> {
 /// Most fields a form or query string is read with (the consent form has one per
 /// organizer); fields past it are left out.
 pub const MAX_FORM_FIELDS: usize = 1_000;
+
+/// Whose CSRF token a posted form must carry.
+pub enum FormToken<'a> {
+    /// The signed-in session's token.
+    Session(&'a crate::db::entities::session::Model),
+    /// The sign-in forms' double-submit token (no session yet): the `tessera_csrf` cookie.
+    SignIn,
+}
+
+/// Reads a posted form and checks its CSRF token. `Err` is the answer to give instead: a
+/// 400 page for an unreadable body, the 403 page for a missing or wrong token.
+pub async fn read_form(
+    req: &poem::Request,
+    body: poem::Body,
+    token: FormToken<'_>,
+) -> Result<Vec<(String, String)>, Response> {
+    let Ok(bytes) = body.into_bytes().await else {
+        return Err(message(
+            StatusCode::BAD_REQUEST,
+            "Bad request",
+            "The form could not be read.",
+        ));
+    };
+    let fields = parse_form(&bytes);
+    let posted = field(&fields, session::CSRF_FIELD);
+    let valid = match token {
+        FormToken::Session(current) => session::check_csrf(posted.as_deref(), current),
+        FormToken::SignIn => session::check_login_csrf(req, posted.as_deref()),
+    };
+    if valid {
+        Ok(fields)
+    } else {
+        Err(csrf_failed())
+    }
+}
+
+/// A form posted by the signed-in user, its CSRF token checked.
+pub struct PostedForm {
+    /// The signed-in user.
+    pub user: crate::db::entities::user::Model,
+    /// Their session.
+    pub session: crate::db::entities::session::Model,
+    /// The form's fields.
+    pub fields: Vec<(String, String)>,
+}
+
+/// Reads a form the signed-in user posted ([`read_form`] with the session's token).
+/// Without a session the answer is a 303 to `sign_in`.
+pub async fn signed_in_form(
+    req: &poem::Request,
+    body: poem::Body,
+    state: &crate::state::AppState,
+    sign_in: &str,
+) -> Result<PostedForm, Response> {
+    let Some((user, session)) = session::current_user(req, state).await else {
+        return Err(redirect(sign_in));
+    };
+    let fields = read_form(req, body, FormToken::Session(&session)).await?;
+    Ok(PostedForm {
+        user,
+        session,
+        fields,
+    })
+}
 
 /// Parses an `application/x-www-form-urlencoded` body or query string, up to
 /// [`MAX_FORM_FIELDS`] fields.

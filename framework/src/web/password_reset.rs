@@ -8,8 +8,8 @@ use poem::http::StatusCode;
 use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 
-use super::session::{self, CSRF_FIELD};
-use super::{field, parse_form, redirect, render_status, server_error};
+use super::session;
+use super::{FormToken, field, read_form, redirect, render_status, server_error};
 use crate::domain::password_resets::{self, ResetError};
 use crate::domain::users;
 use crate::state::AppState;
@@ -31,22 +31,6 @@ fn page(req: &Request, state: &AppState, status: StatusCode, values: minijinja::
     }
 }
 
-/// A posted form's fields, its CSRF token checked; `Err` is the answer instead.
-async fn posted(req: &Request, body: Body) -> Result<Vec<(String, String)>, Response> {
-    let Ok(bytes) = body.into_bytes().await else {
-        return Err(super::message(
-            StatusCode::BAD_REQUEST,
-            "Bad request",
-            "The form could not be read.",
-        ));
-    };
-    let fields = parse_form(&bytes);
-    if !session::check_login_csrf(req, field(&fields, CSRF_FIELD).as_deref()) {
-        return Err(super::csrf_failed());
-    }
-    Ok(fields)
-}
-
 /// The form asking for the account's email.
 #[handler]
 pub async fn request_page(req: &Request, state: Data<&AppState>) -> Response {
@@ -57,7 +41,7 @@ pub async fn request_page(req: &Request, state: Data<&AppState>) -> Response {
 /// says the same in every case.
 #[handler]
 pub async fn request(req: &Request, body: Body, state: Data<&AppState>) -> Response {
-    let fields = match posted(req, body).await {
+    let fields = match read_form(req, body, FormToken::SignIn).await {
         Ok(fields) => fields,
         Err(answer) => return answer,
     };
@@ -112,7 +96,7 @@ pub async fn reset(
     body: Body,
     state: Data<&AppState>,
 ) -> Response {
-    let fields = match posted(req, body).await {
+    let fields = match read_form(req, body, FormToken::SignIn).await {
         Ok(fields) => fields,
         Err(answer) => return answer,
     };

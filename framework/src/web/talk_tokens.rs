@@ -18,8 +18,8 @@ use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 use serde::Serialize;
 
-use super::session::{self, CSRF_FIELD};
-use super::{applications, field, parse_form, redirect, render_status, server_error};
+use super::session;
+use super::{PostedForm, applications, field, redirect, render_status, server_error};
 use crate::db::entities::{session as session_entity, user};
 use crate::domain::talk::endpoints::{Action, ENDPOINTS, Endpoints};
 use crate::domain::talk::tokens::{self, EventChoice, NewToken, TokenError, TokenSummary};
@@ -80,7 +80,7 @@ impl Draft {
 }
 
 /// The form's fields read into a draft and, when they are well-formed, the token asked for.
-fn read_form(fields: &[(String, String)]) -> (Draft, Option<NewToken>) {
+fn draft_of(fields: &[(String, String)]) -> (Draft, Option<NewToken>) {
     let all = |name: &str| -> Vec<String> {
         fields
             .iter()
@@ -326,40 +326,19 @@ pub async fn page(req: &Request, state: Data<&AppState>) -> Response {
     .await
 }
 
-/// A form posted by the signed-in user, its CSRF token checked: the user, the session and
-/// the fields; else the answer to give (a 303 to the sign-in page without a session, 400
-/// for an unreadable body, 403 for a missing or wrong CSRF token).
-async fn posted(
-    req: &Request,
-    body: Body,
-    state: &AppState,
-) -> Result<(user::Model, session_entity::Model, Vec<(String, String)>), Response> {
-    let Some((user, session)) = session::current_user(req, state).await else {
-        return Err(redirect(SIGN_IN));
-    };
-    let Ok(bytes) = body.into_bytes().await else {
-        return Err(super::message(
-            StatusCode::BAD_REQUEST,
-            "Bad request",
-            "The form could not be read.",
-        ));
-    };
-    let fields = parse_form(&bytes);
-    if !session::check_csrf(field(&fields, CSRF_FIELD).as_deref(), &session) {
-        return Err(super::csrf_failed());
-    }
-    Ok((user, session, fields))
-}
-
 /// Makes a token and shows it once, on the page answering the form; invalid input shows
 /// the page again (400) with the errors and the values typed.
 #[handler]
 pub async fn create(req: &Request, body: Body, state: Data<&AppState>) -> Response {
-    let (user, session, fields) = match posted(req, body, &state).await {
+    let PostedForm {
+        user,
+        session,
+        fields,
+    } = match super::signed_in_form(req, body, &state, SIGN_IN).await {
         Ok(form) => form,
         Err(answer) => return answer,
     };
-    let (mut draft, new) = read_form(&fields);
+    let (mut draft, new) = draft_of(&fields);
     if let Some(new) = new {
         // Read before the write: the answer is built without the pool once it commits.
         let before = async {
@@ -426,8 +405,8 @@ async fn change_token(
     state: &AppState,
     change: Change,
 ) -> Response {
-    let (user, _, _) = match posted(req, body, state).await {
-        Ok(form) => form,
+    let user = match super::signed_in_form(req, body, state, SIGN_IN).await {
+        Ok(form) => form.user,
         Err(answer) => return answer,
     };
     let Ok(id) = id.parse::<i64>() else {
@@ -479,7 +458,7 @@ mod tests {
 
     #[test]
     fn a_custom_form_reads_into_its_scopes_and_events() {
-        let (draft, new) = read_form(&pairs(&[
+        let (draft, new) = draft_of(&pairs(&[
             ("name", "sync"),
             ("preset", "custom"),
             ("endpoint_submissions", "list"),
@@ -498,7 +477,7 @@ mod tests {
 
     #[test]
     fn malformed_fields_are_errors_by_field() {
-        let (draft, new) = read_form(&pairs(&[
+        let (draft, new) = draft_of(&pairs(&[
             ("preset", "root"),
             ("event_scope", "chosen"),
             ("event", "x"),

@@ -2,6 +2,7 @@
 
 mod account_pages;
 mod account_profile;
+mod account_team_tokens;
 mod accounts;
 mod auth;
 mod bank_import;
