@@ -132,9 +132,19 @@ fn holds(answer: &Value, key: &str, value: &Value) -> bool {
     }
 }
 
+/// A running `tessera demo`, stopped when dropped (also when the test fails).
+struct Demo(Child);
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `tessera demo` in `dir`, serving on `port`; gives the process and the lines it prints
 /// for the reader to paste (`T=...`).
-fn start_demo(dir: &Path, port: u16, database: &[(&str, String)]) -> (Child, Vec<String>) {
+fn start_demo(dir: &Path, port: u16, database: &[(&str, String)]) -> (Demo, Vec<String>) {
     let mut child = Command::new(BIN)
         .args(["demo", "--bind", &format!("127.0.0.1:{port}")])
         .current_dir(dir)
@@ -147,6 +157,7 @@ fn start_demo(dir: &Path, port: u16, database: &[(&str, String)]) -> (Child, Vec
         .spawn()
         .expect("tessera demo");
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let demo = Demo(child);
     let mut pasted = Vec::new();
     for line in stdout.lines() {
         let line = line.expect("demo output");
@@ -163,7 +174,7 @@ fn start_demo(dir: &Path, port: u16, database: &[(&str, String)]) -> (Child, Vec
         5,
         "the demo prints T, TALK, P, ID and SECRET: {pasted:?}"
     );
-    (child, pasted)
+    (demo, pasted)
 }
 
 /// Runs `blocks` in order in one bash in `dir`, after `pasted` (the lines a reader pastes
@@ -284,15 +295,14 @@ async fn the_readme_tour_runs_as_written_and_answers_as_documented() {
     assert!(blocks.len() >= 2, "the tour's blocks are marked {TOUR:?}");
     let dir = tempfile::tempdir().expect("dir");
     let port = free_port();
-    let (mut demo, pasted) = start_demo(dir.path(), port, &env);
+    let (demo, pasted) = start_demo(dir.path(), port, &env);
     wait_for(port);
     // The reader runs the binary they built; so does the tour.
     let release = dir.path().join("target/release");
     std::fs::create_dir_all(&release).expect("dir");
     std::os::unix::fs::symlink(BIN, release.join("tessera")).expect("link");
     let said = run_as_written(dir.path(), &blocks, &pasted, port, &env);
-    let _ = demo.kill();
-    let _ = demo.wait();
+    drop(demo);
     assert!(said.contains("queued"), "the outbox holds the tour's mails");
 }
 

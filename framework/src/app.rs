@@ -355,6 +355,10 @@ impl Server {
             self.state.db.clone(),
             Duration::from_secs(60 * 60),
         ));
+        tokio::spawn(crate::domain::password_resets::delete_expired_every(
+            self.state.db.clone(),
+            Duration::from_secs(60 * 60),
+        ));
         let operations = crate::ops::listen(&self.state).await?;
         let served = self.serve(listener, shutdown_signal()).await;
         if let Some(task) = operations {

@@ -557,11 +557,19 @@ async fn a_person_resets_a_forgotten_password_in_a_real_browser_and_the_old_one_
     let sent = submit(&browser, ONLY, ".notice").await;
     assert!(sent.text().await.expect("text").contains(EMAIL));
 
-    let mail = tessera_tests::outbox(&app.db)
-        .await
-        .into_iter()
-        .rfind(|m| m.to_address == EMAIL)
-        .expect("the reset mail");
+    // The page answers before the link is made (a known address takes no longer).
+    let mut mail = None;
+    for _ in 0..500 {
+        mail = tessera_tests::outbox(&app.db)
+            .await
+            .into_iter()
+            .rfind(|m| m.to_address == EMAIL);
+        if mail.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mail = mail.expect("the reset mail");
     let link = mail
         .body_text
         .split_whitespace()

@@ -169,10 +169,12 @@ pub async fn create_token(
                 org.slug
             ))
         })?;
+    // The team, its events and the token together, or nothing.
+    let txn = crate::db::begin_write(db).await?;
     let existing = team::Entity::find()
         .filter(team::Column::OrganizerId.eq(org.id))
         .filter(team::Column::Name.eq(req.team.as_str()))
-        .one(db)
+        .one(&txn)
         .await?;
     let team = match (existing, req.permissions) {
         (None, None) => {
@@ -183,9 +185,9 @@ pub async fn create_token(
         }
         (None, Some(perms)) => {
             let t = teams::new_team(org.id, &req.team, event_ids.is_empty(), perms)
-                .insert(db)
+                .insert(&txn)
                 .await?;
-            teams::set_event_ids(db, t.id, &event_ids).await?;
+            teams::set_event_ids(&txn, t.id, &event_ids).await?;
             t
         }
         (Some(t), permissions) if permissions.is_some() || !req.events.is_empty() => {
@@ -196,13 +198,14 @@ pub async fn create_token(
             }
             if !req.events.is_empty() {
                 row.all_events = Set(false);
-                teams::set_event_ids(db, t.id, &event_ids).await?;
+                teams::set_event_ids(&txn, t.id, &event_ids).await?;
             }
-            row.update(db).await?
+            row.update(&txn).await?
         }
         (Some(t), _) => t,
     };
-    let (_, token) = teams::create_token(db, team.id, "cli").await?;
+    let (_, token) = teams::create_token(&txn, team.id, "cli").await?;
+    crate::db::commit(txn).await?;
     let granted: Vec<&str> = crate::domain::permissions::Permission::ALL
         .iter()
         .filter(|p| teams::permissions(&team).has(**p))

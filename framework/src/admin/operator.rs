@@ -113,7 +113,8 @@ pub async fn set_password(
 /// Writes a consistent copy of the SQLite database of `url` to the new file `to`, while the
 /// service goes on writing (`VACUUM INTO`: one read transaction, so the copy is the
 /// database at one moment, complete with its indexes). PostgreSQL is backed up with its own
-/// tool: the refusal gives the `pg_dump` line.
+/// tool: the refusal gives the `pg_dump` line. A copy that fails leaves no file; one that
+/// succeeds is synced to disk.
 pub async fn backup(db: &DatabaseConnection, url: &str, to: &Path) -> Result<(), AdminError> {
     if crate::db::sqlite_path(url).is_none() {
         return Err(invalid(match pg_dump_line(url, to) {
@@ -132,7 +133,15 @@ pub async fn backup(db: &DatabaseConnection, url: &str, to: &Path) -> Result<(),
         .ok_or_else(|| invalid("the backup file's name must be UTF-8"))?;
     // Empty, and readable by this user alone, as the database is: it holds token hashes.
     crate::db::create_private_file(to)?;
-    crate::db::execute(db, "VACUUM INTO $1", [target.into()]).await?;
+    if let Err(e) = crate::db::execute(db, "VACUUM INTO $1", [target.into()]).await {
+        // No half-written or empty file is left to be taken for a backup.
+        let _ = std::fs::remove_file(to);
+        return Err(e.into());
+    }
+    // On disk before the command says it is done, even if the machine stops next.
+    std::fs::File::open(to)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| invalid(format!("cannot sync {}: {e}", to.display())))?;
     Ok(())
 }
 

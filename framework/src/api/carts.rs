@@ -1,9 +1,9 @@
 //! Cart positions reserved through the API:
 //! `/api/v1/organizers/{organizer}/events/{event}/cartpositions/`.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -30,9 +30,9 @@ pub struct CartPositionOut {
     /// The cart it belongs to.
     pub cart_id: String,
     /// When it was created.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// End of the reservation.
-    pub expires: DateTime<Utc>,
+    pub expires: Timestamp,
     /// The item.
     pub item: i64,
     /// The variation.
@@ -74,8 +74,8 @@ impl From<cart_position::Model> for CartPositionOut {
                 .unwrap_or_default(),
             id: c.id,
             cart_id: c.cart_id,
-            datetime: c.datetime,
-            expires: c.expires,
+            datetime: c.datetime.into(),
+            expires: c.expires.into(),
             item: c.item_id,
             variation: c.variation_id,
             price: Money(c.price_cents),
@@ -114,7 +114,7 @@ pub struct CartPositionCreate {
     pub seat: Option<String>,
     /// End of the reservation; the event's `reservation_time` from now when not sent.
     #[oai(nullable)]
-    pub expires: Option<DateTime<Utc>>,
+    pub expires: Option<Timestamp>,
 }
 
 /// Cart position operations.
@@ -229,7 +229,7 @@ impl CartsApi {
             attendee_email: b.attendee_email,
             subevent: b.subevent,
             seat: b.seat,
-            expires: b.expires,
+            expires: b.expires.map(Into::into),
         };
         let saved = carts::create(&state.db, &ev.event, new, minutes)
             .await?

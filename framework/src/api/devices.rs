@@ -2,9 +2,9 @@
 //! (list, show by `device_id`, create, PUT, PATCH; no DELETE, as pretix) and
 //! `/api/v1/organizers/{organizer}/gates/`. Both need `can_change_organizer_settings`.
 
+use crate::values::Timestamp;
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -54,9 +54,9 @@ pub struct DeviceOut {
     /// Name.
     pub name: String,
     /// When it was created.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
     /// When it was initialized; `null` until then.
-    pub initialized: Option<DateTime<Utc>>,
+    pub initialized: Option<Timestamp>,
     /// Reported by the device.
     pub hardware_brand: Option<String>,
     /// Reported by the device.
@@ -180,8 +180,8 @@ fn device_out(d: device::Model, limit_events: Vec<String>, qr: Option<QrPayload>
         limit_events,
         revoked: d.revoked,
         name: d.name,
-        created: d.created,
-        initialized: d.initialized,
+        created: d.created.into(),
+        initialized: d.initialized.map(Into::into),
         hardware_brand: d.hardware_brand,
         hardware_model: d.hardware_model,
         os_name: d.os_name,

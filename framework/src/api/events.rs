@@ -1,5 +1,6 @@
 //! Events of an organizer: `/api/v1/organizers/{organizer}/events/`.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -45,21 +46,21 @@ pub struct EventOut {
     /// Currency of the event.
     pub currency: String,
     /// Start.
-    pub date_from: DateTime<Utc>,
+    pub date_from: Timestamp,
     /// End.
     #[oai(nullable)]
-    pub date_to: Option<DateTime<Utc>>,
+    pub date_to: Option<Timestamp>,
     /// Admission.
     #[oai(nullable)]
-    pub date_admission: Option<DateTime<Utc>>,
+    pub date_admission: Option<Timestamp>,
     /// Whether it shows in the organizer's public list.
     pub is_public: bool,
     /// When the shop opens.
     #[oai(nullable)]
-    pub presale_start: Option<DateTime<Utc>>,
+    pub presale_start: Option<Timestamp>,
     /// When the shop closes.
     #[oai(nullable)]
-    pub presale_end: Option<DateTime<Utc>>,
+    pub presale_end: Option<Timestamp>,
     /// Location.
     #[oai(nullable)]
     pub location: Option<I18nString>,
@@ -106,12 +107,12 @@ fn event_out(
         live: e.live,
         testmode: e.testmode,
         currency: e.currency.clone(),
-        date_from: e.date_from,
-        date_to: e.date_to,
-        date_admission: e.date_admission,
+        date_from: e.date_from.into(),
+        date_to: e.date_to.map(Into::into),
+        date_admission: e.date_admission.map(Into::into),
         is_public: e.is_public,
-        presale_start: e.presale_start,
-        presale_end: e.presale_end,
+        presale_start: e.presale_start.map(Into::into),
+        presale_end: e.presale_end.map(Into::into),
         location: e.location.as_ref().map(I18nString::from_stored),
         geo_lat: e.geo_lat,
         geo_lon: e.geo_lon,
@@ -145,7 +146,7 @@ pub struct EventCreate {
     /// ISO 4217 currency code.
     pub currency: Currency,
     /// Start.
-    pub date_from: DateTime<Utc>,
+    pub date_from: Timestamp,
     /// Must be false: events cannot be created live.
     #[oai(default)]
     pub live: bool,
@@ -153,18 +154,18 @@ pub struct EventCreate {
     pub testmode: Option<bool>,
     /// End.
     #[oai(nullable)]
-    pub date_to: Option<DateTime<Utc>>,
+    pub date_to: Option<Timestamp>,
     /// Admission.
     #[oai(nullable)]
-    pub date_admission: Option<DateTime<Utc>>,
+    pub date_admission: Option<Timestamp>,
     /// Shows in the public list (default true).
     pub is_public: Option<bool>,
     /// When the shop opens.
     #[oai(nullable)]
-    pub presale_start: Option<DateTime<Utc>>,
+    pub presale_start: Option<Timestamp>,
     /// When the shop closes.
     #[oai(nullable)]
-    pub presale_end: Option<DateTime<Utc>>,
+    pub presale_end: Option<Timestamp>,
     /// Location.
     #[oai(nullable, validator(max_length = 200))]
     pub location: Option<I18nString>,
@@ -220,7 +221,7 @@ pub struct EventPatch {
     /// Currency.
     pub currency: Option<Currency>,
     /// Start.
-    pub date_from: Option<DateTime<Utc>>,
+    pub date_from: Option<Timestamp>,
     /// End.
     #[oai(nullable)]
     pub date_to: MaybeUndefined<DateTime<Utc>>,
@@ -312,14 +313,14 @@ fn new_row(organizer_id: i64, body: EventCreate, source: Option<&event::Model>) 
         slug: body.slug,
         name: body.name.to_stored(),
         currency: body.currency.0,
-        date_from: body.date_from,
+        date_from: body.date_from.into(),
         live: body.live,
         testmode: pick(body.testmode, source.map(|s| s.testmode), false),
-        date_to: body.date_to,
-        date_admission: body.date_admission,
+        date_to: body.date_to.map(Into::into),
+        date_admission: body.date_admission.map(Into::into),
         is_public: pick(body.is_public, source.map(|s| s.is_public), true),
-        presale_start: body.presale_start,
-        presale_end: body.presale_end,
+        presale_start: body.presale_start.map(Into::into),
+        presale_end: body.presale_end.map(Into::into),
         location: body.location.map(|l| l.to_stored()),
         geo_lat: body.geo_lat,
         geo_lon: body.geo_lon,
@@ -369,7 +370,7 @@ fn apply_patch(e: &mut event::Model, p: EventPatch) {
     set(&mut e.live, p.live);
     set(&mut e.testmode, p.testmode);
     set(&mut e.currency, p.currency.map(|c| c.0));
-    set(&mut e.date_from, p.date_from);
+    set(&mut e.date_from, p.date_from.map(Into::into));
     set(&mut e.date_to, patched(p.date_to));
     set(&mut e.date_admission, patched(p.date_admission));
     set(&mut e.is_public, p.is_public);

@@ -1,5 +1,6 @@
 //! Gift cards of an organizer and their ledger: `/api/v1/organizers/{organizer}/giftcards/`.
 
+use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -27,7 +28,7 @@ pub struct GiftCardOut {
     /// The gift card code; cannot be modified after creation.
     pub secret: String,
     /// When the card was issued.
-    pub issuance: DateTime<Utc>,
+    pub issuance: Timestamp,
     /// Current value.
     pub value: Money,
     /// Currency; cannot be modified after creation.
@@ -36,7 +37,7 @@ pub struct GiftCardOut {
     pub testmode: bool,
     /// Expiry date.
     #[oai(nullable)]
-    pub expires: Option<DateTime<Utc>>,
+    pub expires: Option<Timestamp>,
     /// Special terms for this card.
     #[oai(nullable)]
     pub conditions: Option<String>,
@@ -49,11 +50,11 @@ impl From<Card> for GiftCardOut {
         Self {
             id: c.id,
             secret: c.secret,
-            issuance: c.issuance,
+            issuance: c.issuance.into(),
             value: Money(c.value_cents),
             currency: c.currency,
             testmode: c.testmode,
-            expires: c.expires,
+            expires: c.expires.map(Into::into),
             conditions: c.conditions,
             issuer: c.issuer,
         }
@@ -75,7 +76,7 @@ pub struct GiftCardCreate {
     pub testmode: bool,
     /// Expiry date.
     #[oai(nullable)]
-    pub expires: Option<DateTime<Utc>>,
+    pub expires: Option<Timestamp>,
     /// Special terms. At most 10,000 characters (pretix sets no limit).
     #[oai(nullable, validator(max_length = 10000))]
     pub conditions: Option<String>,
@@ -101,7 +102,7 @@ pub struct GiftCardPut {
     pub value: Money,
     /// Expiry date.
     #[oai(nullable)]
-    pub expires: Option<DateTime<Utc>>,
+    pub expires: Option<Timestamp>,
     /// Terms. At most 10,000 characters (pretix sets no limit).
     #[oai(nullable, validator(max_length = 10000))]
     pub conditions: Option<String>,
@@ -124,7 +125,7 @@ pub struct TransactionOut {
     /// Internal ID.
     pub id: i64,
     /// When it was booked.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// Signed amount.
     pub value: Money,
     /// Event slug, if used in a shop.
@@ -144,7 +145,7 @@ impl From<Entry> for TransactionOut {
     fn from(e: Entry) -> Self {
         Self {
             id: e.id,
-            datetime: e.datetime,
+            datetime: e.datetime.into(),
             value: Money(e.value_cents),
             event: e.event,
             order: e.order_code,
@@ -289,7 +290,7 @@ impl GiftCardsApi {
             value_cents: new.value.0,
             currency: new.currency.0,
             testmode: new.testmode,
-            expires: new.expires,
+            expires: new.expires.map(Into::into),
             conditions: new.conditions,
         };
         match giftcards::create(&state.db, org.organizer.id, new).await {
@@ -353,7 +354,7 @@ impl GiftCardsApi {
         not_negative(put.value)?;
         let changes = CardChanges {
             value_cents: Some(put.value.0),
-            expires: Some(put.expires),
+            expires: Some(put.expires.map(Into::into)),
             conditions: Some(put.conditions),
         };
         let card = giftcards::update(&state.db, org.organizer.id, *id, changes).await?;

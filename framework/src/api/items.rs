@@ -1,6 +1,7 @@
 //! Items of an event: `/api/v1/organizers/{organizer}/events/{event}/items/`. Their
 //! variations, add-ons and bundles have their own nested endpoints ([`super::item_parts`]).
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -178,10 +179,10 @@ pub struct ItemOut {
     pub sales_channels: Vec<String>,
     /// First time it can be bought.
     #[oai(nullable)]
-    pub available_from: Option<DateTime<Utc>>,
+    pub available_from: Option<Timestamp>,
     /// Last time it can be bought.
     #[oai(nullable)]
-    pub available_until: Option<DateTime<Utc>>,
+    pub available_until: Option<Timestamp>,
     /// Quota ID; the item is hidden publicly while that quota is available.
     #[oai(nullable)]
     pub hidden_if_available: Option<i64>,
@@ -247,8 +248,8 @@ pub fn item_out(it: Item, public_url: &str) -> ItemOut {
         position: r.position,
         picture: r.picture.as_deref().map(|p| files::url(public_url, p)),
         sales_channels: crate::values::stored::string_list(&r.sales_channels),
-        available_from: r.available_from,
-        available_until: r.available_until,
+        available_from: r.available_from.map(Into::into),
+        available_until: r.available_until.map(Into::into),
         hidden_if_available: r.hidden_if_available,
         require_voucher: r.require_voucher,
         hide_without_voucher: r.hide_without_voucher,
@@ -317,10 +318,10 @@ pub struct ItemCreate {
     pub sales_channels: Vec<String>,
     /// First time it can be bought.
     #[oai(nullable)]
-    pub available_from: Option<DateTime<Utc>>,
+    pub available_from: Option<Timestamp>,
     /// Last time it can be bought; not before `available_from`.
     #[oai(nullable)]
-    pub available_until: Option<DateTime<Utc>>,
+    pub available_until: Option<Timestamp>,
     /// A quota of this event; the item is hidden while that quota is available.
     #[oai(nullable)]
     pub hidden_if_available: Option<i64>,
@@ -506,8 +507,8 @@ impl ItemCreate {
         f.admission = self.admission;
         f.position = self.position;
         f.sales_channels = self.sales_channels.clone();
-        f.available_from = self.available_from;
-        f.available_until = self.available_until;
+        f.available_from = self.available_from.map(Into::into);
+        f.available_until = self.available_until.map(Into::into);
         f.hidden_if_available = self.hidden_if_available;
         f.require_voucher = self.require_voucher;
         f.hide_without_voucher = self.hide_without_voucher;

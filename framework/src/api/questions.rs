@@ -2,6 +2,7 @@
 //! `/api/v1/organizers/{organizer}/events/{event}/questions/` and
 //! `.../questions/{question}/options/`.
 
+use crate::values::Timestamp;
 use chrono::{DateTime, NaiveDate, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -176,10 +177,10 @@ pub struct QuestionOut {
     pub valid_date_max: Option<NaiveDate>,
     /// Earliest date and time accepted (date and time questions).
     #[oai(nullable)]
-    pub valid_datetime_min: Option<DateTime<Utc>>,
+    pub valid_datetime_min: Option<Timestamp>,
     /// Latest date and time accepted (date and time questions).
     #[oai(nullable)]
-    pub valid_datetime_max: Option<DateTime<Utc>>,
+    pub valid_datetime_max: Option<Timestamp>,
     /// Longest text accepted, in characters (text questions).
     #[oai(nullable)]
     pub valid_string_length_max: Option<i32>,
@@ -207,8 +208,8 @@ impl From<Question> for QuestionOut {
             valid_number_max: r.valid_number_max,
             valid_date_min: r.valid_date_min,
             valid_date_max: r.valid_date_max,
-            valid_datetime_min: r.valid_datetime_min,
-            valid_datetime_max: r.valid_datetime_max,
+            valid_datetime_min: r.valid_datetime_min.map(Into::into),
+            valid_datetime_max: r.valid_datetime_max.map(Into::into),
             valid_string_length_max: r.valid_string_length_max,
         }
     }

@@ -3,6 +3,7 @@
 //! `X-Page-Generated`, the server's time when the request began, from which the next
 //! incremental sync asks (`created_since` / `updated_since`).
 
+use crate::values::Timestamp;
 use chrono::{DateTime, SecondsFormat, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -48,7 +49,7 @@ pub struct RevokedOut {
     /// The secret.
     pub secret: String,
     /// When it was revoked.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
 }
 
 /// A secret blocked, or unblocked again (`blocked: false`).
@@ -60,7 +61,7 @@ pub struct BlockedOut {
     /// The secret.
     pub secret: String,
     /// When it was last blocked or unblocked.
-    pub updated: DateTime<Utc>,
+    pub updated: Timestamp,
     /// Whether it is blocked now.
     pub blocked: bool,
 }
@@ -123,7 +124,7 @@ impl SecretsApi {
             .map(|r| RevokedOut {
                 id: r.id,
                 secret: r.secret,
-                created: r.created,
+                created: r.created.into(),
             })
             .collect();
         Ok(FeedAnswer::new(window.page(shown), began))
@@ -172,7 +173,7 @@ impl SecretsApi {
             .map(|r| BlockedOut {
                 id: r.id,
                 secret: r.secret,
-                updated: r.updated,
+                updated: r.updated.into(),
                 blocked: r.blocked,
             })
             .collect();

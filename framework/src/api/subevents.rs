@@ -1,6 +1,7 @@
 //! Dates of an event series: `/api/v1/organizers/{organizer}/events/{event}/subevents/`, and
 //! all dates of an organizer's series at `/api/v1/organizers/{organizer}/subevents/`.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -59,19 +60,19 @@ pub struct SubEventOut {
     /// Whether its shop is publicly available.
     pub active: bool,
     /// Start.
-    pub date_from: DateTime<Utc>,
+    pub date_from: Timestamp,
     /// End.
     #[oai(nullable)]
-    pub date_to: Option<DateTime<Utc>>,
+    pub date_to: Option<Timestamp>,
     /// Admission.
     #[oai(nullable)]
-    pub date_admission: Option<DateTime<Utc>>,
+    pub date_admission: Option<Timestamp>,
     /// When the shop opens.
     #[oai(nullable)]
-    pub presale_start: Option<DateTime<Utc>>,
+    pub presale_start: Option<Timestamp>,
     /// When the shop closes.
     #[oai(nullable)]
-    pub presale_end: Option<DateTime<Utc>>,
+    pub presale_end: Option<Timestamp>,
     /// Location.
     #[oai(nullable)]
     pub location: Option<I18nString>,
@@ -94,11 +95,11 @@ impl From<SubEvent> for SubEventOut {
             name: I18nString::from_stored(&r.name),
             event: s.event,
             active: r.active,
-            date_from: r.date_from,
-            date_to: r.date_to,
-            date_admission: r.date_admission,
-            presale_start: r.presale_start,
-            presale_end: r.presale_end,
+            date_from: r.date_from.into(),
+            date_to: r.date_to.map(Into::into),
+            date_admission: r.date_admission.map(Into::into),
+            presale_start: r.presale_start.map(Into::into),
+            presale_end: r.presale_end.map(Into::into),
             location: r.location.as_ref().map(I18nString::from_stored),
             item_price_overrides: overrides_out(s.item_prices),
             meta_data: subevents::meta_map(&r.meta_data),
@@ -118,19 +119,19 @@ pub struct SubEventCreate {
     #[oai(default)]
     pub active: bool,
     /// Start.
-    pub date_from: DateTime<Utc>,
+    pub date_from: Timestamp,
     /// End; not before the start.
     #[oai(nullable)]
-    pub date_to: Option<DateTime<Utc>>,
+    pub date_to: Option<Timestamp>,
     /// Admission.
     #[oai(nullable)]
-    pub date_admission: Option<DateTime<Utc>>,
+    pub date_admission: Option<Timestamp>,
     /// When the shop opens.
     #[oai(nullable)]
-    pub presale_start: Option<DateTime<Utc>>,
+    pub presale_start: Option<Timestamp>,
     /// When the shop closes; not before it opens.
     #[oai(nullable)]
-    pub presale_end: Option<DateTime<Utc>>,
+    pub presale_end: Option<Timestamp>,
     /// Location.
     #[oai(nullable, validator(max_length = 200))]
     pub location: Option<I18nString>,
@@ -153,11 +154,11 @@ impl From<SubEventCreate> for SubEventFields {
         Self {
             name: s.name.to_stored(),
             active: s.active,
-            date_from: s.date_from,
-            date_to: s.date_to,
-            date_admission: s.date_admission,
-            presale_start: s.presale_start,
-            presale_end: s.presale_end,
+            date_from: s.date_from.into(),
+            date_to: s.date_to.map(Into::into),
+            date_admission: s.date_admission.map(Into::into),
+            presale_start: s.presale_start.map(Into::into),
+            presale_end: s.presale_end.map(Into::into),
             location: s.location.map(|l| l.to_stored()),
             meta_data: s.meta_data,
             item_prices: overrides_in(s.item_price_overrides),
@@ -177,7 +178,7 @@ pub struct SubEventPatch {
     /// Whether its shop is publicly available.
     pub active: Option<bool>,
     /// Start.
-    pub date_from: Option<DateTime<Utc>>,
+    pub date_from: Option<Timestamp>,
     /// End.
     #[oai(nullable)]
     pub date_to: MaybeUndefined<DateTime<Utc>>,
@@ -214,7 +215,7 @@ impl SubEventPatch {
             f.name = name.to_stored();
         }
         f.active = self.active.unwrap_or(f.active);
-        f.date_from = self.date_from.unwrap_or(f.date_from);
+        f.date_from = self.date_from.map_or(f.date_from, Into::into);
         f.date_to = patched(self.date_to).unwrap_or(f.date_to);
         f.date_admission = patched(self.date_admission).unwrap_or(f.date_admission);
         f.presale_start = patched(self.presale_start).unwrap_or(f.presale_start);

@@ -3,7 +3,7 @@
 //! changing, deleting it, giving or taking its tokens) is limited to what the caller holds
 //! ([`Reach::within`]).
 
-use chrono::{DateTime, Utc};
+use crate::values::Timestamp;
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -251,7 +251,7 @@ pub struct TokenOut {
     /// Inactive tokens are refused.
     pub active: bool,
     /// When it was created.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
     /// The token; only present right after creation.
     #[oai(skip_serializing_if_is_none)]
     pub token: Option<String>,
@@ -262,7 +262,7 @@ fn token_out(t: team_token::Model, token: Option<String>) -> TokenOut {
         id: t.id,
         name: t.name,
         active: t.active,
-        created: t.created,
+        created: t.created.into(),
         token,
     }
 }

@@ -1,5 +1,6 @@
 //! Vouchers of an event: `/api/v1/organizers/{organizer}/events/{event}/vouchers/`.
 
+use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -73,7 +74,7 @@ pub struct VoucherOut {
     pub redeemed: i32,
     /// End of validity.
     #[oai(nullable)]
-    pub valid_until: Option<DateTime<Utc>>,
+    pub valid_until: Option<Timestamp>,
     /// Holds quota for its unused redemptions until it expires.
     pub block_quota: bool,
     /// Redeemable even when the quota is used up.
@@ -113,7 +114,7 @@ impl From<Voucher> for VoucherOut {
             code: r.code,
             max_usages: r.max_usages,
             redeemed: r.redeemed,
-            valid_until: r.valid_until,
+            valid_until: r.valid_until.map(Into::into),
             block_quota: r.block_quota,
             allow_ignore_quota: r.allow_ignore_quota,
             price_mode: PriceMode::parse(&r.price_mode)
@@ -143,7 +144,7 @@ pub struct VoucherCreate {
     pub max_usages: i32,
     /// End of validity.
     #[oai(nullable)]
-    pub valid_until: Option<DateTime<Utc>>,
+    pub valid_until: Option<Timestamp>,
     /// Hold quota for its unused redemptions; needs a quota, or an item (and variation).
     #[oai(default)]
     pub block_quota: bool,
@@ -195,7 +196,7 @@ impl From<VoucherCreate> for VoucherFields {
         Self {
             code: v.code,
             max_usages: v.max_usages,
-            valid_until: v.valid_until,
+            valid_until: v.valid_until.map(Into::into),
             block_quota: v.block_quota,
             allow_ignore_quota: v.allow_ignore_quota,
             price_mode: v.price_mode.map_or(PriceMode::None, Into::into),

@@ -1,9 +1,9 @@
 //! The waiting list of an event:
 //! `/api/v1/organizers/{organizer}/events/{event}/waitinglistentries/`.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -31,7 +31,7 @@ pub struct EntryOut {
     /// Internal ID.
     pub id: i64,
     /// When the entry was made.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
     /// Name of the waiting person.
     #[oai(nullable)]
     pub name: Option<String>,
@@ -69,7 +69,7 @@ impl From<waiting_list_entry::Model> for EntryOut {
         });
         Self {
             id: e.id,
-            created: e.created,
+            created: e.created.into(),
             name: waiting_list::display_name(e.name_parts.as_ref()),
             name_parts: parts,
             email: e.email,

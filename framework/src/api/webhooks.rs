@@ -3,7 +3,7 @@
 //! (`calls/`, 30 days), of which a failed one can be sent again. Needs
 //! `can_change_organizer_settings`.
 
-use chrono::{DateTime, Utc};
+use crate::values::Timestamp;
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -115,7 +115,7 @@ pub struct CallOut {
     /// ID; the payload's `notification_id`.
     pub id: i64,
     /// When the change happened.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// The action type.
     pub action_type: String,
     /// `pending` (waiting for its first or next attempt), `success` or `failed`.
@@ -126,10 +126,10 @@ pub struct CallOut {
     pub is_retry: bool,
     /// When the next attempt is due, while pending.
     #[oai(nullable)]
-    pub next_attempt: Option<DateTime<Utc>>,
+    pub next_attempt: Option<Timestamp>,
     /// When it was last attempted.
     #[oai(nullable)]
-    pub last_attempt: Option<DateTime<Utc>>,
+    pub last_attempt: Option<Timestamp>,
     /// The receiver's last status code.
     #[oai(nullable)]
     pub return_code: Option<i32>,
@@ -164,15 +164,15 @@ fn out(w: Webhook) -> WebhookOut {
 fn call_out(c: webhook_call::Model) -> CallOut {
     CallOut {
         id: c.id,
-        datetime: c.created,
+        datetime: c.created.into(),
         payload: webhooks::payload(&c),
         action_type: c.action_type,
         is_retry: c.attempts > 1,
         success: c.state == "success",
-        next_attempt: (c.state == "pending").then_some(c.next_attempt),
+        next_attempt: (c.state == "pending").then_some(c.next_attempt.into()),
         state: c.state,
         attempts: c.attempts,
-        last_attempt: c.last_attempt,
+        last_attempt: c.last_attempt.map(Into::into),
         return_code: c.return_code,
         execution_time: c.duration_ms.map(|ms| ms as f64 / 1000.0),
         error: (c.last_attempt.is_some() && c.return_code.is_none())

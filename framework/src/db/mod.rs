@@ -23,6 +23,7 @@ use tessera_migrations::{Migrator, MigratorTrait};
 /// and run in WAL mode with a busy timeout, so that the pool's connections can be used
 /// concurrently; PostgreSQL is used as the URL says.
 pub async fn connect(url: &str, max_connections: u32) -> Result<DatabaseConnection, DbErr> {
+    check_scheme(url)?;
     if let Some(path) = sqlite_path(url)
         && !sqlite_read_only(url)
     {
@@ -69,6 +70,26 @@ pub fn describe(e: &DbErr) -> String {
         DbErr::Custom(message) => message.clone(),
         other => other.to_string(),
     }
+}
+
+/// Refuses a URL of another kind of database than SQLite or PostgreSQL, naming only its
+/// scheme: the rest may hold a password.
+fn check_scheme(url: &str) -> Result<(), DbErr> {
+    let known = ["sqlite:", "postgres://", "postgresql://"];
+    if known.iter().any(|k| url.starts_with(k)) {
+        return Ok(());
+    }
+    let scheme: String = url
+        .split(':')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(20)
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        .collect();
+    Err(DbErr::Custom(format!(
+        "the database URL must start with sqlite:, postgres:// or postgresql:// (it starts with \"{scheme}:\")"
+    )))
 }
 
 /// The database of `url` in words, without its password: `the SQLite file /full/path` or
@@ -352,4 +373,17 @@ pub fn is_unique_violation(err: &DbErr) -> bool {
         err.sql_err(),
         Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn a_url_of_another_database_is_refused_without_its_password() {
+        let refused = super::connect("postgress://ada:hunter2@db.example/x", 2)
+            .await
+            .expect_err("an unknown scheme");
+        let said = super::describe(&refused);
+        assert!(said.contains("(it starts with \"postgress:\")"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
+    }
 }

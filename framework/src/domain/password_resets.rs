@@ -6,7 +6,7 @@
 //! every other link they were sent.
 
 use chrono::TimeDelta;
-use sea_orm::{ConnectionTrait, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement};
 
 use super::mail::{self, Mail};
 use super::{tokens, users};
@@ -22,24 +22,36 @@ pub fn plausible(token: &str) -> bool {
     token.len() == 64 && token.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-/// Mails a link to set a new password to the active user with `email`, if there is one and
-/// they were sent fewer than [`MAX_PER_HOUR`] links in the last hour; otherwise does nothing.
-/// The caller answers the same in every case.
+/// Queues a link to set a new password for the active user with `email`, if there is one
+/// and they were sent fewer than [`MAX_PER_HOUR`] links in the last hour; otherwise does
+/// nothing. Gives whether a mail was queued (wake the mailer then). The count and the new
+/// link are one transaction holding the user's row, so concurrent requests never exceed the
+/// limit. The caller answers the same in every case, and before this has run: a known
+/// address must not take longer to answer than an unknown one.
 pub async fn request(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     email: &str,
     public_url: &str,
-) -> Result<(), DbErr> {
+) -> Result<bool, DbErr> {
     let Some(user) = users::find_by_email(db, email).await? else {
-        return Ok(());
+        return Ok(false);
     };
     if !user.active {
-        return Ok(());
+        return Ok(false);
+    }
+    let txn = crate::db::begin_write(db).await?;
+    if txn.get_database_backend() == DbBackend::Postgres {
+        crate::db::execute(
+            &txn,
+            "SELECT id FROM users WHERE id = $1 FOR UPDATE",
+            [user.id.into()],
+        )
+        .await?;
     }
     let now = crate::values::now();
-    let recent = db
+    let recent = txn
         .query_one_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
+            txn.get_database_backend(),
             "SELECT COUNT(*) AS n FROM password_resets WHERE user_id = $1 AND created > $2",
             [user.id.into(), (now - TimeDelta::hours(1)).into()],
         ))
@@ -48,11 +60,11 @@ pub async fn request(
         .transpose()?
         .unwrap_or(0);
     if recent >= MAX_PER_HOUR {
-        return Ok(());
+        return Ok(false);
     }
     let token = tokens::generate();
     crate::db::execute(
-        db,
+        &txn,
         "INSERT INTO password_resets (user_id, token_hash, created, expires) \
          VALUES ($1, $2, $3, $4)",
         [
@@ -73,8 +85,32 @@ pub async fn request(
          If that was not you, ignore this mail: your password stays as it is.\n",
         email = user.email
     );
-    mail::queue(db, Mail::text(&user.email, "Set a new password", body)).await?;
-    Ok(())
+    mail::queue(&txn, Mail::text(&user.email, "Set a new password", body)).await?;
+    crate::db::commit(txn).await?;
+    Ok(true)
+}
+
+/// Deletes links that expired a day ago or more (the hourly count only reads the last hour's);
+/// gives how many.
+pub async fn delete_expired(db: &impl ConnectionTrait) -> Result<u64, DbErr> {
+    let before = crate::values::now() - TimeDelta::days(1);
+    crate::db::execute(
+        db,
+        "DELETE FROM password_resets WHERE expires < $1",
+        [before.into()],
+    )
+    .await
+}
+
+/// Runs [`delete_expired`] every `period`, forever.
+pub async fn delete_expired_every(db: DatabaseConnection, period: std::time::Duration) {
+    let mut ticks = tokio::time::interval(period);
+    loop {
+        ticks.tick().await;
+        if let Err(error) = delete_expired(&db).await {
+            tracing::warn!(%error, "expired password reset links not deleted");
+        }
+    }
 }
 
 /// Whether `token` is the token of a link that is unused and has not expired.

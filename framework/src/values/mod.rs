@@ -1,5 +1,5 @@
 //! Small value types every layer shares, below `domain` and `http`: amounts of money and
-//! currencies, multi-language text, and field errors in the spec's shape. They know nothing
+//! currencies, multi-language text, instants as the API prints them, and field errors in the spec's shape. They know nothing
 //! of the database, the cache or the request path.
 
 pub mod currency;
@@ -7,10 +7,12 @@ pub mod error;
 pub mod i18n;
 pub mod money;
 pub mod stored;
+pub mod timestamp;
 
 pub use error::FieldErrors;
 pub use i18n::I18nString;
 pub use money::{Currency, Decimal2, Money};
+pub use timestamp::Timestamp;
 
 /// The current time to the microsecond, as pretix keeps and prints times (PostgreSQL stores
 /// no finer, and a time read back must equal the one answered before it was stored).

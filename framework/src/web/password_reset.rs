@@ -55,9 +55,21 @@ pub async fn request(req: &Request, body: Body, state: Data<&AppState>) -> Respo
             context! { email, error },
         );
     }
-    if let Err(e) = password_resets::request(&state.db, &email, &state.public_url).await {
-        return server_error(e);
-    }
+    // Answered before the work is done, so that a known address takes no longer than an
+    // unknown one.
+    let (db, mailer, url, to) = (
+        state.db.clone(),
+        state.mailer.clone(),
+        state.public_url.clone(),
+        email.clone(),
+    );
+    tokio::spawn(async move {
+        match password_resets::request(&db, &to, &url).await {
+            Ok(true) => mailer.wake(),
+            Ok(false) => {}
+            Err(error) => tracing::error!(%error, "password reset link not sent"),
+        }
+    });
     page(
         req,
         &state,

@@ -246,7 +246,7 @@ async fn a_scanner_reports_what_it_printed() {
     assert_eq!(r.status, 201, "{}", r.body);
     assert_eq!(r.body["successful"], true);
     assert_eq!(r.body["type"], "badge");
-    assert_eq!(r.body["datetime"], "2030-06-01T09:00:00+00:00");
+    assert_eq!(r.body["datetime"], "2030-06-01T09:00:00Z");
     assert_eq!(r.body["device_id"], Value::Null);
     assert_eq!(r.body["info"]["printer"], "Zebra");
     let r = s

@@ -46,6 +46,19 @@ async fn links(app: &TestApp, email: &str) -> Vec<String> {
         .collect()
 }
 
+/// The links mailed to `email` once there are `n` of them: the page answers before the link
+/// is made, so this waits for it (10 s at most), then a moment longer to see no more come.
+async fn mailed(app: &TestApp, email: &str, n: usize) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while links(app, email).await.len() < n && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let sent = links(app, email).await;
+    assert_eq!(sent.len(), n, "{sent:?}");
+    sent
+}
+
 /// Sets `new` (twice, or `repeat`) through the link's form.
 async fn set(app: &TestApp, link: &str, new: &str, repeat: &str) -> tessera_tests::Reply {
     let mut browser = Browser::new(app);
@@ -86,7 +99,7 @@ async fn asking_answers_alike_for_an_account_and_for_nobody_and_mails_only_the_a
         html(r).contains("If an account exists for") && html(r).contains("is on its way")
     };
     assert!(said(&known) && said(&unknown));
-    assert_eq!(links(&app, "ada@example.org").await.len(), 1);
+    mailed(&app, "ada@example.org", 1).await;
     assert!(
         tessera_tests::outbox(&app.db)
             .await
@@ -110,7 +123,7 @@ async fn a_link_sets_a_new_password_once_and_the_old_one_and_every_session_end()
         303
     );
     ask(&app, "ada@example.org").await;
-    let link = links(&app, "ada@example.org").await.remove(0);
+    let link = mailed(&app, "ada@example.org", 1).await.remove(0);
 
     let differ = set(&app, &link, NEW, "something else entirely").await;
     assert_eq!(differ.status, 400);
@@ -144,7 +157,7 @@ async fn a_new_password_ends_the_other_links_and_an_expired_link_is_refused() {
     let app = with_ada().await;
     ask(&app, "ada@example.org").await;
     ask(&app, "ada@example.org").await;
-    let sent = links(&app, "ada@example.org").await;
+    let sent = mailed(&app, "ada@example.org", 2).await;
     assert_eq!(set(&app, &sent[0], NEW, NEW).await.status, 303);
     assert_eq!(
         set(&app, &sent[1], NEW, NEW).await.status,
@@ -153,7 +166,7 @@ async fn a_new_password_ends_the_other_links_and_an_expired_link_is_refused() {
     );
 
     ask(&app, "ada@example.org").await;
-    let late = links(&app, "ada@example.org").await.remove(2);
+    let late = mailed(&app, "ada@example.org", 3).await.remove(2);
     tessera::db::execute(
         &app.db,
         "UPDATE password_resets SET expires = $1",
@@ -170,14 +183,14 @@ async fn at_most_three_links_an_hour_are_mailed_and_the_answer_stays_the_same() 
     for _ in 0..5 {
         assert_eq!(ask(&app, "ada@example.org").await.status, 200);
     }
-    assert_eq!(links(&app, "ada@example.org").await.len(), 3);
+    mailed(&app, "ada@example.org", 3).await;
 }
 
 #[tokio::test]
 async fn two_tabs_using_one_link_at_once_set_one_password() {
     let app = with_ada().await;
     ask(&app, "ada@example.org").await;
-    let link = links(&app, "ada@example.org").await.remove(0);
+    let link = mailed(&app, "ada@example.org", 1).await.remove(0);
     let (a, b) = tokio::join!(
         set(&app, &link, "first tab passphrase", "first tab passphrase"),
         set(

@@ -1,5 +1,6 @@
 //! The scans of an event: `{event}/checkins/`.
 
+use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -33,9 +34,9 @@ pub struct CheckinOut {
     #[oai(nullable)]
     pub position: Option<i64>,
     /// When it happened.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// When it was stored.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
     /// The list.
     pub list: i64,
     /// Done by the system.
@@ -62,8 +63,8 @@ impl From<CheckinRow> for CheckinOut {
             error_reason: c.error_reason,
             error_explanation: c.error_explanation,
             position: c.position_id,
-            datetime: c.datetime,
-            created: c.created,
+            datetime: c.datetime.into(),
+            created: c.created.into(),
             list: c.list_id,
             auto_checked_in: c.auto_checked_in,
             gate: c.gate_id,

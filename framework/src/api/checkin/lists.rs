@@ -1,6 +1,7 @@
 //! Check-in lists of an event: `{event}/checkinlists/`, each list's status and the scans
 //! it refused.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -60,7 +61,7 @@ pub struct ListOut {
     pub rules: BTreeMap<String, Value>,
     /// When everyone inside is checked out.
     #[oai(nullable)]
-    pub exit_all_at: Option<DateTime<Utc>>,
+    pub exit_all_at: Option<Timestamp>,
     /// Scanning a parent ticket redeems its matching add-on.
     pub addon_match: bool,
     /// Gates the list is used at.
@@ -82,7 +83,7 @@ fn list_out(l: CheckinList, counts: Option<(i64, i64)>, exclude: &[String]) -> L
         allow_multiple_entries: r.allow_multiple_entries,
         allow_entry_after_exit: r.allow_entry_after_exit,
         rules: rules_map(&r.rules),
-        exit_all_at: r.exit_all_at,
+        exit_all_at: r.exit_all_at.map(Into::into),
         addon_match: r.addon_match,
         gates: l.gates,
     }
@@ -117,7 +118,7 @@ pub struct ListCreate {
     pub rules: BTreeMap<String, Value>,
     /// When everyone inside is checked out.
     #[oai(nullable)]
-    pub exit_all_at: Option<DateTime<Utc>>,
+    pub exit_all_at: Option<Timestamp>,
     /// Scanning a parent ticket redeems its matching add-on.
     #[oai(default)]
     pub addon_match: bool,
@@ -137,7 +138,7 @@ impl From<ListCreate> for ListFields {
             allow_multiple_entries: c.allow_multiple_entries,
             allow_entry_after_exit: c.allow_entry_after_exit,
             rules: Value::Object(c.rules.into_iter().collect()),
-            exit_all_at: c.exit_all_at,
+            exit_all_at: c.exit_all_at.map(Into::into),
             addon_match: c.addon_match,
             gates: c.gates,
         }
@@ -302,7 +303,7 @@ pub struct FailedCheckin {
     pub raw_barcode: String,
     /// When (now when not sent).
     #[oai(default, nullable)]
-    pub datetime: Option<DateTime<Utc>>,
+    pub datetime: Option<Timestamp>,
     /// Entry or exit (entry when not sent).
     #[oai(rename = "type")]
     pub direction: Option<DirectionIo>,
@@ -677,7 +678,7 @@ impl ListsApi {
             position_id: position,
             successful: false,
             direction: f.direction.map_or(Direction::Entry, Into::into),
-            datetime: f.datetime.unwrap_or_else(Utc::now),
+            datetime: f.datetime.map_or_else(crate::values::now, Into::into),
             nonce: None,
             forced: true,
             error_reason: Some(f.error_reason.as_str().to_owned()),

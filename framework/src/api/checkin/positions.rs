@@ -131,7 +131,7 @@ impl PositionsApi {
             questions_supported: b.questions_supported,
             canceled_supported: b.canceled_supported,
             nonce: b.nonce,
-            datetime: b.datetime,
+            datetime: b.datetime.map(Into::into),
             answers: b.answers,
             device: scan_device(&auth.0),
             pdf_data: pdf_data.0 == Some(true) && ev.permissions.has(Permission::ViewOrders),

@@ -1,9 +1,9 @@
 //! What scanning a ticket takes and answers, for a list's `redeem/` and the organizer's
 //! `checkinrpc/redeem/`.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object};
 
@@ -196,7 +196,7 @@ pub struct RpcRedeem {
     pub nonce: Option<String>,
     /// When it happened (now when not sent).
     #[oai(default, nullable)]
-    pub datetime: Option<DateTime<Utc>>,
+    pub datetime: Option<Timestamp>,
     /// Answers by question ID (choices: option IDs separated by commas), each at most
     /// 10,000 characters.
     #[oai(default, validator(max_length = 10000, max_properties = 1000))]
@@ -226,7 +226,7 @@ pub struct ListRedeem {
     pub nonce: Option<String>,
     /// When it happened (now when not sent).
     #[oai(default, nullable)]
-    pub datetime: Option<DateTime<Utc>>,
+    pub datetime: Option<Timestamp>,
     /// Answers by question ID, each at most 10,000 characters.
     #[oai(default, validator(max_length = 10000, max_properties = 1000))]
     pub answers: BTreeMap<String, String>,

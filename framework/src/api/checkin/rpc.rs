@@ -1,7 +1,7 @@
 //! The organizer's scanning across lists and events: `checkinrpc/redeem/`,
 //! `checkinrpc/search/` and `checkinrpc/annul/`.
 
-use chrono::{DateTime, Utc};
+use crate::values::Timestamp;
 use poem::Request;
 use poem::http::StatusCode;
 use poem::web::Data;
@@ -35,7 +35,7 @@ pub struct AnnulBody {
     pub nonce: String,
     /// When the scanner annulled it (now when not sent).
     #[oai(nullable)]
-    pub datetime: Option<DateTime<Utc>>,
+    pub datetime: Option<Timestamp>,
     /// Why, in the scanner's words.
     #[oai(nullable, validator(max_length = 10000))]
     pub error_explanation: Option<String>,
@@ -111,7 +111,7 @@ impl RpcApi {
             questions_supported: b.questions_supported,
             canceled_supported: true,
             nonce: b.nonce,
-            datetime: b.datetime,
+            datetime: b.datetime.map(Into::into),
             answers: b.answers,
             device: scan_device(&auth.0),
             pdf_data: pdf_data.0 == Some(true)
@@ -165,7 +165,7 @@ impl RpcApi {
         let a = Annulment {
             lists: b.lists,
             nonce: b.nonce,
-            datetime: b.datetime,
+            datetime: b.datetime.map(Into::into),
             error_explanation: b.error_explanation,
             device: scan_device(&auth.0).map(|d| d.id),
         };

@@ -1,9 +1,9 @@
 //! What finding tickets answers, for a list's `positions/` and the organizer's
 //! `checkinrpc/search/`.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use poem::Request;
 use poem_openapi::payload::Json;
 use poem_openapi::{Enum, Object};
@@ -28,7 +28,7 @@ pub struct PositionCheckinOut {
     /// Internal ID.
     pub id: i64,
     /// When it happened.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// The list.
     pub list: i64,
     /// Done by the system.
@@ -48,7 +48,7 @@ impl From<CheckinRow> for PositionCheckinOut {
     fn from(c: CheckinRow) -> Self {
         Self {
             id: c.id,
-            datetime: c.datetime,
+            datetime: c.datetime.into(),
             list: c.list_id,
             auto_checked_in: c.auto_checked_in,
             gate: c.gate_id,
@@ -94,10 +94,10 @@ pub struct PositionOut {
     pub subevent: Option<i64>,
     /// Valid from.
     #[oai(nullable)]
-    pub valid_from: Option<DateTime<Utc>>,
+    pub valid_from: Option<Timestamp>,
     /// Valid until.
     #[oai(nullable)]
-    pub valid_until: Option<DateTime<Utc>>,
+    pub valid_until: Option<Timestamp>,
     /// Who blocked it (`["admin"]`), or null.
     #[oai(nullable)]
     pub blocked: Option<Vec<String>>,
@@ -132,8 +132,8 @@ impl From<PositionView> for PositionOut {
             secret: Some(p.secret),
             addon_to: p.addon_to_id,
             subevent: p.subevent_id,
-            valid_from: p.valid_from,
-            valid_until: p.valid_until,
+            valid_from: p.valid_from.map(Into::into),
+            valid_until: p.valid_until.map(Into::into),
             blocked: p.blocked.then(|| vec!["admin".to_owned()]),
             checkins: v.checkins.into_iter().map(Into::into).collect(),
             answers: p

@@ -1,6 +1,7 @@
 //! An order changed as pretix's `orders/{code}/change/`: positions patched, canceled, split
 //! off or added, fees canceled, added or patched, taxes computed again, in one request.
 
+use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -82,10 +83,10 @@ pub struct AddPosition {
     pub seat: Option<String>,
     /// Admits from this instant on.
     #[oai(nullable)]
-    pub valid_from: Option<DateTime<Utc>>,
+    pub valid_from: Option<Timestamp>,
     /// Admits until this instant.
     #[oai(nullable)]
-    pub valid_until: Option<DateTime<Utc>>,
+    pub valid_until: Option<Timestamp>,
 }
 
 /// A fee's new value.
@@ -211,8 +212,8 @@ pub(super) fn add(p: AddPosition) -> NewPosition {
         addon_to: p.addon_to,
         subevent: p.subevent,
         seat: p.seat,
-        valid_from: p.valid_from,
-        valid_until: p.valid_until,
+        valid_from: p.valid_from.map(Into::into),
+        valid_until: p.valid_until.map(Into::into),
         info: Default::default(),
     }
 }

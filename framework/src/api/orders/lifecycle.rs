@@ -1,7 +1,7 @@
 //! An order's lifecycle: paid, canceled (and reactivated), approved or denied, back to
 //! pending, expired, its term extended, its secrets made anew, its link mailed again.
 
-use chrono::{DateTime, Utc};
+use crate::values::Timestamp;
 use poem::web::Data;
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
@@ -20,7 +20,7 @@ use super::{change_orders, lifecycle_error, seller, shown};
 #[derive(Object)]
 pub struct ExtendBody {
     /// The new end of the payment term.
-    pub expires: DateTime<Utc>,
+    pub expires: Timestamp,
     /// Hold the quota again even if the products are no longer available.
     #[oai(default)]
     pub force: bool,
@@ -169,7 +169,7 @@ transitions! {
     /// its products are available, unless `force`. Needs `can_change_orders`.
     "/api/v1/organizers/:organizer/events/:event/orders/:code/extend"
         => extend(body: ExtendBody) Transition::Extend {
-            expires: body.0.expires,
+            expires: body.0.expires.into(),
             force: body.0.force,
         };
     /// Reactivate a canceled order

@@ -2,9 +2,9 @@
 //! listed with pretix's filters, read, changed and canceled through the order change's
 //! rules, and the prints scanners report.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -77,7 +77,7 @@ pub struct PrintIn {
     #[oai(default = "yes")]
     pub successful: bool,
     /// When it was printed (default now).
-    pub datetime: Option<DateTime<Utc>>,
+    pub datetime: Option<Timestamp>,
     /// What printed it, e.g. `pretixscan`.
     #[oai(validator(min_length = 1, max_length = 255))]
     pub source: String,
@@ -127,7 +127,7 @@ pub struct PrintOut {
     /// Whether it succeeded.
     pub successful: bool,
     /// When it was printed.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// What printed it.
     pub source: String,
     /// `badge`, `ticket`, `certificate` or `other`.
@@ -145,7 +145,7 @@ impl From<print_log::Model> for PrintOut {
         Self {
             id: p.id,
             successful: p.successful,
-            datetime: p.datetime,
+            datetime: p.datetime.into(),
             source: p.source,
             kind: p.kind,
             device_id: p.device_id,
@@ -475,7 +475,7 @@ impl PositionsApi {
         let b = body.0;
         let print = Print {
             successful: b.successful,
-            datetime: b.datetime.unwrap_or_else(Utc::now),
+            datetime: b.datetime.map_or_else(crate::values::now, Into::into),
             source: b.source,
             kind: b.kind.as_str().to_owned(),
             info: Value::Object(b.info.into_iter().collect()),

@@ -1,9 +1,9 @@
 //! Refunds of an order (`orders/{code}/refunds/`), their state changes, and giving back a
 //! payment through its provider (`payments/{id}/refund/`), as pretix.
 
+use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -39,7 +39,7 @@ pub struct RefundCreate {
     pub provider: String,
     /// When it was done.
     #[oai(nullable)]
-    pub execution_date: Option<DateTime<Utc>>,
+    pub execution_date: Option<Timestamp>,
     /// Internal comment.
     #[oai(default, validator(max_length = 10000))]
     pub comment: String,
@@ -160,7 +160,7 @@ impl RefundsApi {
             amount_cents: b.amount.0,
             payment: b.payment,
             provider: b.provider,
-            execution_date: b.execution_date,
+            execution_date: b.execution_date.map(Into::into),
             comment: b.comment,
             info: Value::Object(b.info.into_iter().collect()),
             mark_canceled: b.mark_canceled,

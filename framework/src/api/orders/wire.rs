@@ -1,9 +1,10 @@
 //! The order resources' wire types: an order, its positions, fees, payments and refunds as
 //! the API shows them.
 
+use crate::values::Timestamp;
 use std::collections::{BTreeMap, HashMap};
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 use poem_openapi::Object;
 use poem_openapi::types::MaybeUndefined;
 use serde_json::{Map, Value};
@@ -114,7 +115,7 @@ pub struct PositionCheckinOut {
     /// The check-in list.
     pub list: i64,
     /// When it happened.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// `entry` or `exit`.
     #[oai(rename = "type")]
     pub kind: String,
@@ -162,10 +163,10 @@ pub struct PaymentOut {
     /// Amount.
     pub amount: Money,
     /// When it was created.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
     /// When it was confirmed.
     #[oai(nullable)]
-    pub payment_date: Option<DateTime<Utc>>,
+    pub payment_date: Option<Timestamp>,
     /// Payment provider.
     pub provider: String,
     /// Where the customer pays.
@@ -236,13 +237,13 @@ pub struct OrderOut {
     /// Customer language.
     pub locale: String,
     /// When it was placed.
-    pub datetime: DateTime<Utc>,
+    pub datetime: Timestamp,
     /// End of the payment term.
     #[oai(nullable)]
-    pub expires: Option<DateTime<Utc>>,
+    pub expires: Option<Timestamp>,
     /// When it was paid.
     #[oai(nullable)]
-    pub payment_date: Option<DateTime<Utc>>,
+    pub payment_date: Option<Timestamp>,
     /// Provider of the latest payment.
     #[oai(nullable)]
     pub payment_provider: Option<String>,
@@ -272,10 +273,10 @@ pub struct OrderOut {
     pub url: String,
     /// Last change.
     #[oai(nullable)]
-    pub last_modified: Option<DateTime<Utc>>,
+    pub last_modified: Option<Timestamp>,
     /// When it was canceled.
     #[oai(nullable)]
-    pub cancellation_date: Option<DateTime<Utc>>,
+    pub cancellation_date: Option<Timestamp>,
     /// Whether the check-in staff should look at this order's tickets.
     pub checkin_attention: bool,
     /// A text shown to the check-in staff.
@@ -358,9 +359,9 @@ impl<'a> OrderView<'a> {
             email: r.email.clone(),
             phone: r.phone.clone(),
             locale: r.locale.clone(),
-            datetime: r.datetime,
-            expires: r.expires,
-            payment_date: r.payment_date,
+            datetime: r.datetime.into(),
+            expires: r.expires.map(Into::into),
+            payment_date: r.payment_date.map(Into::into),
             payment_provider: o.payments.last().map(|p| p.provider.clone()),
             total: Money(r.total_cents),
             comment: r.comment.clone(),
@@ -372,8 +373,8 @@ impl<'a> OrderView<'a> {
             refunds: o.refunds.iter().map(refund).collect(),
             require_approval: r.require_approval,
             sales_channel: r.sales_channel.clone(),
-            last_modified: r.last_modified,
-            cancellation_date: r.cancellation_date,
+            last_modified: r.last_modified.map(Into::into),
+            cancellation_date: r.cancellation_date.map(Into::into),
             checkin_attention: r.checkin_attention,
             checkin_text: r.checkin_text.clone(),
             valid_if_pending: r.valid_if_pending,
@@ -395,7 +396,7 @@ impl<'a> OrderView<'a> {
                 .map(|c| PositionCheckinOut {
                     id: c.id,
                     list: c.list_id,
-                    datetime: c.datetime,
+                    datetime: c.datetime.into(),
                     kind: c.kind.clone(),
                     gate: c.gate_id,
                     auto_checked_in: c.auto_checked_in,
@@ -511,8 +512,8 @@ pub fn payment(p: &order_payment::Model) -> PaymentOut {
         local_id: p.local_id,
         state: p.state.clone(),
         amount: Money(p.amount_cents),
-        created: p.created,
-        payment_date: p.payment_date,
+        created: p.created.into(),
+        payment_date: p.payment_date.map(Into::into),
         provider: p.provider.clone(),
         payment_url: p.details["payment_url"].as_str().map(str::to_owned),
         details: object(&p.details["provider"]),
@@ -535,10 +536,10 @@ pub struct RefundOut {
     #[oai(nullable)]
     pub payment: Option<i32>,
     /// When it was created.
-    pub created: DateTime<Utc>,
+    pub created: Timestamp,
     /// When it was done.
     #[oai(nullable)]
-    pub execution_date: Option<DateTime<Utc>>,
+    pub execution_date: Option<Timestamp>,
     /// Internal comment.
     pub comment: String,
     /// Payment provider.
@@ -555,8 +556,8 @@ pub fn refund(r: &Refund) -> RefundOut {
         source: r.row.source.clone(),
         amount: Money(r.row.amount_cents),
         payment: r.payment,
-        created: r.row.created,
-        execution_date: r.row.execution_date,
+        created: r.row.created.into(),
+        execution_date: r.row.execution_date.map(Into::into),
         comment: r.row.comment.clone(),
         provider: r.row.provider.clone(),
         details: r
@@ -598,7 +599,7 @@ pub struct OrderPatch {
     pub valid_if_pending: Option<bool>,
     /// A new end of the payment term of a pending order (as `extend/`: an expired order
     /// holds its quota again only while its products are available).
-    pub expires: Option<DateTime<Utc>>,
+    pub expires: Option<Timestamp>,
     /// Free data of the client, at most 100 keys and 10,000 characters written as JSON.
     #[oai(validator(max_properties = 100))]
     pub api_meta: Option<BTreeMap<String, Value>>,
@@ -617,7 +618,7 @@ impl From<OrderPatch> for Details {
             invoice_address: patched(b.invoice_address).map(|a| a.map(stored_address)),
             valid_if_pending: b.valid_if_pending,
             api_meta: b.api_meta.map(|m| Value::Object(m.into_iter().collect())),
-            expires: b.expires,
+            expires: b.expires.map(Into::into),
         }
     }
 }

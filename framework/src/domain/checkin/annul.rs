@@ -97,7 +97,7 @@ pub async fn annul(pool: &DatabaseConnection, a: Annulment) -> Result<(), AnnulE
         return Err(AnnulError::Refused(why, false));
     };
     db::lock_row(&txn, "order_positions", position).await?;
-    let at = a.datetime.unwrap_or_else(Utc::now);
+    let at = a.datetime.unwrap_or_else(crate::values::now);
     let told = json!({
         "checkin": ci.id, "position": position, "datetime": at, "type": ci.r#type,
         "list": ci.list_id, "error_explanation": a.error_explanation,

@@ -398,7 +398,7 @@ fn failed(
         position_id: position,
         successful: false,
         direction: scan.direction,
-        datetime: scan.datetime.unwrap_or_else(Utc::now),
+        datetime: scan.datetime.unwrap_or_else(crate::values::now),
         nonce: scan.nonce.clone(),
         forced: scan.force,
         error_reason: Some(reason.to_owned()),
@@ -650,7 +650,7 @@ async fn decide(
 ) -> Result<Outcome, DbErr> {
     let list = &target.list;
     let ev = &target.event;
-    let dt = scan.datetime.unwrap_or_else(Utc::now);
+    let dt = scan.datetime.unwrap_or_else(crate::values::now);
     let entry = scan.direction == Direction::Entry;
     if let Some(answers) = save_answers(&txn, &p, &scan.answers).await? {
         p.answers = answers;

@@ -527,7 +527,7 @@ async fn write(
         tag: f.tag.clone(),
         comment: f.comment.clone(),
         show_hidden_items: f.show_hidden_items,
-        created: old.map_or_else(Utc::now, |o| o.created),
+        created: old.map_or_else(crate::values::now, |o| o.created),
     };
     let new_quotas = blocked_quotas(&new, &catalogue);
     if new.block_quota && new_quotas.is_empty() {
