@@ -601,7 +601,7 @@ async fn a_person_resets_a_forgotten_password_in_a_real_browser_and_the_old_one_
     type_into(&browser, "#team-token-name", "Box office sync").await;
     screenshot_of(&browser, "#team-tokens", "team-tokens-desktop").await;
     let make = "form[action$='#new-team-token'] button";
-    let token = submit(&browser, make, ".team-token").await;
+    let token = submit(&browser, make, "code.team-token").await;
     let token = token.text().await.expect("the token");
     let events = app.get("/api/v1/organizers/acme/events/", &token).await;
     assert_eq!(events.status, 200, "the token made in the browser works");

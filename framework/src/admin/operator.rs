@@ -138,10 +138,19 @@ pub async fn backup(db: &DatabaseConnection, url: &str, to: &Path) -> Result<(),
         let _ = std::fs::remove_file(to);
         return Err(e.into());
     }
-    // On disk before the command says it is done, even if the machine stops next.
-    std::fs::File::open(to)
+    // On disk, with its directory entry, before the command says it is done.
+    let parent = to
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let synced = std::fs::File::open(to)
         .and_then(|f| f.sync_all())
-        .map_err(|e| invalid(format!("cannot sync {}: {e}", to.display())))?;
+        .and_then(|()| std::fs::File::open(parent))
+        .and_then(|d| d.sync_all());
+    if let Err(e) = synced {
+        let _ = std::fs::remove_file(to);
+        return Err(invalid(format!("cannot sync {}: {e}", to.display())));
+    }
     Ok(())
 }
 

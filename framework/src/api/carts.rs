@@ -1,7 +1,6 @@
 //! Cart positions reserved through the API:
 //! `/api/v1/organizers/{organizer}/events/{event}/cartpositions/`.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use poem::Request;
@@ -20,6 +19,7 @@ use crate::domain::settings::{self, Scope};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, Money, NoContent, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A product reserved in a cart.
 #[derive(Object)]

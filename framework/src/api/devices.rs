@@ -2,7 +2,6 @@
 //! (list, show by `device_id`, create, PUT, PATCH; no DELETE, as pretix) and
 //! `/api/v1/organizers/{organizer}/gates/`. Both need `can_change_organizer_settings`.
 
-use crate::values::Timestamp;
 use std::collections::HashMap;
 
 use poem::Request;
@@ -22,6 +21,7 @@ use crate::domain::teams;
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// What a scanning app reads from the QR code that provisions it.
 #[derive(Object)]

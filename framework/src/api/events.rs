@@ -1,6 +1,5 @@
 //! Events of an organizer: `/api/v1/organizers/{organizer}/events/`.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -29,6 +28,7 @@ use crate::http::{
     PageRequest, Refusal, patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 use crate::values::stored::string_list;
 
 /// An event.

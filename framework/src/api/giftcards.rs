@@ -1,6 +1,5 @@
 //! Gift cards of an organizer and their ledger: `/api/v1/organizers/{organizer}/giftcards/`.
 
-use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -18,6 +17,7 @@ use crate::domain::permissions::Permission;
 use crate::http::error::{ConflictResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, Currency, JsonBody, Money, Page, PageRequest, patched};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A gift card.
 #[derive(Object)]

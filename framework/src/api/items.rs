@@ -1,7 +1,6 @@
 //! Items of an event: `/api/v1/organizers/{organizer}/events/{event}/items/`. Their
 //! variations, add-ons and bundles have their own nested endpoints ([`super::item_parts`]).
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -33,6 +32,7 @@ use crate::http::{
     NoContent, Page, PageRequest, patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A list answer of a conditional GET: the list with `Last-Modified` (when the catalogue's
 /// change time is known), or 304 when the `If-Modified-Since` copy is still current.

@@ -2,7 +2,6 @@
 //! `/api/v1/organizers/{organizer}/events/{event}/questions/` and
 //! `.../questions/{question}/options/`.
 
-use crate::values::Timestamp;
 use chrono::{DateTime, NaiveDate, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -27,6 +26,7 @@ use crate::http::{
     patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// The expected type of answer.
 #[derive(Enum, Clone, Copy, PartialEq, Eq, Debug)]

@@ -3,7 +3,6 @@
 //! `X-Page-Generated`, the server's time when the request began, from which the next
 //! incremental sync asks (`created_since` / `updated_since`).
 
-use crate::values::Timestamp;
 use chrono::{DateTime, SecondsFormat, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -18,6 +17,7 @@ use crate::domain::secrets::{self, Blocked, Feed, FeedQuery, Revoked};
 use crate::http::error::ListResult;
 use crate::http::{ApiError, Auth, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A page of a sync feed with the time the server began making it.
 #[derive(ApiResponse)]

@@ -1,7 +1,6 @@
 //! Dates of an event series: `/api/v1/organizers/{organizer}/events/{event}/subevents/`, and
 //! all dates of an organizer's series at `/api/v1/organizers/{organizer}/subevents/`.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -23,6 +22,7 @@ use crate::http::{
     Page, PageRequest, patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// The price of an item on this date, instead of its default price.
 #[derive(Object)]

@@ -3,7 +3,6 @@
 //! changing, deleting it, giving or taking its tokens) is limited to what the caller holds
 //! ([`Reach::within`]).
 
-use crate::values::Timestamp;
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -23,6 +22,7 @@ use crate::domain::teams::{self, Reach};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, FieldErrors, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 macro_rules! permission_objects {
     ($($field:ident => $perm:ident),+ $(,)?) => {

@@ -1,6 +1,5 @@
 //! Vouchers of an event: `/api/v1/organizers/{organizer}/events/{event}/vouchers/`.
 
-use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -23,6 +22,7 @@ use crate::http::{
     patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// How a voucher changes the price.
 #[derive(Enum, Clone, Copy, PartialEq, Eq)]

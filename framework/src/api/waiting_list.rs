@@ -1,7 +1,6 @@
 //! The waiting list of an event:
 //! `/api/v1/organizers/{organizer}/events/{event}/waitinglistentries/`.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use poem::Request;
@@ -23,6 +22,7 @@ use crate::http::{
     ApiError, Auth, Created, FieldErrors, JsonBody, NoContent, Page, PageRequest, patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// Somebody waiting for a product.
 #[derive(Object)]

@@ -3,7 +3,6 @@
 //! (`calls/`, 30 days), of which a failed one can be sent again. Needs
 //! `can_change_organizer_settings`.
 
-use crate::values::Timestamp;
 use poem::Request;
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -19,6 +18,7 @@ use crate::domain::webhooks::{self, Webhook, WebhookInput};
 use crate::http::error::{DeleteResult, ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 const NEEDS: Option<Permission> = Some(Permission::ChangeOrganizerSettings);
 

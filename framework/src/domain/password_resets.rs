@@ -6,7 +6,7 @@
 //! every other link they were sent.
 
 use chrono::TimeDelta;
-use sea_orm::{ConnectionTrait, DatabaseConnection, DbBackend, DbErr, Statement};
+use sea_orm::{ConnectionTrait, DatabaseConnection, DbErr, Statement};
 
 use super::mail::{self, Mail};
 use super::{tokens, users};
@@ -40,14 +40,7 @@ pub async fn request(
         return Ok(false);
     }
     let txn = crate::db::begin_write(db).await?;
-    if txn.get_database_backend() == DbBackend::Postgres {
-        crate::db::execute(
-            &txn,
-            "SELECT id FROM users WHERE id = $1 FOR UPDATE",
-            [user.id.into()],
-        )
-        .await?;
-    }
+    crate::db::lock_row(&txn, "users", user.id).await?;
     let now = crate::values::now();
     let recent = txn
         .query_one_raw(Statement::from_sql_and_values(

@@ -5,8 +5,8 @@
 //! token paths follow, so the page never gives more than the API would.
 
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult,
-    PaginatorTrait, QueryFilter, QueryOrder, Set, Statement,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, Set,
 };
 
 use crate::db::entities::{team, team_token};
@@ -14,7 +14,8 @@ use crate::domain::grants::Caller;
 use crate::domain::permissions::Permission;
 use crate::domain::teams;
 
-/// Tokens listed per team, newest first; older ones are counted, not listed.
+/// Tokens listed per team, active ones first, each newest first; the rest are counted, not
+/// listed.
 pub const LISTED_PER_TEAM: i64 = 50;
 
 /// Longest token name, as the API allows.
@@ -27,7 +28,7 @@ pub struct ManagedTeam {
     pub team: team::Model,
     /// Its organizer's name.
     pub organizer: String,
-    /// Its newest tokens (at most [`LISTED_PER_TEAM`]), active and revoked.
+    /// Its tokens, active ones first, each newest first (at most [`LISTED_PER_TEAM`]).
     pub tokens: Vec<team_token::Model>,
     /// How many tokens it has in all.
     pub total: i64,
@@ -39,7 +40,7 @@ pub enum Refused {
     /// The team or token is unknown, or not the caller's to manage (they look the same).
     NotYours,
     /// The name is empty, too long, or holds control characters.
-    Name(&'static str),
+    Name(String),
 }
 
 /// Whether `caller` may manage `t`'s tokens.
@@ -66,6 +67,9 @@ pub async fn managed(
         .filter(|g| g.permissions.has(Permission::ChangeTeams))
         .map(|g| g.organizer.id)
         .collect();
+    if organizers.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut found = Vec::new();
     for t in team::Entity::find()
         .filter(team::Column::OrganizerId.is_in(organizers))
@@ -94,7 +98,8 @@ pub async fn managed(
     Ok(found)
 }
 
-/// A team's newest tokens and how many it has.
+/// A team's first [`LISTED_PER_TEAM`] tokens (active first, each newest first) and how many it
+/// has.
 async fn newest_tokens(
     db: &impl ConnectionTrait,
     team_id: i64,
@@ -113,16 +118,16 @@ async fn newest_tokens(
 pub fn clean_name(name: &str) -> Result<String, Refused> {
     let name = name.trim();
     if name.is_empty() {
-        return Err(Refused::Name("Give the token a name."));
+        return Err(Refused::Name("Give the token a name.".to_owned()));
     }
     if name.chars().count() > MAX_NAME_LEN {
-        return Err(Refused::Name(
-            "The name is too long (190 characters at most).",
-        ));
+        return Err(Refused::Name(format!(
+            "The name is too long ({MAX_NAME_LEN} characters at most)."
+        )));
     }
     if name.chars().any(char::is_control) {
         return Err(Refused::Name(
-            "The name may not contain control characters.",
+            "The name may not contain control characters.".to_owned(),
         ));
     }
     Ok(name.to_owned())
@@ -139,9 +144,10 @@ pub struct Made {
     pub token: String,
 }
 
-/// Makes a token for the team when `caller` may manage it.
+/// Makes a token for the team when `caller` may manage it: the check and the new token in
+/// one transaction.
 pub async fn create(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     caller: &Caller,
     team_id: i64,
     name: &str,
@@ -150,13 +156,15 @@ pub async fn create(
         Ok(name) => name,
         Err(refused) => return Ok(Err(refused)),
     };
-    let Some(t) = team::Entity::find_by_id(team_id).one(db).await? else {
+    let txn = crate::db::begin_write(db).await?;
+    let Some(t) = team::Entity::find_by_id(team_id).one(&txn).await? else {
         return Ok(Err(Refused::NotYours));
     };
-    if !may_manage(db, caller, &t).await? {
+    if !may_manage(&txn, caller, &t).await? {
         return Ok(Err(Refused::NotYours));
     }
-    let (row, token) = teams::create_token(db, t.id, &name).await?;
+    let (row, token) = teams::create_token(&txn, t.id, &name).await?;
+    crate::db::commit(txn).await?;
     Ok(Ok(Made {
         team: t,
         row,
@@ -164,28 +172,29 @@ pub async fn create(
     }))
 }
 
-/// Revokes a token of a team `caller` may manage: it stops working at once. Revoking a
-/// revoked token changes nothing.
+/// Revokes a token of a team `caller` may manage, in one transaction: it stops working at
+/// once. Revoking a revoked token changes nothing.
 pub async fn revoke(
-    db: &impl ConnectionTrait,
+    db: &DatabaseConnection,
     caller: &Caller,
     token_id: i64,
 ) -> Result<Result<team_token::Model, Refused>, DbErr> {
-    let sql = "SELECT t.* FROM teams t JOIN team_tokens tt ON tt.team_id = t.id WHERE tt.id = $1";
-    let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, [token_id.into()]);
-    let Some(t) = team::Model::find_by_statement(stmt).one(db).await? else {
+    let txn = crate::db::begin_write(db).await?;
+    let Some(token) = team_token::Entity::find_by_id(token_id).one(&txn).await? else {
         return Ok(Err(Refused::NotYours));
     };
-    if !may_manage(db, caller, &t).await? {
+    let Some(t) = team::Entity::find_by_id(token.team_id).one(&txn).await? else {
+        return Ok(Err(Refused::NotYours));
+    };
+    if !may_manage(&txn, caller, &t).await? {
         return Ok(Err(Refused::NotYours));
     }
-    let Some(token) = team_token::Entity::find_by_id(token_id).one(db).await? else {
-        return Ok(Err(Refused::NotYours));
-    };
     if !token.active {
         return Ok(Ok(token));
     }
     let mut row: team_token::ActiveModel = token.into();
     row.active = Set(false);
-    Ok(Ok(row.update(db).await?))
+    let revoked = row.update(&txn).await?;
+    crate::db::commit(txn).await?;
+    Ok(Ok(revoked))
 }

@@ -196,7 +196,8 @@ pub async fn shared_behaviour<E: Endpoint>(
         }
     };
     let (resp, queries) = count_queries(i18n::with_lang(lang, answer)).await;
-    if resp.status().is_success()
+    // A page's form answers a done write with a redirect (303), an API call with 2xx.
+    if (resp.status().is_success() || resp.status().is_redirection())
         && may_change_configuration(&method, &path)
         && let Some(state) = state
     {

@@ -1,10 +1,11 @@
 //! An instant as pretix's API prints one: ISO 8601 in UTC with `Z`, with six decimals when it
 //! has a fraction of a second (`2026-11-27T17:39:51.123456Z`) and none when it has not
-//! (`2026-11-27T17:39:51Z`). Reading accepts any RFC 3339 instant.
+//! (`2026-11-27T17:39:51Z`). Reading accepts any RFC 3339 instant, kept to the microsecond
+//! (as the database keeps it, so that an answer and a later read agree).
 
 use std::borrow::Cow;
 
-use chrono::{DateTime, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, SecondsFormat, SubsecRound, Timelike, Utc};
 use poem_openapi::registry::MetaSchemaRef;
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
 use serde_json::Value;
@@ -15,7 +16,7 @@ pub struct Timestamp(pub DateTime<Utc>);
 
 /// `t` as pretix prints an instant (see the module's documentation).
 pub fn iso(t: DateTime<Utc>) -> String {
-    let places = if t.nanosecond() == 0 {
+    let places = if t.nanosecond() / 1_000 == 0 {
         SecondsFormat::Secs
     } else {
         SecondsFormat::Micros
@@ -70,7 +71,7 @@ impl Type for Timestamp {
 impl ParseFromJSON for Timestamp {
     fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
         DateTime::<Utc>::parse_from_json(value)
-            .map(Self)
+            .map(|t| Self(t.trunc_subsecs(6)))
             .map_err(ParseError::propagate)
     }
 }
@@ -101,5 +102,15 @@ mod tests {
         assert_eq!(iso(whole), "2026-11-27T17:39:51Z");
         let fraction = whole + chrono::Duration::microseconds(120_000);
         assert_eq!(iso(fraction), "2026-11-27T17:39:51.120000Z");
+        let finer = whole + chrono::Duration::nanoseconds(999);
+        assert_eq!(iso(finer), "2026-11-27T17:39:51Z");
+    }
+
+    #[test]
+    fn a_time_read_is_kept_to_the_microsecond() {
+        use poem_openapi::types::ParseFromJSON;
+        let sent = serde_json::json!("2026-11-27T18:39:51.1234567+01:00");
+        let read = super::Timestamp::parse_from_json(Some(sent)).expect("an instant");
+        assert_eq!(iso(read.0), "2026-11-27T17:39:51.123456Z");
     }
 }

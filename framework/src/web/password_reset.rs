@@ -14,6 +14,12 @@ use crate::domain::password_resets::{self, ResetError};
 use crate::domain::users;
 use crate::state::AppState;
 
+/// Reset requests worked on at once, after their answers; more are answered and dropped.
+const AT_ONCE: usize = 32;
+
+static REQUESTS: std::sync::LazyLock<std::sync::Arc<tokio::sync::Semaphore>> =
+    std::sync::LazyLock::new(|| std::sync::Arc::new(tokio::sync::Semaphore::new(AT_ONCE)));
+
 /// Where a person goes once the new password is set.
 pub const DONE: &str = "/login?reset=done";
 
@@ -56,20 +62,26 @@ pub async fn request(req: &Request, body: Body, state: Data<&AppState>) -> Respo
         );
     }
     // Answered before the work is done, so that a known address takes no longer than an
-    // unknown one.
-    let (db, mailer, url, to) = (
-        state.db.clone(),
-        state.mailer.clone(),
-        state.public_url.clone(),
-        email.clone(),
-    );
-    tokio::spawn(async move {
-        match password_resets::request(&db, &to, &url).await {
-            Ok(true) => mailer.wake(),
-            Ok(false) => {}
-            Err(error) => tracing::error!(%error, "password reset link not sent"),
+    // unknown one; at most [`AT_ONCE`] requests are worked on, the others answered alike.
+    match REQUESTS.clone().try_acquire_owned() {
+        Ok(permit) => {
+            let (db, mailer, url, to) = (
+                state.db.clone(),
+                state.mailer.clone(),
+                state.public_url.clone(),
+                email.clone(),
+            );
+            tokio::spawn(async move {
+                match password_resets::request(&db, &to, &url).await {
+                    Ok(true) => mailer.wake(),
+                    Ok(false) => {}
+                    Err(error) => tracing::error!(%error, "password reset link not sent"),
+                }
+                drop(permit);
+            });
         }
-    });
+        Err(_) => tracing::warn!("too many password reset requests at once: one not worked on"),
+    }
     page(
         req,
         &state,

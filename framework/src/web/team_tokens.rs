@@ -121,7 +121,7 @@ pub async fn create(req: &Request, body: Body, state: Data<&AppState>) -> Respon
         Ok(Err(Refused::NotYours)) => not_found("team"),
         Ok(Err(Refused::Name(error))) => {
             let draft = Draft {
-                error: Some(error.to_owned()),
+                error: Some(error),
                 ..draft
             };
             match section(&state.db, &caller, &draft).await {

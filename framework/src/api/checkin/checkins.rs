@@ -1,6 +1,5 @@
 //! The scans of an event: `{event}/checkins/`.
 
-use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::Request;
 use poem::web::Data;
@@ -15,6 +14,7 @@ use crate::domain::checkin::{CheckinRow, Direction};
 use crate::http::error::ListResult;
 use crate::http::{ApiError, Auth, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A check-in as the event's list shows it.
 #[derive(Object)]

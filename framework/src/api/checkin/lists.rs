@@ -1,7 +1,6 @@
 //! Check-in lists of an event: `{event}/checkinlists/`, each list's status and the scans
 //! it refused.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -29,6 +28,7 @@ use crate::http::{
     patched,
 };
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A check-in list.
 #[derive(Object)]

@@ -1,7 +1,6 @@
 //! What scanning a ticket takes and answers, for a list's `redeem/` and the organizer's
 //! `checkinrpc/redeem/`.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use poem_openapi::payload::Json;
@@ -13,6 +12,7 @@ use crate::domain::checkin::redeem::{Outcome, Status};
 use crate::domain::devices::profiles;
 use crate::http::{Auth, I18nString};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// The list a scan was made on.
 #[derive(Object)]

@@ -1,7 +1,6 @@
 //! The organizer's scanning across lists and events: `checkinrpc/redeem/`,
 //! `checkinrpc/search/` and `checkinrpc/annul/`.
 
-use crate::values::Timestamp;
 use poem::Request;
 use poem::http::StatusCode;
 use poem::web::Data;
@@ -23,6 +22,7 @@ use crate::domain::webhooks;
 use crate::http::error::{DeleteResult, ListResult, WriteResult};
 use crate::http::{ApiError, Auth, JsonBody, Page};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A check-in to annul.
 #[derive(Object)]

@@ -1,7 +1,6 @@
 //! What finding tickets answers, for a list's `positions/` and the organizer's
 //! `checkinrpc/search/`.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use poem::Request;
@@ -20,6 +19,7 @@ use crate::domain::permissions::Permission;
 use crate::http::error::ListResult;
 use crate::http::{ApiError, Money, Page, PageRequest};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// A check-in of a position, as positions show it.
 #[derive(Object)]

@@ -1,7 +1,6 @@
 //! An order changed as pretix's `orders/{code}/change/`: positions patched, canceled, split
 //! off or added, fees canceled, added or patched, taxes computed again, in one request.
 
-use crate::values::Timestamp;
 use chrono::{DateTime, Utc};
 use poem::web::Data;
 use poem_openapi::param::{Path, Query};
@@ -16,6 +15,7 @@ use crate::domain::orders::{
 use crate::http::error::WriteResult;
 use crate::http::{Auth, JsonBody, Money, patched};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 use super::wire::OrderOut;
 use super::{FeeCreate, change_orders, lifecycle_error, seller, shown};

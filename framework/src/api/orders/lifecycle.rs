@@ -1,7 +1,6 @@
 //! An order's lifecycle: paid, canceled (and reactivated), approved or denied, back to
 //! pending, expired, its term extended, its secrets made anew, its link mailed again.
 
-use crate::values::Timestamp;
 use poem::web::Data;
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
@@ -12,6 +11,7 @@ use crate::domain::orders::{self, Transition};
 use crate::http::error::WriteResult;
 use crate::http::{Auth, JsonBody, NoContent};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 use super::wire::OrderOut;
 use super::{change_orders, lifecycle_error, seller, shown};

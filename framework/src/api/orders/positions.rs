@@ -2,7 +2,6 @@
 //! listed with pretix's filters, read, changed and canceled through the order change's
 //! rules, and the prints scanners report.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use poem::Request;
@@ -22,6 +21,7 @@ use crate::domain::permissions::Permission;
 use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest, patched};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 use super::change::{AddPosition, PositionChange};
 use super::wire::{Answer, OrderView, PositionOut};

@@ -1,7 +1,6 @@
 //! Refunds of an order (`orders/{code}/refunds/`), their state changes, and giving back a
 //! payment through its provider (`payments/{id}/refund/`), as pretix.
 
-use crate::values::Timestamp;
 use std::collections::BTreeMap;
 
 use poem::Request;
@@ -14,6 +13,7 @@ use serde_json::Value;
 use super::wire::{RefundOut, refund};
 use super::{change_orders, lifecycle_error, seller, viewed};
 use crate::api::Tag;
+use crate::values::Timestamp;
 
 use crate::domain::orders::refunds::{self, NewRefund, Step};
 use crate::http::error::{ListResult, ReadResult, WriteResult};

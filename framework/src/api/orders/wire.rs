@@ -1,7 +1,6 @@
 //! The order resources' wire types: an order, its positions, fees, payments and refunds as
 //! the API shows them.
 
-use crate::values::Timestamp;
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDate;
@@ -16,6 +15,7 @@ use crate::domain::orders::{self, Details, Order, file_answers};
 use crate::http::auth::EventAccess;
 use crate::http::{Decimal2, Money, patched};
 use crate::state::AppState;
+use crate::values::Timestamp;
 
 /// An answer to a question.
 #[derive(Object, Clone)]
