@@ -103,7 +103,7 @@ pub async fn posted_form(
 
 /// [`posted_form`] for a form about one of the user's objects, with the object's ID from the
 /// path; an ID that is no number is answered like an unknown one (404, naming `what`).
-async fn posted_about(
+pub(super) async fn posted_about(
     req: &Request,
     id: &str,
     body: Body,

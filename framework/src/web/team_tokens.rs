@@ -9,7 +9,7 @@ use poem::web::{Data, Path};
 use poem::{Body, Request, Response, handler};
 use serde::Serialize;
 
-use super::account::{posted_form, show};
+use super::account::{posted_about, posted_form, show};
 use super::applications::{Section, not_found};
 use super::{field, redirect, render, server_error};
 use crate::domain::grants::Caller;
@@ -151,12 +151,9 @@ pub async fn revoke(
     body: Body,
     state: Data<&AppState>,
 ) -> Response {
-    let form = match posted_form(req, body, &state).await {
-        Ok(form) => form,
+    let (form, id) = match posted_about(req, &id, body, &state, "token").await {
+        Ok(found) => found,
         Err(answer) => return answer,
-    };
-    let Ok(id) = id.parse::<i64>() else {
-        return not_found("token");
     };
     let caller = match users::caller(&state.db, form.user.id).await {
         Ok(caller) => caller,

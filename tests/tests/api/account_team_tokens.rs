@@ -34,6 +34,26 @@ async fn ada_in<'a>(app: &'a TestApp, teams: &[i64]) -> (Browser<'a>, String) {
     (browser, csrf)
 }
 
+/// Posts the form making a token for team `team` named `name`, with this CSRF token.
+async fn make_token(
+    browser: &mut Browser<'_>,
+    csrf: &str,
+    team: impl ToString,
+    name: &str,
+) -> tessera_tests::Reply {
+    let team = team.to_string();
+    browser
+        .post(
+            "/account/team-tokens",
+            &[
+                ("csrfmiddlewaretoken", csrf),
+                ("team", &team),
+                ("name", name),
+            ],
+        )
+        .await
+}
+
 /// The token shown on the page answering the form.
 fn shown_token(page: &str) -> String {
     let start = page
@@ -64,16 +84,7 @@ async fn a_team_admin_makes_a_token_sees_it_once_uses_it_and_revokes_it() {
     assert!(listed.contains("<label for=\"team-token-name\">"));
     assert!(listed.contains("Owners"));
 
-    let made = browser
-        .post(
-            "/account/team-tokens",
-            &[
-                ("csrfmiddlewaretoken", &csrf),
-                ("team", &owners.to_string()),
-                ("name", " Box office sync "),
-            ],
-        )
-        .await;
+    let made = make_token(&mut browser, &csrf, owners, " Box office sync ").await;
     assert_eq!(made.status, 200, "{}", made.body);
     let token = shown_token(html(&made));
     let events = app.get("/api/v1/organizers/acme/events/", &token).await;
@@ -116,16 +127,7 @@ async fn people_who_may_not_change_teams_see_no_section_and_cannot_make_tokens()
     let (mut browser, csrf) = ada_in(&app, &[box_office]).await;
     let page = browser.get("/account").await;
     assert!(!html(&page).contains("Team API tokens"));
-    let refused = browser
-        .post(
-            "/account/team-tokens",
-            &[
-                ("csrfmiddlewaretoken", &csrf),
-                ("team", &box_office.to_string()),
-                ("name", "mine"),
-            ],
-        )
-        .await;
+    let refused = make_token(&mut browser, &csrf, box_office, "mine").await;
     assert_eq!(refused.status, 404, "{}", refused.body);
     let tokens = app
         .get(&format!("{TEAMS}{box_office}/tokens/"), &admin)
@@ -170,16 +172,7 @@ async fn a_team_admin_never_manages_a_team_reaching_further_than_they_do() {
         "a team for all events is beyond her"
     );
 
-    let refused = browser
-        .post(
-            "/account/team-tokens",
-            &[
-                ("csrfmiddlewaretoken", &csrf),
-                ("team", &everything.to_string()),
-                ("name", "mine"),
-            ],
-        )
-        .await;
+    let refused = make_token(&mut browser, &csrf, everything, "mine").await;
     assert_eq!(refused.status, 404);
     let revoke = browser
         .post(
@@ -207,29 +200,10 @@ async fn a_token_form_without_a_name_or_csrf_token_makes_nothing() {
     )
     .await;
     let (mut browser, csrf) = ada_in(&app, &[owners]).await;
-    let owners = owners.to_string();
-    let unnamed = browser
-        .post(
-            "/account/team-tokens",
-            &[
-                ("csrfmiddlewaretoken", &csrf),
-                ("team", &owners),
-                ("name", "  "),
-            ],
-        )
-        .await;
+    let unnamed = make_token(&mut browser, &csrf, owners, "  ").await;
     assert_eq!(unnamed.status, 400);
     assert!(html(&unnamed).contains("Give the token a name."));
-    let forged = browser
-        .post(
-            "/account/team-tokens",
-            &[
-                ("csrfmiddlewaretoken", "forged"),
-                ("team", &owners),
-                ("name", "x"),
-            ],
-        )
-        .await;
+    let forged = make_token(&mut browser, "forged", owners, "x").await;
     assert_eq!(forged.status, 403);
     let tokens = app.get(&format!("{TEAMS}{owners}/tokens/"), &admin).await;
     assert_eq!(tokens.body["count"], 0);
