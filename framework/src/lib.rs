@@ -20,6 +20,7 @@ pub mod http;
 pub mod logging;
 pub mod metrics;
 pub mod ops;
+pub mod pdf;
 pub mod plugin;
 pub mod state;
 pub mod values;

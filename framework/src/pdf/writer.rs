@@ -1,0 +1,312 @@
+//! Writes a PDF of pages drawn with paths, forms and text in the built-in faces. Text is
+//! real text: each face used is embedded as a subset of the glyphs set, with a map back to
+//! the characters so that the text can be searched and copied.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
+use pdf_writer::{Chunk, Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+use subsetter::GlyphRemapper;
+
+use super::fonts::{FaceId, glyph_for};
+
+/// A page written so far.
+struct PageOut {
+    width: f32,
+    height: f32,
+    content: Vec<u8>,
+    forms: Vec<Ref>,
+}
+
+/// The glyphs of one face used in the document, numbered as in its subset.
+#[derive(Default)]
+struct FontUse {
+    glyphs: GlyphRemapper,
+    chars: BTreeMap<u16, char>,
+}
+
+/// A document being drawn, one page at a time.
+pub struct Writer {
+    pages: Vec<PageOut>,
+    current: Option<PageOut>,
+    content: Content,
+    fonts: [Option<FontUse>; 5],
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Writer({} pages)", self.pages.len())
+    }
+}
+
+/// Names of the font resources, by face number.
+const FONT_NAMES: [&[u8]; 5] = [b"F0", b"F1", b"F2", b"F3", b"F4"];
+
+/// The resource name of the `i`th form of a page.
+fn form_name(i: usize) -> String {
+    format!("X{i}")
+}
+
+impl Writer {
+    /// An empty document.
+    pub fn new() -> Self {
+        Writer {
+            pages: Vec::new(),
+            current: None,
+            content: Content::new(),
+            fonts: Default::default(),
+        }
+    }
+
+    /// Starts a page of this size in points; the one before it is done.
+    pub fn start_page(&mut self, width: f32, height: f32) {
+        self.end_page();
+        self.current = Some(PageOut {
+            width,
+            height,
+            content: Vec::new(),
+            forms: Vec::new(),
+        });
+    }
+
+    fn end_page(&mut self) {
+        if let Some(mut page) = self.current.take() {
+            let content = std::mem::replace(&mut self.content, Content::new());
+            page.content = content.finish().into_vec();
+            self.pages.push(page);
+        }
+    }
+
+    /// The current page's content stream, for colours, paths and transformations.
+    pub fn content(&mut self) -> &mut Content {
+        &mut self.content
+    }
+
+    /// Draws a form (an object of the prelude given to [`Writer::finish`]) with the current
+    /// transformation.
+    pub fn draw_form(&mut self, form: Ref) {
+        let Some(page) = self.current.as_mut() else {
+            return;
+        };
+        let index = match page.forms.iter().position(|f| *f == form) {
+            Some(i) => i,
+            None => {
+                page.forms.push(form);
+                page.forms.len() - 1
+            }
+        };
+        self.content.x_object(Name(form_name(index).as_bytes()));
+    }
+
+    /// Sets a line of text with its baseline starting at `(x, y)` in points, in the style's
+    /// face and, for characters it lacks, the fallback face.
+    pub fn text(&mut self, style: FaceId, size: f32, x: f32, y: f32, text: &str) {
+        let mut x = x;
+        let mut run: Vec<u8> = Vec::new();
+        let mut run_face = None;
+        let mut run_x = x;
+        self.content.begin_text();
+        for c in text.chars() {
+            let (face, glyph) = glyph_for(style, c);
+            if run_face != Some(face) {
+                if let Some(f) = run_face {
+                    self.show(f, size, run_x, y, &run);
+                }
+                run.clear();
+                run_face = Some(face);
+                run_x = x;
+            }
+            let used = self.fonts[face as usize].get_or_insert_with(FontUse::default);
+            let new = used.glyphs.remap(glyph);
+            if glyph != 0 {
+                used.chars.entry(new).or_insert(c);
+            }
+            run.extend_from_slice(&new.to_be_bytes());
+            x += face.face().advance(glyph) * size / 1000.0;
+        }
+        if let Some(f) = run_face {
+            self.show(f, size, run_x, y, &run);
+        }
+        self.content.end_text();
+    }
+
+    fn show(&mut self, face: FaceId, size: f32, x: f32, y: f32, glyphs: &[u8]) {
+        self.content
+            .set_font(Name(FONT_NAMES[face as usize]), size)
+            .set_text_matrix([1.0, 0.0, 0.0, 1.0, x, y])
+            .show(Str(glyphs));
+    }
+
+    /// The finished file. `prelude` holds objects the pages draw (their refs below
+    /// `first_free`, the first ref it leaves free).
+    pub fn finish(mut self, prelude: Option<&Chunk>, first_free: i32, title: &str) -> Vec<u8> {
+        self.end_page();
+        let mut next = Ref::new(first_free.max(1));
+        let mut pdf = Pdf::new();
+        if let Some(chunk) = prelude {
+            pdf.extend(chunk);
+        }
+        let catalog = next.bump();
+        let tree = next.bump();
+        let info = next.bump();
+        let fonts: Vec<(FaceId, Ref)> = FaceId::ALL
+            .iter()
+            .filter(|f| self.fonts[**f as usize].is_some())
+            .map(|f| (*f, next.bump()))
+            .collect();
+        let page_refs: Vec<(Ref, Ref)> = self
+            .pages
+            .iter()
+            .map(|_| (next.bump(), next.bump()))
+            .collect();
+        pdf.catalog(catalog).pages(tree);
+        pdf.pages(tree)
+            .kids(page_refs.iter().map(|(p, _)| *p))
+            .count(page_refs.len() as i32);
+        pdf.document_info(info)
+            .title(TextStr(title))
+            .producer(TextStr("Tessera"));
+        for (page, (page_ref, content_ref)) in self.pages.iter().zip(&page_refs) {
+            let mut p = pdf.page(*page_ref);
+            p.parent(tree)
+                .media_box(Rect::new(0.0, 0.0, page.width, page.height))
+                .contents(*content_ref);
+            let mut resources = p.resources();
+            if !fonts.is_empty() {
+                let mut dict = resources.fonts();
+                for (face, font_ref) in &fonts {
+                    dict.pair(Name(FONT_NAMES[*face as usize]), *font_ref);
+                }
+            }
+            if !page.forms.is_empty() {
+                let mut dict = resources.x_objects();
+                for (i, form) in page.forms.iter().enumerate() {
+                    dict.pair(Name(form_name(i).as_bytes()), *form);
+                }
+            }
+            resources.finish();
+            p.finish();
+            pdf.stream(*content_ref, &deflate(&page.content))
+                .filter(Filter::FlateDecode);
+        }
+        for (face, font_ref) in fonts {
+            if let Some(used) = self.fonts[face as usize].take() {
+                write_font(&mut pdf, &mut next, face, font_ref, &used);
+            }
+        }
+        pdf.finish()
+    }
+}
+
+/// Compresses a stream, quickly: documents are made while people wait.
+pub fn deflate(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() / 2 + 64);
+    let mut encoder = flate2::write::ZlibEncoder::new(&mut out, flate2::Compression::fast());
+    // Writing to a Vec does not fail.
+    let _ = encoder.write_all(data);
+    let _ = encoder.finish();
+    out
+}
+
+/// The six capital letters naming a subset, from the glyphs it holds.
+fn subset_tag(glyphs: &GlyphRemapper) -> String {
+    let mut hash: u32 = 2_166_136_261;
+    for g in glyphs.remapped_gids() {
+        for b in g.to_be_bytes() {
+            hash = (hash ^ u32::from(b)).wrapping_mul(16_777_619);
+        }
+    }
+    (0..6)
+        .map(|i| char::from(b'A' + ((hash >> (i * 5)) % 26) as u8))
+        .collect()
+}
+
+/// Writes a face's subset as a Type 0 font with its descendant, descriptor, file and map
+/// back to the characters.
+fn write_font(pdf: &mut Pdf, next: &mut Ref, face_id: FaceId, font_ref: Ref, used: &FontUse) {
+    let face = face_id.face();
+    let (cid_ref, descriptor_ref, file_ref, cmap_ref) =
+        (next.bump(), next.bump(), next.bump(), next.bump());
+    let name = format!("{}+{}", subset_tag(&used.glyphs), face.postscript_name);
+    let name = Name(name.as_bytes());
+    pdf.type0_font(font_ref)
+        .base_font(name)
+        .encoding_predefined(Name(b"Identity-H"))
+        .descendant_font(cid_ref)
+        .to_unicode(cmap_ref);
+    let mut cid = pdf.cid_font(cid_ref);
+    cid.subtype(CidFontType::Type2)
+        .base_font(name)
+        .system_info(SystemInfo {
+            registry: Str(b"Adobe"),
+            ordering: Str(b"Identity"),
+            supplement: 0,
+        })
+        .font_descriptor(descriptor_ref)
+        .default_width(0.0)
+        .cid_to_gid_map_predefined(Name(b"Identity"));
+    let widths: Vec<f32> = used
+        .glyphs
+        .remapped_gids()
+        .map(|g| face.advance(g))
+        .collect();
+    cid.widths().consecutive(0, widths);
+    cid.finish();
+    let m = &face.metrics;
+    let bbox = m.bounds.map_or(Rect::new(0.0, 0.0, 1000.0, 1000.0), |b| {
+        Rect::new(
+            face.per_mille(b.x_min),
+            face.per_mille(b.y_min),
+            face.per_mille(b.x_max),
+            face.per_mille(b.y_max),
+        )
+    });
+    let mut flags = if face_id == FaceId::Fallback {
+        FontFlags::SYMBOLIC
+    } else {
+        FontFlags::NON_SYMBOLIC
+    };
+    if face.italic {
+        flags |= FontFlags::ITALIC;
+    }
+    // The built-in faces subset (a test sets text in each); were one ever to fail, the text
+    // stays in the file, shown with a fallback font by readers.
+    let subset = subsetter::subset(face.data, 0, &used.glyphs).ok();
+    let mut descriptor = pdf.font_descriptor(descriptor_ref);
+    descriptor
+        .name(name)
+        .flags(flags)
+        .bbox(bbox)
+        .italic_angle(m.italic_angle)
+        .ascent(face.per_mille(m.ascent))
+        .descent(face.per_mille(m.descent))
+        .cap_height(face.per_mille(m.cap_height.unwrap_or(m.ascent)))
+        .stem_v(80.0);
+    if subset.is_some() {
+        descriptor.font_file2(file_ref);
+    }
+    descriptor.finish();
+    if let Some(subset) = subset {
+        pdf.stream(file_ref, &deflate(&subset))
+            .filter(Filter::FlateDecode);
+    }
+    let mut cmap = UnicodeCmap::new(
+        Name(b"Custom"),
+        SystemInfo {
+            registry: Str(b"Adobe"),
+            ordering: Str(b"UCS"),
+            supplement: 0,
+        },
+    );
+    for (glyph, c) in &used.chars {
+        cmap.pair(*glyph, *c);
+    }
+    pdf.cmap(cmap_ref, &cmap.finish());
+}
