@@ -43,6 +43,7 @@ pub mod tax_rules;
 pub mod team_members;
 pub mod team_tokens;
 pub mod teams;
+pub mod tickets;
 pub mod tokens;
 pub mod users;
 pub mod vouchers;

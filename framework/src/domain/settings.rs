@@ -423,6 +423,41 @@ fn core_settings() -> Vec<SettingDef> {
             "Minutes a cart reserves its products.",
         ),
         SettingDef::new(
+            "ticket_download",
+            Bool,
+            json!(false),
+            "Allow customers to download tickets",
+            "Offers the tickets on the order page (the API and mails do not ask).",
+        ),
+        SettingDef::new(
+            "ticket_download_addons",
+            Bool,
+            json!(false),
+            "Tickets for add-on products",
+            "Add-on products get tickets of their own.",
+        ),
+        SettingDef::new(
+            "ticket_download_nonadm",
+            Bool,
+            json!(true),
+            "Tickets for non-admission products",
+            "Products that admit nobody get tickets too.",
+        ),
+        SettingDef::new(
+            "ticket_download_pending",
+            Bool,
+            json!(false),
+            "Tickets for pending orders",
+            "Orders not yet paid may download their tickets.",
+        ),
+        SettingDef::new(
+            "mail_attach_tickets",
+            Bool,
+            json!(true),
+            "Attach tickets to e-mails",
+            "The e-mails of paid and free orders carry the tickets as files, unless too large.",
+        ),
+        SettingDef::new(
             "payment_term_days",
             // pretix allows a million days; nearly three years is more than any term needs.
             Int { min: 0, max: 1000 },

@@ -20,11 +20,13 @@ use crate::db::entities::event;
 use crate::domain::devices::profiles::DeviceProfile;
 use crate::domain::extensions::Extensions;
 pub use crate::domain::extensions::payments as payment;
+pub use crate::domain::extensions::tickets as ticket_output;
 pub use crate::domain::extensions::{Hook, OrderEvent};
 use crate::domain::orders::Order;
 use crate::domain::settings::{SettingDef, SettingsRegistry};
 pub use api::PluginApi;
 use payment::{ManualPayment, PaymentProvider};
+use ticket_output::TicketOutput;
 
 /// Where a plugin works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,6 +49,11 @@ pub trait Plugin: Send + Sync + 'static {
     fn version(&self) -> &str;
     /// One-line description.
     fn description(&self) -> &str;
+    /// The name of its pretix counterpart (e.g. `pretix.plugins.banktransfer`), which an
+    /// event's `plugins` list may use in its place, as pretix's clients write it.
+    fn pretix_name(&self) -> Option<&str> {
+        None
+    }
     /// Where it works; per event unless it says otherwise.
     fn level(&self) -> PluginLevel {
         PluginLevel::Event
@@ -62,6 +69,11 @@ pub trait Plugin: Send + Sync + 'static {
     }
     /// Payment providers the plugin brings; offered for events that enable the plugin.
     fn payment_providers(&self) -> Vec<Arc<dyn PaymentProvider>> {
+        Vec::new()
+    }
+    /// Ticket outputs (files a ticket can be downloaded as) offered for events that enable
+    /// the plugin.
+    fn ticket_outputs(&self) -> Vec<Arc<dyn TicketOutput>> {
         Vec::new()
     }
     /// HTTP endpoints under `/api/v1/organizers/{organizer}/events/{event}/plugins/{name}/`
@@ -126,9 +138,11 @@ impl PluginRegistry {
         self.plugins.push(plugin);
     }
 
-    /// The plugin of that name.
+    /// The plugin of that name, or of that pretix counterpart.
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Plugin>> {
-        self.plugins.iter().find(|p| p.name() == name)
+        self.plugins
+            .iter()
+            .find(|p| p.name() == name || p.pretix_name() == Some(name))
     }
 
     /// Whether a plugin of that name is registered.
@@ -143,11 +157,18 @@ impl PluginRegistry {
 
     /// The registered plugins an event enables, in the order of its list.
     pub fn enabled_for(&self, ev: &event::Model) -> Vec<&Arc<dyn Plugin>> {
-        crate::values::stored::string_list(&ev.plugins)
+        let mut enabled: Vec<&Arc<dyn Plugin>> = Vec::new();
+        for plugin in crate::values::stored::string_list(&ev.plugins)
             .iter()
             .filter_map(|name| self.get(name))
             .filter(|p| p.level() != PluginLevel::Organizer)
-            .collect()
+        {
+            // Named twice (as itself and as its pretix counterpart), it is enabled once.
+            if !enabled.iter().any(|e| e.name() == plugin.name()) {
+                enabled.push(plugin);
+            }
+        }
+        enabled
     }
 
     /// The core settings and those every plugin declares.
@@ -199,6 +220,14 @@ impl Extensions for PluginRegistry {
                 .flat_map(|p| p.payment_providers()),
         );
         all
+    }
+
+    /// The ticket outputs of the plugins the event enables.
+    fn ticket_outputs(&self, ev: &event::Model) -> Vec<Arc<dyn TicketOutput>> {
+        self.enabled_for(ev)
+            .into_iter()
+            .flat_map(|p| p.ticket_outputs())
+            .collect()
     }
 
     /// Tells the plugins the event enables that one of its orders changed.

@@ -43,6 +43,10 @@ impl Plugin for BankTransfer {
         "Payment by bank transfer, with an import of bank transactions"
     }
 
+    fn pretix_name(&self) -> Option<&str> {
+        Some("pretix.plugins.banktransfer")
+    }
+
     /// Per event for the payment provider; the organizer's bank imports
     /// (`bankimportjobs/`) always, as pretix's.
     fn level(&self) -> PluginLevel {

@@ -793,3 +793,30 @@ async fn a_plugins_own_webhook_action_types_can_be_listened_to() {
     assert_eq!(payload["code"], order.body["code"]);
     assert_eq!(payload["event"], "conf");
 }
+
+#[tokio::test]
+async fn an_event_may_name_a_plugin_by_its_pretix_counterpart_and_keeps_the_name_it_was_given() {
+    let s = setup(json!(["pretix.plugins.banktransfer", "banktransfer"])).await;
+    let shown = s.app.get(&format!("{EVENT}/"), &s.token).await;
+    assert_eq!(
+        shown.body["plugins"],
+        json!(["pretix.plugins.banktransfer", "banktransfer"])
+    );
+    let r = s
+        .patch(
+            &format!("{EVENT}/settings/"),
+            json!({"banktransfer_iban": IBAN, "banktransfer_account_holder": "Acme GmbH"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = s.order("banktransfer").await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["payments"].as_array().map(Vec::len), Some(1));
+    let unknown = s
+        .patch(
+            &format!("{EVENT}/"),
+            json!({"plugins": ["pretix.plugins.nosuchthing"]}),
+        )
+        .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+}

@@ -9,6 +9,7 @@
 
 pub mod hooks;
 pub mod payments;
+pub mod tickets;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use sea_orm::DbErr;
 
 pub use hooks::{Hook, OrderEvent};
 use payments::PaymentProvider;
+use tickets::TicketOutput;
 
 use crate::db::entities::event;
 use crate::domain::devices::profiles::DeviceProfile;
@@ -42,6 +44,10 @@ pub trait Extensions: Send + Sync + 'static {
             .into_iter()
             .find(|p| p.identifier() == identifier)
     }
+
+    /// The ticket outputs of the extensions the event enables, whether or not its settings
+    /// switch them off ([`crate::domain::tickets::outputs`] minds those).
+    fn ticket_outputs(&self, ev: &event::Model) -> Vec<Arc<dyn TicketOutput>>;
 
     /// The device security profiles the extensions bring, beside the core's.
     fn device_profiles(&self) -> Vec<DeviceProfile>;

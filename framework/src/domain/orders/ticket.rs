@@ -65,6 +65,21 @@ impl TicketNames {
         Ok(names)
     }
 
+    /// An item of the positions.
+    pub fn item(&self, id: i64) -> Option<&item::Model> {
+        self.items.get(&id)
+    }
+
+    /// A variation of the positions.
+    pub fn variation(&self, id: i64) -> Option<&item_variation::Model> {
+        self.variations.get(&id)
+    }
+
+    /// A date of the positions.
+    pub fn subevent(&self, id: i64) -> Option<&subevent::Model> {
+        self.subevents.get(&id)
+    }
+
     /// Whether the position's item admits someone (pretix's `admission`); unknown items do.
     pub fn admits(&self, p: &order_position::Model) -> bool {
         self.items.get(&p.item_id).is_none_or(|i| i.admission)

@@ -1,0 +1,193 @@
+//! Tickets a person holds: which positions get one, when an order's tickets may be
+//! downloaded, and what a ticket says ([`variables`]). Ticket files are made by the ticket
+//! outputs extensions bring ([`crate::domain::extensions::tickets`]).
+
+pub mod variables;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use sea_orm::{DatabaseConnection, DbErr};
+use serde_json::Value;
+
+use crate::db::entities::{event, order, order_position};
+use crate::domain::cache::EventSettings;
+use crate::domain::extensions::Extensions;
+use crate::domain::extensions::tickets::{TicketFile, TicketOutput, TicketRequest};
+use crate::domain::orders::ticket::TicketNames;
+use crate::domain::orders::{Order, status};
+use variables::{Ticket, TicketDetails};
+
+/// Why a ticket cannot be had, in pretix's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAvailable {
+    /// The order is canceled or expired.
+    CanceledOrExpired,
+    /// The order is pending and its tickets are not valid yet.
+    Pending,
+    /// The position's product has no ticket.
+    NotForProduct,
+}
+
+impl NotAvailable {
+    /// The message for the client.
+    pub fn message(self) -> &'static str {
+        match self {
+            NotAvailable::CanceledOrExpired => {
+                "Downloads are not available for canceled or expired orders."
+            }
+            NotAvailable::Pending => "Downloads are not available for pending orders.",
+            NotAvailable::NotForProduct => "Downloads are not enabled for this product.",
+        }
+    }
+}
+
+fn flag(settings: &EventSettings, key: &str) -> bool {
+    settings.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Whether an order's tickets may be downloaded now: not canceled or expired, and paid
+/// unless its tickets are valid while pending or the event lets pending orders have them.
+pub fn order_allows(
+    o: &order::Model,
+    settings: &EventSettings,
+    now: DateTime<Utc>,
+) -> Result<(), NotAvailable> {
+    match status(o, now) {
+        "c" | "e" => Err(NotAvailable::CanceledOrExpired),
+        "n" if !(o.valid_if_pending || flag(settings, "ticket_download_pending")) => {
+            Err(NotAvailable::Pending)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether an order lists its downloads (pretix's `downloads`): paid, or pending without
+/// an approval to wait for and with tickets valid while pending.
+pub fn lists_downloads(o: &order::Model, settings: &EventSettings, now: DateTime<Utc>) -> bool {
+    match status(o, now) {
+        "p" => true,
+        "n" => {
+            !o.require_approval && (o.valid_if_pending || flag(settings, "ticket_download_pending"))
+        }
+        _ => false,
+    }
+}
+
+/// Whether a position gets a ticket (pretix's `generate_ticket`): never when canceled; as
+/// its product says
+/// when it says; else not for add-ons unless the event gives them tickets, nor for
+/// products that admit nobody unless the event gives those tickets.
+pub fn has_ticket(
+    p: &order_position::Model,
+    names: &TicketNames,
+    settings: &EventSettings,
+) -> bool {
+    if p.canceled {
+        return false;
+    }
+    let item = names.item(p.item_id);
+    if let Some(explicit) = item.and_then(|i| i.generate_tickets) {
+        return explicit;
+    }
+    if p.addon_to_id.is_some() && !flag(settings, "ticket_download_addons") {
+        return false;
+    }
+    if !item.is_none_or(|i| i.admission) && !flag(settings, "ticket_download_nonadm") {
+        return false;
+    }
+    true
+}
+
+/// The ticket outputs an event offers: those of the extensions it enables, unless its
+/// setting `ticketoutput_<identifier>__enabled` is off.
+pub fn outputs(
+    extensions: &dyn Extensions,
+    ev: &event::Model,
+    settings: &EventSettings,
+) -> Vec<Arc<dyn TicketOutput>> {
+    extensions
+        .ticket_outputs(ev)
+        .into_iter()
+        .filter(|o| {
+            let key = format!("ticketoutput_{}__enabled", o.identifier());
+            settings.get(key.as_str()).and_then(Value::as_bool) != Some(false)
+        })
+        .collect()
+}
+
+/// The name a ticket file is downloaded as, as pretix names it:
+/// `<EVENT>-<CODE>[-<position number>]-<output><extension>`.
+pub fn file_name(
+    ev: &event::Model,
+    o: &order::Model,
+    position: Option<i32>,
+    output: &str,
+    extension: &str,
+) -> String {
+    let event = ev.slug.to_uppercase();
+    match position {
+        Some(n) => format!("{event}-{}-{n}-{output}{extension}", o.code),
+        None => format!("{event}-{}-{output}{extension}", o.code),
+    }
+}
+
+/// Makes the file of an order's tickets with an output: of one position (`only`), or of
+/// every position that has a ticket.
+pub async fn render(
+    db: &DatabaseConnection,
+    output: &dyn TicketOutput,
+    ev: &event::Model,
+    o: &Order,
+    settings: &EventSettings,
+    only: Option<i64>,
+) -> Result<TicketFile, DbErr> {
+    let names = TicketNames::load(db, &o.positions).await?;
+    let details = TicketDetails::load(db, ev).await?;
+    let now = crate::values::now();
+    let tickets = o
+        .positions
+        .iter()
+        .filter(|p| match only {
+            Some(id) => p.id == id,
+            None => has_ticket(p, &names, settings),
+        })
+        .map(|p| ticket(ev, o, p, &names, &details))
+        .collect();
+    let request = TicketRequest {
+        event: ev,
+        order: &o.row,
+        tickets,
+        now,
+    };
+    output.render(db, &request).await
+}
+
+/// A position's ticket, with its seat (or its parent's) and first check-in.
+pub fn ticket<'a>(
+    ev: &'a event::Model,
+    o: &'a Order,
+    p: &'a order_position::Model,
+    names: &'a TicketNames,
+    details: &'a TicketDetails,
+) -> Ticket<'a> {
+    let parent = p
+        .addon_to_id
+        .and_then(|id| o.positions.iter().find(|q| q.id == id));
+    let seat_id = p.seat_id.or_else(|| parent.and_then(|q| q.seat_id));
+    Ticket {
+        event: ev,
+        order: &o.row,
+        position: p,
+        positions: &o.positions,
+        seat: seat_id.and_then(|id| o.seats.iter().find(|s| s.id == id)),
+        first_scan: o
+            .checkins
+            .iter()
+            .filter(|c| c.position_id == p.id && c.kind == "entry")
+            .map(|c| c.datetime)
+            .min(),
+        names,
+        details,
+    }
+}
