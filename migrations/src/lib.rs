@@ -36,6 +36,7 @@ mod m0031_team_invites;
 mod m0032_sales_channels;
 mod m0033_subevent_seats;
 mod m0034_password_resets;
+mod m0035_pdf_layouts;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -81,6 +82,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0032_sales_channels::Migration),
             Box::new(m0033_subevent_seats::Migration),
             Box::new(m0034_password_resets::Migration),
+            Box::new(m0035_pdf_layouts::Migration),
         ]
     }
 }
