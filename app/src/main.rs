@@ -9,6 +9,8 @@ use tessera::App;
 /// The plugins this binary is built with, in one place.
 fn with_plugins(app: App) -> App {
     app.plugin(tessera_plugin_banktransfer::BankTransfer)
+        .plugin(tessera_plugin_ticketoutputpdf::PdfTickets)
+        .plugin(tessera_plugin_ticketoutputpdf::Badges)
 }
 
 /// Stack of each runtime thread. Requests are polled on the runtime's worker threads, and

@@ -235,6 +235,14 @@ impl Server {
                 get(crate::web::orders::payment_page),
             )
             .at(
+                "/:organizer/:event/order/:code/:secret/download/:output",
+                get(crate::web::orders::ticket_download),
+            )
+            .at(
+                "/:organizer/:event/order/:code/:secret/download/:output/:position",
+                get(crate::web::orders::ticket_download),
+            )
+            .at(
                 "/login",
                 get(crate::web::login::login_page).post(crate::web::login::login),
             )

@@ -23,7 +23,7 @@ impl MigrationTrait for Migration {
                 .col(string_len("name", 190))
                 .col(boolean("is_default").default(false))
                 .col(json_binary("layout"))
-                .col(string_len_null("background", 64))
+                .col(string_len_null("background", 300))
                 .col(double("width_mm"))
                 .col(double("height_mm"))
                 .col(big_integer("version").default(1))

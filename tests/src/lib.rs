@@ -104,6 +104,8 @@ pub struct Reply {
     pub body: Value,
     /// Response headers.
     pub headers: HeaderMap,
+    /// The body as sent.
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
@@ -220,6 +222,7 @@ impl TestApp {
             status,
             body,
             headers,
+            bytes,
         }
     }
 

@@ -414,6 +414,12 @@ async fn seed_demo_event(state: &AppState, org: &organizer::Model) -> Result<(),
         date_to: Set(Some(start + chrono::Duration::days(2))),
         location: Set(Some(json!({"en": "Berlin"}))),
         timezone: Set("Europe/Berlin".into()),
+        plugins: Set(json!(
+            ["ticketoutputpdf", "badges"]
+                .into_iter()
+                .filter(|p| state.plugins.knows(p))
+                .collect::<Vec<_>>()
+        )),
         ..Default::default()
     };
     let demo = events::insert(db, row).await?;
@@ -654,6 +660,8 @@ async fn seed_demo_sales(
     let mut on = serde_json::Map::new();
     on.insert("waiting_list_enabled".into(), json!(true));
     on.insert("payment_manual__enabled".into(), json!(true));
+    // Buyers download their tickets from the order page.
+    on.insert("ticket_download".into(), json!(true));
     settings::update(db, &state.settings, scope, &on)
         .await?
         .map_err(|e| invalid(format!("demo settings: {e:?}")))?;

@@ -236,7 +236,8 @@ impl FilesApi {
     /// Send the file as the raw body. The answer's `id` goes into the field that takes the
     /// file (an item's `picture`, the answer to a file question); it is valid for 24 hours and
     /// only for the same caller. Uploading needs a permission of a field that takes files
-    /// (`can_change_items` or `can_change_orders` for some event); 403 otherwise. Accepted
+    /// (`can_change_items`, `can_change_orders` or `can_change_event_settings` for some event);
+    /// 403 otherwise. Accepted
     /// types are those such a field takes: PNG, JPEG, GIF and WebP images and PDF (415 for
     /// any other), whose contents must be what the `Content-Type` says (400 otherwise), up
     /// to 10 MB each (413). Each caller may keep at most 100 unused
@@ -262,7 +263,8 @@ impl FilesApi {
         if !may_upload(&auth.0) {
             return Err(ApiError::forbidden_because(
                 "Uploading files needs a permission to change something that takes them: \
-                 can_change_items or can_change_orders for some event.",
+                 can_change_items, can_change_orders or can_change_event_settings for some \
+                 event.",
             )
             .into());
         }

@@ -1,7 +1,6 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
-pub mod badges;
 pub mod carts;
 pub mod categories;
 pub mod checkin;
@@ -12,6 +11,7 @@ pub mod files;
 pub mod giftcards;
 pub mod item_parts;
 pub mod items;
+pub mod layouts;
 pub mod meta;
 pub mod oauth;
 pub mod orders;
@@ -29,6 +29,7 @@ pub mod talk;
 pub mod taxrules;
 pub mod team_members;
 pub mod teams;
+pub mod tickets;
 pub mod vouchers;
 pub mod waiting_list;
 pub mod webhooks;
@@ -121,6 +122,7 @@ pub fn ticketing_api() -> impl OpenApi {
             (
                 orders::positions::PositionsApi,
                 orders::file_answers::FileAnswersApi,
+                tickets::TicketsApi,
             ),
             orders::payments::PaymentsApi,
             orders::refunds::RefundsApi,
@@ -134,7 +136,7 @@ pub fn ticketing_api() -> impl OpenApi {
             oauth::ProfileApi,
             resellers::ResellersApi,
             secrets::SecretsApi,
-            badges::BadgesApi,
+            layouts::LayoutsApi,
         ),
         (devices::DevicesApi, device_protocol::DeviceProtocolApi),
         (

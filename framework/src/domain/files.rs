@@ -93,10 +93,13 @@ pub const DOCUMENT_TYPES: [&str; 20] = [
 ];
 
 /// The write permissions of the fields that claim uploads (an item's picture needs
-/// `can_change_items` for its event, a file answer `can_change_orders`); an upload needs one
-/// of them.
-pub const CLAIMING_PERMISSIONS: [Permission; 2] =
-    [Permission::ChangeItems, Permission::ChangeOrders];
+/// `can_change_items` for its event, a file answer `can_change_orders`, a layout's
+/// background `can_change_event_settings`); an upload needs one of them.
+pub const CLAIMING_PERMISSIONS: [Permission; 3] = [
+    Permission::ChangeItems,
+    Permission::ChangeOrders,
+    Permission::ChangeEventSettings,
+];
 
 /// Longest stored file name, extension included.
 pub const MAX_FILENAME_LEN: usize = 100;

@@ -17,6 +17,7 @@ pub mod files;
 pub mod giftcards;
 pub mod grants;
 pub mod items;
+pub mod layouts;
 pub mod login_failures;
 pub mod mail;
 pub mod meta;

@@ -191,3 +191,60 @@ pub fn ticket<'a>(
         details,
     }
 }
+
+/// Why a download was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownloadRefused {
+    /// The event offers no output of that identifier.
+    UnknownOutput,
+    /// The ticket cannot be had.
+    NotAvailable(NotAvailable),
+}
+
+/// A ticket file ready to download, with its name.
+#[derive(Debug)]
+pub struct Download {
+    /// The file.
+    pub file: TicketFile,
+    /// The name to save it as.
+    pub file_name: String,
+}
+
+/// The file of an order's tickets (or of one position's, `position`) from the output
+/// `identifier`, as the API serves it.
+pub async fn download(
+    db: &DatabaseConnection,
+    extensions: &dyn Extensions,
+    ev: &event::Model,
+    settings: &EventSettings,
+    o: &Order,
+    position: Option<&order_position::Model>,
+    identifier: &str,
+) -> Result<Result<Download, DownloadRefused>, DbErr> {
+    let Some(output) = outputs(extensions, ev, settings)
+        .into_iter()
+        .find(|out| out.identifier() == identifier)
+    else {
+        return Ok(Err(DownloadRefused::UnknownOutput));
+    };
+    if let Err(refused) = order_allows(&o.row, settings, crate::values::now()) {
+        return Ok(Err(DownloadRefused::NotAvailable(refused)));
+    }
+    if let Some(p) = position {
+        let names = TicketNames::load(db, [p]).await?;
+        if !has_ticket(p, &names, settings) {
+            return Ok(Err(DownloadRefused::NotAvailable(
+                NotAvailable::NotForProduct,
+            )));
+        }
+    }
+    let file = render(db, output.as_ref(), ev, o, settings, position.map(|p| p.id)).await?;
+    let file_name = file_name(
+        ev,
+        &o.row,
+        position.map(|p| p.positionid),
+        identifier,
+        &file.extension,
+    );
+    Ok(Ok(Download { file, file_name }))
+}

@@ -165,6 +165,13 @@ impl Window {
             results,
         }
     }
+
+    /// The page of a list held whole in memory (a short one, such as an event's layouts).
+    pub fn slice<T>(self, all: Vec<T>) -> Page<T> {
+        let (offset, limit) = (self.offset as usize, self.limit as usize);
+        let results = all.into_iter().skip(offset).take(limit).collect();
+        self.page(results)
+    }
 }
 
 /// The paginated list envelope.

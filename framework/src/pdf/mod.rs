@@ -14,4 +14,4 @@ pub mod writer;
 
 pub use background::Background;
 pub use layout::{Layout, LayoutError, Source};
-pub use render::{MM, Prepared, Values};
+pub use render::{MM, Prepared, Values, render};

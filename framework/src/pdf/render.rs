@@ -1,7 +1,7 @@
 //! Renders a layout: one sheet (a ticket, a badge) for each set of values, each sheet the
 //! background's pages with the layout's areas drawn on them, all sheets in one file.
 
-use pdf_writer::Content;
+use pdf_writer::{Chunk, Content, Ref};
 
 use super::background::Background;
 use super::fonts::{FaceId, width};
@@ -51,33 +51,84 @@ impl Prepared {
 
     /// One file of a sheet for each of `sheets`, titled `title`.
     pub fn render(&self, sheets: &[&dyn Values], title: &str) -> Vec<u8> {
-        let mut doc = Writer::new();
-        let sizes = self.page_sizes();
-        for sheet in sheets {
-            for (index, (w, h)) in sizes.iter().enumerate() {
-                doc.start_page(*w, *h);
-                if let Some(form) = self.background.as_ref().and_then(|b| b.forms.get(index)) {
-                    doc.content().save_state();
-                    doc.draw_form(*form);
-                    doc.content().restore_state();
-                }
-                let page = index as u32 + 1;
-                for area in self.layout.areas.iter().filter(|a| a.page == page) {
-                    draw_area(
-                        &mut doc,
-                        *sheet,
-                        area.left * MM,
-                        area.bottom * MM,
-                        &area.kind,
-                    );
-                }
+        let pairs: Vec<(&Prepared, &dyn Values)> = sheets.iter().map(|s| (self, *s)).collect();
+        render(&pairs, title)
+    }
+
+    /// The languages the layout's areas ask for beside the document's.
+    pub fn locales(&self) -> Vec<String> {
+        let mut locales: Vec<String> = self
+            .layout
+            .areas
+            .iter()
+            .filter_map(|a| match &a.kind {
+                AreaKind::Text(t) => t.source.locale.clone(),
+                AreaKind::Barcode { source, .. } => source.locale.clone(),
+                _ => None,
+            })
+            .collect();
+        locales.sort();
+        locales.dedup();
+        locales
+    }
+}
+
+/// One file of sheets, each rendered with its own prepared layout, titled `title`. The
+/// backgrounds of different layouts are numbered apart in the file.
+pub fn render(sheets: &[(&Prepared, &dyn Values)], title: &str) -> Vec<u8> {
+    let mut prelude = Chunk::new();
+    let mut first_free = 1;
+    // Where each layout's background objects begin, by the layout's address.
+    let mut offsets: Vec<(*const Prepared, i32)> = Vec::new();
+    for (prepared, _) in sheets {
+        let key = std::ptr::from_ref(*prepared);
+        let Some(b) = &prepared.background else {
+            continue;
+        };
+        if offsets.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        let offset = first_free - 1;
+        if offset == 0 {
+            prelude.extend(&b.chunk);
+        } else {
+            prelude.extend(&b.chunk.renumber(|r| Ref::new(r.get() + offset)));
+        }
+        first_free += b.first_free - 1;
+        offsets.push((key, offset));
+    }
+    let mut doc = Writer::new();
+    for (prepared, values) in sheets {
+        let key = std::ptr::from_ref(*prepared);
+        let offset = offsets
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or(0, |(_, o)| *o);
+        for (index, (w, h)) in prepared.page_sizes().iter().enumerate() {
+            doc.start_page(*w, *h);
+            if let Some(form) = prepared
+                .background
+                .as_ref()
+                .and_then(|b| b.forms.get(index))
+            {
+                doc.content().save_state();
+                doc.draw_form(Ref::new(form.get() + offset));
+                doc.content().restore_state();
+            }
+            let page = index as u32 + 1;
+            for area in prepared.layout.areas.iter().filter(|a| a.page == page) {
+                draw_area(
+                    &mut doc,
+                    *values,
+                    area.left * MM,
+                    area.bottom * MM,
+                    &area.kind,
+                );
             }
         }
-        match &self.background {
-            Some(b) => doc.finish(Some(&b.chunk), b.first_free, title),
-            None => doc.finish(None, 1, title),
-        }
     }
+    let prelude = (first_free > 1).then_some(&prelude);
+    doc.finish(prelude, first_free, title)
 }
 
 fn fill(content: &mut Content, [r, g, b]: [u8; 3]) {

@@ -194,6 +194,10 @@ impl Extensions for PluginRegistry {
         }
     }
 
+    fn knows(&self, name: &str) -> bool {
+        self.is_registered(name)
+    }
+
     /// The device security profiles every plugin brings.
     fn device_profiles(&self) -> Vec<DeviceProfile> {
         self.plugins

@@ -2,6 +2,8 @@
 //! reached through the secret links the API gives out (`url`, `payment_url`).
 
 use poem::error::ResponseError;
+use std::sync::Arc;
+
 use poem::handler;
 use poem::http::StatusCode;
 use poem::web::{Data, Html};
@@ -9,9 +11,11 @@ use poem::{IntoResponse, Request, Response};
 use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
 
 use crate::db::entities::{event, item, item_variation, order};
+use crate::domain::cache::EventSettings;
 use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{self, Order};
 use crate::domain::sale::product_name;
+use crate::domain::{settings, tickets};
 use crate::http::Money;
 use crate::state::AppState;
 use crate::values::i18n::I18nString;
@@ -168,12 +172,116 @@ async fn order_answer(state: &AppState, org: &str, ev: &str, code: &str, secret:
         Ok(tickets) => tickets,
         Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
     };
+    let offered = match offered_outputs(state, &e, &order).await {
+        Ok(offered) => offered,
+        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
+    };
+    let link = format!("/{org}/{ev}/order/{}/{secret}/download", order.row.code);
+    let downloads = Downloads {
+        link: &link,
+        outputs: &offered.0,
+        settings: &offered.1,
+    };
     crate::web::render_with_policy(
         StatusCode::OK,
         "order.html",
-        order_context(&e, &order, &names, &tickets),
+        order_context(&e, &order, &names, &tickets, &downloads),
         ORDER_PAGE_POLICY,
     )
+}
+
+/// The ticket files the order page offers: outputs offered to buyers, when the event lets
+/// buyers download tickets (`ticket_download`) and the order may have them; with the
+/// event's settings.
+async fn offered_outputs(
+    state: &AppState,
+    e: &event::Model,
+    order: &Order,
+) -> Result<(Vec<(String, String)>, Arc<EventSettings>), sea_orm::DbErr> {
+    let cache = state.cache.current().await;
+    let values = settings::of_event(&state.db, &state.settings, cache, e).await?;
+    let on = values
+        .get("ticket_download")
+        .and_then(serde_json::Value::as_bool)
+        == Some(true);
+    let outputs = if on && tickets::lists_downloads(&order.row, &values, crate::values::now()) {
+        tickets::outputs(&*state.plugins, e, &values)
+            .into_iter()
+            .filter(|o| o.offered_to_customers())
+            .map(|o| (o.identifier().to_owned(), o.name().to_owned()))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok((outputs, values))
+}
+
+/// What the order page links to download.
+struct Downloads<'a> {
+    /// `.../download`, the start of each link.
+    link: &'a str,
+    /// The outputs' identifiers and names.
+    outputs: &'a [(String, String)],
+    settings: &'a EventSettings,
+}
+
+/// A ticket file through the order's secret link: the whole order's
+/// (`.../download/{output}`) or one position's (`.../download/{output}/{position}`), as the
+/// order page offers them.
+#[handler]
+pub async fn ticket_download(req: &Request, state: Data<&AppState>) -> Response {
+    let names = ["organizer", "event", "code", "secret", "output"];
+    let Some([org, ev, code, secret, output]) = params(req, names) else {
+        return protect(not_found());
+    };
+    let position = req.raw_path_param("position");
+    protect(
+        match download_answer(&state, [org, ev, code, secret], output, position).await {
+            Ok(answer) => answer,
+            Err(err) => crate::http::ApiError::from(err).as_response(),
+        },
+    )
+}
+
+async fn download_answer(
+    state: &AppState,
+    [org, ev, code, secret]: [&str; 4],
+    output: &str,
+    position: Option<&str>,
+) -> Result<Response, sea_orm::DbErr> {
+    let Some((e, order)) = find(state, org, ev, code, secret).await? else {
+        return Ok(not_found());
+    };
+    let (offered, values) = offered_outputs(state, &e, &order).await?;
+    if !offered.iter().any(|(id, _)| id == output) {
+        return Ok(not_found());
+    }
+    let p = match position {
+        Some(id) => match order.positions.iter().find(|p| p.id.to_string() == id) {
+            Some(p) => Some(p.clone()),
+            None => return Ok(not_found()),
+        },
+        None => None,
+    };
+    let plugins = &*state.plugins;
+    match tickets::download(&state.db, plugins, &e, &values, &order, p.as_ref(), output).await? {
+        Ok(d) => Ok(Response::builder()
+            .content_type(d.file.content_type)
+            .header(
+                poem::http::header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{}\"", d.file_name),
+            )
+            .body(d.file.data)),
+        Err(tickets::DownloadRefused::UnknownOutput) => Ok(not_found()),
+        Err(tickets::DownloadRefused::NotAvailable(why)) => Ok((
+            StatusCode::FORBIDDEN,
+            Html(format!(
+                "<!doctype html><title>Not available</title><p>{}</p>",
+                escape(why.message())
+            )),
+        )
+            .into_response()),
+    }
 }
 
 /// The order page's policy: [`CONTENT_SECURITY_POLICY`] with the page's own inline styles
@@ -198,6 +306,7 @@ fn order_context(
     order: &Order,
     names: &[String],
     tickets: &TicketNames,
+    downloads: &Downloads<'_>,
 ) -> minijinja::Value {
     let o = &order.row;
     let status = orders::status(o, crate::values::now());
@@ -209,7 +318,23 @@ fn order_context(
         .map(|p| {
             let seat = order.seats.iter().find(|s| Some(s.id) == p.seat_id);
             let t = orders::ticket::text(e, o, p, tickets, seat);
+            let files: Vec<minijinja::Value> =
+                if crate::domain::tickets::has_ticket(p, tickets, downloads.settings) {
+                    downloads
+                        .outputs
+                        .iter()
+                        .map(|(id, name)| {
+                            minijinja::context! {
+                                url => format!("{}/{id}/{}", downloads.link, p.id),
+                                name => name,
+                            }
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
             minijinja::context! {
+                downloads => files,
                 qr_svg => qr_svg(&p.secret).unwrap_or_default(),
                 secret => p.secret,
                 event => t.event,
@@ -247,7 +372,13 @@ fn order_context(
             }
         })
         .collect();
+    let order_files: Vec<minijinja::Value> = downloads
+        .outputs
+        .iter()
+        .map(|(id, name)| minijinja::context! { url => format!("{}/{id}", downloads.link), name => name })
+        .collect();
     minijinja::context! {
+        downloads => order_files,
         event => I18nString::from_stored(&e.name).localize(&o.locale),
         code => o.code,
         status => status_text(status),

@@ -267,6 +267,6 @@ impl ChangeApi {
         if mails {
             state.mailer.wake();
         }
-        Ok(Json(shown(&state, &ev, o)))
+        Ok(Json(shown(&state, &ev, o).await?))
     }
 }

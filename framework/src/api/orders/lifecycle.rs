@@ -200,5 +200,5 @@ async fn transition(
     if mails {
         state.mailer.wake();
     }
-    Ok(Json(shown(state, &ev, o)))
+    Ok(Json(shown(state, &ev, o).await?))
 }

@@ -336,8 +336,13 @@ pub(crate) fn seller<'a>(state: &'a AppState, ev: &'a EventAccess) -> Seller<'a>
     state.seller(&ev.organizer.slug)
 }
 
-pub(super) fn shown(state: &AppState, ev: &EventAccess, o: Order) -> OrderOut {
-    OrderView::new(state, ev, std::slice::from_ref(&o)).show(o)
+pub(super) async fn shown(
+    state: &AppState,
+    ev: &EventAccess,
+    o: Order,
+) -> Result<OrderOut, ApiError> {
+    let view = OrderView::load(state, ev, std::slice::from_ref(&o)).await?;
+    Ok(view.show(o))
 }
 
 #[OpenApi(tag = "Tag::Orders")]
@@ -412,7 +417,7 @@ impl OrdersApi {
         let window = PageRequest::new(req, &state.public_url, page.0, page_size.0)
             .window(orders::count(&state.db, q.clone()).await?)?;
         let rows = orders::page(&state.db, q, window.offset, window.limit).await?;
-        let mut view = OrderView::new(&state, &ev, &rows);
+        let mut view = OrderView::load(&state, &ev, &rows).await?;
         if pdf_data.0 == Some(true) {
             let names =
                 TicketNames::load(&state.db, rows.iter().flat_map(|o| &o.positions)).await?;
@@ -444,7 +449,7 @@ impl OrdersApi {
         code: Path<String>,
     ) -> ReadResult<Json<OrderOut>> {
         let (ev, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
-        Ok(Json(shown(&state, &ev, o)))
+        Ok(Json(shown(&state, &ev, o).await?))
     }
 
     /// Change an order's details
@@ -474,7 +479,7 @@ impl OrdersApi {
         let o = orders::change_details(seller(&state, &ev), &ev.event, &code, body.0.into())
             .await
             .map_err(lifecycle_error)?;
-        Ok(Json(shown(&state, &ev, o)))
+        Ok(Json(shown(&state, &ev, o).await?))
     }
 
     /// Create an order
@@ -548,7 +553,7 @@ impl OrdersApi {
             Err(PlaceError::Db(e)) => return Err(e.into()),
         };
         state.mailer.wake();
-        Ok(Created::Created(Json(shown(&state, &ev, placed))))
+        Ok(Created::Created(Json(shown(&state, &ev, placed).await?)))
     }
 }
 

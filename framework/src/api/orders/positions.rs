@@ -209,7 +209,7 @@ fn info(b: &AttendeeBody, uploader: String) -> Result<PositionInfo, ApiError> {
 }
 
 /// The position `id` as its order shows it.
-fn position_of(
+async fn position_of(
     state: &AppState,
     ev: &crate::http::auth::EventAccess,
     o: Order,
@@ -217,7 +217,8 @@ fn position_of(
 ) -> Result<PositionOut, ApiError> {
     let p = o.positions.iter().find(|p| p.id == id).cloned();
     let p = p.ok_or_else(|| ApiError::not_found("Not found."))?;
-    Ok(OrderView::new(state, ev, std::slice::from_ref(&o)).position(&o, &p))
+    let view = OrderView::load(state, ev, std::slice::from_ref(&o)).await?;
+    Ok(view.position(&o, &p))
 }
 
 /// Order positions.
@@ -315,7 +316,7 @@ impl PositionsApi {
         let listed =
             positions::page(&state.db, id, &filter, now, window.offset, window.limit).await?;
         let orders: Vec<Order> = listed.orders.values().cloned().collect();
-        let mut view = OrderView::new(&state, &ev, &orders);
+        let mut view = OrderView::load(&state, &ev, &orders).await?;
         if pdf_data.0 == Some(true) {
             let names = TicketNames::load(&state.db, &listed.positions).await?;
             view = view.with_pdf_data(&ev.event, names);
@@ -351,9 +352,8 @@ impl PositionsApi {
         let (o, p) = positions::find(&state.db, ev.event.id, id.0, all)
             .await?
             .ok_or_else(|| ApiError::not_found("Not found."))?;
-        Ok(Json(
-            OrderView::new(&state, &ev, std::slice::from_ref(&o)).position(&o, &p),
-        ))
+        let view = OrderView::load(&state, &ev, std::slice::from_ref(&o)).await?;
+        Ok(Json(view.position(&o, &p)))
     }
 
     /// Change an order position
@@ -386,7 +386,7 @@ impl PositionsApi {
         let o = positions::patch(seller(&state, &ev), &ev.event, patch)
             .await
             .map_err(position_error)?;
-        Ok(Json(position_of(&state, &ev, o, id.0)?))
+        Ok(Json(position_of(&state, &ev, o, id.0).await?))
     }
 
     /// Add a position to an order
@@ -420,7 +420,9 @@ impl PositionsApi {
                 ),
                 e => lifecycle_error(e),
             })?;
-        Ok(Created::Created(Json(position_of(&state, &ev, o, id)?)))
+        Ok(Created::Created(Json(
+            position_of(&state, &ev, o, id).await?,
+        )))
     }
 
     /// Cancel an order position

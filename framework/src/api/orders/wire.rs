@@ -2,6 +2,7 @@
 //! the API shows them.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::NaiveDate;
 use poem_openapi::Object;
@@ -9,13 +10,16 @@ use poem_openapi::types::MaybeUndefined;
 use serde_json::{Map, Value};
 
 use crate::db::entities::{event, order_fee, order_payment, order_position, seat};
+use crate::domain::cache::EventSettings;
 use crate::domain::orders::refunds::Refund;
 use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{self, Details, Order, file_answers};
+use crate::domain::{settings, tickets};
 use crate::http::auth::EventAccess;
 use crate::http::{Decimal2, Money, patched};
 use crate::state::AppState;
 use crate::values::Timestamp;
+use sea_orm::DbErr;
 
 /// An answer to a question.
 #[derive(Object, Clone)]
@@ -104,6 +108,19 @@ pub struct PositionOut {
     /// order list with `pdf_data=true`.
     #[oai(skip_serializing_if_is_none)]
     pub pdf_data: Option<BTreeMap<String, Value>>,
+    /// The ticket files of the position, once the order may have them and when its
+    /// product has a ticket.
+    pub downloads: Vec<DownloadOut>,
+}
+
+/// A ticket file to download.
+#[derive(Object)]
+#[oai(rename = "TicketDownloadLink")]
+pub struct DownloadOut {
+    /// The output's identifier, e.g. `pdf`.
+    pub output: String,
+    /// Where the file is.
+    pub url: String,
 }
 
 /// A successful check-in of a position.
@@ -286,6 +303,8 @@ pub struct OrderOut {
     pub valid_if_pending: bool,
     /// Free data of API clients.
     pub api_meta: BTreeMap<String, Value>,
+    /// The order's ticket files, once it is paid (or pending with tickets valid then).
+    pub downloads: Vec<DownloadOut>,
 }
 
 pub(super) fn object(v: &Value) -> BTreeMap<String, Value> {
@@ -310,7 +329,17 @@ pub struct OrderView<'a> {
     organizer: &'a str,
     event: &'a str,
     seats: HashMap<i64, seat::Model>,
-    tickets: Option<(&'a event::Model, TicketNames)>,
+    pdf_data: Option<&'a event::Model>,
+    names: Option<TicketNames>,
+    downloads: Downloads,
+}
+
+/// What `downloads` lists: the ticket outputs offered to buyers, with the event's settings
+/// deciding which orders and positions have tickets.
+#[derive(Default)]
+struct Downloads {
+    outputs: Vec<String>,
+    settings: Arc<EventSettings>,
 }
 
 /// A ticket's text variables as pretix's `pdf_data` shows them, with its (here no) images.
@@ -323,10 +352,46 @@ pub(crate) fn pdf_data_out(vars: BTreeMap<String, String>) -> BTreeMap<String, V
     out
 }
 
+/// What `downloads` depends on: the outputs offered to buyers with the event's settings,
+/// and the positions' products when there is an output.
+async fn downloads_of(
+    db: &impl sea_orm::ConnectionTrait,
+    state: &AppState,
+    ev: &EventAccess,
+    orders: &[Order],
+) -> Result<(Downloads, Option<TicketNames>), DbErr> {
+    let cache = state.cache.current().await;
+    let settings = settings::of_event(db, &state.settings, cache, &ev.event).await?;
+    let outputs: Vec<String> = tickets::outputs(&*state.plugins, &ev.event, &settings)
+        .into_iter()
+        .filter(|o| o.offered_to_customers())
+        .map(|o| o.identifier().to_owned())
+        .collect();
+    let names = if outputs.is_empty() {
+        None
+    } else {
+        Some(TicketNames::load(db, orders.iter().flat_map(|o| &o.positions)).await?)
+    };
+    Ok((Downloads { outputs, settings }, names))
+}
+
 impl<'a> OrderView<'a> {
-    /// Prepares the view of these orders.
-    pub fn new(state: &'a AppState, ev: &'a EventAccess, orders: &[Order]) -> Self {
-        Self {
+    /// Prepares the view of these orders: the seats they hold, and the ticket outputs and
+    /// settings their `downloads` depend on (with the positions' products when the event
+    /// offers an output).
+    pub async fn load(
+        state: &'a AppState,
+        ev: &'a EventAccess,
+        orders: &[Order],
+    ) -> Result<Self, DbErr> {
+        // A request holding its transaction (an idempotent write) reads through it.
+        let (downloads, names) = if crate::db::unit_of_work::is_holding() {
+            let txn = crate::db::begin_write(&state.db).await?;
+            downloads_of(&*txn, state, ev, orders).await?
+        } else {
+            downloads_of(&state.db, state, ev, orders).await?
+        };
+        Ok(Self {
             public_url: &state.public_url,
             organizer: &ev.organizer.slug,
             event: &ev.event.slug,
@@ -335,14 +400,51 @@ impl<'a> OrderView<'a> {
                 .flat_map(|o| &o.seats)
                 .map(|s| (s.id, s.clone()))
                 .collect(),
-            tickets: None,
-        }
+            pdf_data: None,
+            names,
+            downloads,
+        })
     }
 
     /// Shows each position's text variables (`pdf_data`), with the names loaded for them.
     pub fn with_pdf_data(mut self, ev: &'a event::Model, names: TicketNames) -> Self {
-        self.tickets = Some((ev, names));
+        self.pdf_data = Some(ev);
+        self.names = Some(names);
         self
+    }
+
+    /// The download links of an order (`position` none) or of one of its positions.
+    fn downloads(&self, o: &Order, position: Option<&order_position::Model>) -> Vec<DownloadOut> {
+        let d = &self.downloads;
+        if d.outputs.is_empty()
+            || !tickets::lists_downloads(&o.row, &d.settings, crate::values::now())
+        {
+            return Vec::new();
+        }
+        let base = format!(
+            "{}/api/v1/organizers/{}/events/{}",
+            self.public_url, self.organizer, self.event
+        );
+        let resource = match position {
+            Some(p) => {
+                let has = self
+                    .names
+                    .as_ref()
+                    .is_some_and(|n| tickets::has_ticket(p, n, &d.settings));
+                if !has {
+                    return Vec::new();
+                }
+                format!("{base}/orderpositions/{}/download", p.id)
+            }
+            None => format!("{base}/orders/{}/download", o.row.code),
+        };
+        d.outputs
+            .iter()
+            .map(|output| DownloadOut {
+                output: output.clone(),
+                url: format!("{resource}/{output}/"),
+            })
+            .collect()
     }
 
     /// The order as shown.
@@ -379,6 +481,7 @@ impl<'a> OrderView<'a> {
             checkin_text: r.checkin_text.clone(),
             valid_if_pending: r.valid_if_pending,
             api_meta: object(&r.api_meta),
+            downloads: self.downloads(&o, None),
         }
     }
 
@@ -386,9 +489,10 @@ impl<'a> OrderView<'a> {
     pub fn position(&self, o: &Order, p: &order_position::Model) -> PositionOut {
         let seat = p.seat_id.and_then(|id| self.seats.get(&id));
         PositionOut {
-            pdf_data: self.tickets.as_ref().map(|(ev, names)| {
+            pdf_data: self.pdf_data.zip(self.names.as_ref()).map(|(ev, names)| {
                 pdf_data_out(orders::ticket::pdf_data(ev, &o.row, p, names, seat))
             }),
+            downloads: self.downloads(o, Some(p)),
             checkins: o
                 .checkins
                 .iter()

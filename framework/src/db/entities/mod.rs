@@ -30,6 +30,8 @@ pub mod order_position;
 pub mod order_refund;
 pub mod organizer;
 pub mod outbox_mail;
+pub mod pdf_layout;
+pub mod pdf_layout_item;
 pub mod print_log;
 pub mod question;
 pub mod question_item;

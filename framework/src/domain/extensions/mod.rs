@@ -55,6 +55,9 @@ pub trait Extensions: Send + Sync + 'static {
     /// The webhook action types the extensions notify of, beside the core's.
     fn webhook_action_types(&self) -> Vec<String>;
 
+    /// Whether the server has an extension of that name (or of that pretix counterpart).
+    fn knows(&self, name: &str) -> bool;
+
     /// Whether the extension of that name answers for this event (or, without one, for its
     /// organizer).
     fn active_for(&self, name: &str, ev: Option<&event::Model>) -> bool;

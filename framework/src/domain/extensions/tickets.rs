@@ -43,6 +43,12 @@ pub trait TicketOutput: Send + Sync + 'static {
     /// A name for people, e.g. "PDF".
     fn name(&self) -> &str;
 
+    /// Whether buyers are offered it (in `downloads`, on the order page, in mails); else
+    /// only the API's download serves it (e.g. badges for the door).
+    fn offered_to_customers(&self) -> bool {
+        true
+    }
+
     /// Makes the file of the request's tickets.
     async fn render(
         &self,

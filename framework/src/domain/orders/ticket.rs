@@ -221,22 +221,3 @@ pub fn pdf_data(
     }
     vars.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
-
-/// The badge every event has: the attendee's name large, the event's name below it, on an
-/// A6 landscape card, in pretix's layout format (text areas naming ticket text variables).
-/// Each admission item is printed with it.
-pub fn default_badge_layout() -> serde_json::Value {
-    let text = |content: &str, bottom: &str, size: &str, bold: bool| {
-        serde_json::json!({
-            "type": "textarea", "page": 1, "locale": "",
-            "left": "10.00", "bottom": bottom, "width": "128.00",
-            "fontsize": size, "lineheight": "1.00", "color": [0, 0, 0, 1],
-            "fontfamily": "Open Sans", "bold": bold, "italic": false,
-            "align": "center", "content": content, "text": "", "rotation": 0,
-        })
-    };
-    serde_json::json!([
-        text("attendee_name", "55.00", "24.0", true),
-        text("event_name", "30.00", "14.0", false),
-    ])
-}

@@ -1,0 +1,148 @@
+//! Ticket downloads, as pretix's: `orders/{code}/download/{output}/` (the order's tickets in
+//! one file) and `orderpositions/{id}/download/{output}/` (one ticket). The rules are
+//! `domain::tickets`'; the files are made by the ticket outputs the event offers.
+
+use poem::Response;
+use poem::http::header;
+use poem::web::Data;
+use poem_openapi::OpenApi;
+use poem_openapi::param::Path;
+use poem_openapi::registry::{MetaMediaType, Registry};
+
+use super::Tag;
+use super::orders::viewed;
+use crate::domain::orders::positions;
+use crate::domain::permissions::Permission;
+use crate::domain::settings;
+use crate::domain::tickets::{self, Download, DownloadRefused};
+use crate::http::error::ReadResult;
+use crate::http::{ApiError, Auth};
+use crate::state::AppState;
+
+/// A ticket file, as an attachment.
+pub struct TicketDownload(Download);
+
+impl poem::IntoResponse for TicketDownload {
+    fn into_response(self) -> Response {
+        let Download { file, file_name } = self.0;
+        Response::builder()
+            .content_type(file.content_type)
+            .header(
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{file_name}\""),
+            )
+            .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+            .header(header::CACHE_CONTROL, "private, no-store")
+            .body(file.data)
+    }
+}
+
+impl poem_openapi::ApiResponse for TicketDownload {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        use poem_openapi::registry::{MetaResponse, MetaResponses};
+        use poem_openapi::types::Type;
+        MetaResponses {
+            responses: vec![MetaResponse {
+                description: "The ticket file, as an attachment.",
+                status: Some(200),
+                status_range: None,
+                content: ["application/pdf", "application/octet-stream"]
+                    .into_iter()
+                    .map(|content_type| MetaMediaType {
+                        content_type,
+                        schema: <poem_openapi::types::Binary<Vec<u8>>>::schema_ref(),
+                    })
+                    .collect(),
+                headers: vec![],
+            }],
+        }
+    }
+
+    fn register(_registry: &mut Registry) {}
+}
+
+fn refused(refusal: DownloadRefused) -> ApiError {
+    match refusal {
+        DownloadRefused::UnknownOutput => ApiError::not_found("Unknown output provider."),
+        DownloadRefused::NotAvailable(why) => ApiError::forbidden_because(why.message()),
+    }
+}
+
+/// Ticket download operations.
+pub struct TicketsApi;
+
+#[OpenApi(tag = "Tag::Orders")]
+impl TicketsApi {
+    /// Download an order's tickets
+    ///
+    /// Every ticket of the order in one file of the output (e.g. `pdf`). 404 for an output
+    /// the event does not offer; 403 for a canceled or expired order, and for a pending one
+    /// unless its tickets are valid while pending or the event lets pending orders have
+    /// them (`ticket_download_pending`). Needs `can_view_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orders/:code/download/:output",
+        method = "get"
+    )]
+    async fn download_order(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        code: Path<String>,
+        output: Path<String>,
+    ) -> ReadResult<TicketDownload> {
+        let (ev, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
+        let cache = state.cache.current().await;
+        let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
+        let plugins = &*state.plugins;
+        match tickets::download(&state.db, plugins, &ev.event, &values, &o, None, &output).await? {
+            Ok(download) => Ok(TicketDownload(download)),
+            Err(refusal) => Err(refused(refusal).into()),
+        }
+    }
+
+    /// Download a position's ticket
+    ///
+    /// The ticket of one position in a file of the output (`pdf`, or `badge` for the door).
+    /// As the order's download; 403 too when the position's product has no ticket. Needs
+    /// `can_view_orders`.
+    #[oai(
+        path = "/api/v1/organizers/:organizer/events/:event/orderpositions/:id/download/:output",
+        method = "get"
+    )]
+    async fn download_position(
+        &self,
+        state: Data<&AppState>,
+        auth: Auth,
+        organizer: Path<String>,
+        event: Path<String>,
+        id: Path<i64>,
+        output: Path<String>,
+    ) -> ReadResult<TicketDownload> {
+        let ev = auth
+            .0
+            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
+            .await?;
+        let (o, p) = positions::find(&state.db, ev.event.id, *id, false)
+            .await?
+            .ok_or_else(|| ApiError::not_found("Not found."))?;
+        let cache = state.cache.current().await;
+        let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
+        let plugins = &*state.plugins;
+        match tickets::download(
+            &state.db,
+            plugins,
+            &ev.event,
+            &values,
+            &o,
+            Some(&p),
+            &output,
+        )
+        .await?
+        {
+            Ok(download) => Ok(TicketDownload(download)),
+            Err(refusal) => Err(refused(refusal).into()),
+        }
+    }
+}
