@@ -31,7 +31,8 @@ def api(path, body):
 
 
 api("events/", {"name": {"en": "Bench Door"}, "slug": "benchdoor", "currency": "EUR",
-                        "date_from": "2027-09-01T07:00:00Z"})
+                        "date_from": "2027-09-01T07:00:00Z",
+                        "plugins": ["pretix.plugins.ticketoutputpdf"]})
 item = api("events/benchdoor/items/", {"name": {"en": "Ticket"}, "default_price": "10.00"})
 api("events/benchdoor/quotas/", {"name": "Hall", "size": None, "items": [item["id"]]})
 checkin_list = api("events/benchdoor/checkinlists/", {"name": "Entrance"})
@@ -58,6 +59,9 @@ if database_url.startswith("sqlite:"):
     )
     db.commit()
     db.execute("ANALYZE")
+    position_ids = [r[0] for r in db.execute(
+        f"SELECT p.id FROM order_positions p JOIN orders o ON o.id = p.order_id "
+        f"WHERE o.event_id = {event_id} ORDER BY p.id")]
     db.close()
 else:
     lines = ["BEGIN;"]
@@ -75,8 +79,18 @@ else:
     lines.append("ANALYZE;")
     subprocess.run(["psql", "-q", "-v", "ON_ERROR_STOP=1", database_url], check=True,
                    input="\n".join(lines).encode(), stdout=subprocess.DEVNULL)
+    listed = subprocess.run(
+        ["psql", "-qAt", "-v", "ON_ERROR_STOP=1", database_url, "-c",
+         f"SELECT p.id FROM order_positions p JOIN orders o ON o.id = p.order_id "
+         f"WHERE o.event_id = {event_id} ORDER BY p.id"],
+        check=True, capture_output=True)
+    position_ids = [int(line) for line in listed.stdout.decode().split()]
 
 with open(secrets_file, "w") as f:
     f.write("\n".join(ticket_secrets) + "\n")
+# The positions, for the ticket download workload (each downloaded once).
+with open(f"{secrets_file}.positions", "w") as f:
+    f.write("\n".join(map(str, position_ids)) + "\n")
 print(f"CHECKIN_LIST={checkin_list['id']}")
 print(f"SECRETS_FILE={secrets_file}")
+print(f"POSITIONS_FILE={secrets_file}.positions")

@@ -248,3 +248,32 @@ pub async fn download(
     );
     Ok(Ok(Download { file, file_name }))
 }
+
+/// The text variables of one position's ticket (pretix's `pdf_data`), loaded by its ID in
+/// the order's language; none when it is gone.
+pub async fn pdf_data_of(
+    db: &impl sea_orm::ConnectionTrait,
+    ev: &event::Model,
+    position_id: i64,
+) -> Result<Option<std::collections::BTreeMap<String, String>>, DbErr> {
+    use sea_orm::EntityTrait;
+    let Some(p) = order_position::Entity::find_by_id(position_id)
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let Some(row) = order::Entity::find_by_id(p.order_id).one(db).await? else {
+        return Ok(None);
+    };
+    let Some(o) = crate::domain::orders::complete(db, vec![row]).await?.pop() else {
+        return Ok(None);
+    };
+    let names = TicketNames::load(db, &o.positions).await?;
+    let details = TicketDetails::load(db, ev).await?;
+    let Some(p) = o.positions.iter().find(|q| q.id == position_id) else {
+        return Ok(None);
+    };
+    let t = ticket(ev, &o, p, &names, &details);
+    Ok(Some(t.variables(&o.row.locale, crate::values::now())))
+}

@@ -32,6 +32,7 @@ use crate::domain::orders::{
 use crate::domain::permissions::Permission;
 use crate::domain::questions::is_email;
 use crate::domain::settings;
+use crate::domain::tickets::variables::TicketDetails;
 use crate::http::auth::EventAccess;
 use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, Money, Page, PageRequest};
@@ -421,7 +422,8 @@ impl OrdersApi {
         if pdf_data.0 == Some(true) {
             let names =
                 TicketNames::load(&state.db, rows.iter().flat_map(|o| &o.positions)).await?;
-            view = view.with_pdf_data(&ev.event, names);
+            let details = TicketDetails::load(&state.db, &ev.event).await?;
+            view = view.with_pdf_data(&ev.event, names, details);
         }
         let page = window.page(rows.into_iter().map(|o| view.show(o)).collect::<Vec<_>>());
         let mut body = page.to_json().unwrap_or_default();

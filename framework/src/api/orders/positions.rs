@@ -18,6 +18,7 @@ use crate::domain::grants::CallerKind;
 use crate::domain::orders::positions::{self, ORDERINGS, PositionFilter, Print};
 use crate::domain::orders::{AnswerInput, Order, PositionInfo, ticket::TicketNames};
 use crate::domain::permissions::Permission;
+use crate::domain::tickets::variables::TicketDetails;
 use crate::http::error::{ListResult, ReadResult, WriteResult};
 use crate::http::{ApiError, Auth, Created, JsonBody, NoContent, Page, PageRequest, patched};
 use crate::state::AppState;
@@ -319,7 +320,8 @@ impl PositionsApi {
         let mut view = OrderView::load(&state, &ev, &orders).await?;
         if pdf_data.0 == Some(true) {
             let names = TicketNames::load(&state.db, &listed.positions).await?;
-            view = view.with_pdf_data(&ev.event, names);
+            let details = TicketDetails::load(&state.db, &ev.event).await?;
+            view = view.with_pdf_data(&ev.event, names, details);
         }
         let shown = (listed.positions.iter())
             .filter_map(|p| Some(view.position(listed.orders.get(&p.order_id)?, p)))

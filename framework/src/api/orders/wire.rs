@@ -14,6 +14,7 @@ use crate::domain::cache::EventSettings;
 use crate::domain::orders::refunds::Refund;
 use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{self, Details, Order, file_answers};
+use crate::domain::tickets::variables::TicketDetails;
 use crate::domain::{settings, tickets};
 use crate::http::auth::EventAccess;
 use crate::http::{Decimal2, Money, patched};
@@ -329,7 +330,7 @@ pub struct OrderView<'a> {
     organizer: &'a str,
     event: &'a str,
     seats: HashMap<i64, seat::Model>,
-    pdf_data: Option<&'a event::Model>,
+    pdf_data: Option<(&'a event::Model, TicketDetails)>,
     names: Option<TicketNames>,
     downloads: Downloads,
 }
@@ -406,9 +407,15 @@ impl<'a> OrderView<'a> {
         })
     }
 
-    /// Shows each position's text variables (`pdf_data`), with the names loaded for them.
-    pub fn with_pdf_data(mut self, ev: &'a event::Model, names: TicketNames) -> Self {
-        self.pdf_data = Some(ev);
+    /// Shows each position's text variables (`pdf_data`), with the names and details
+    /// loaded for them.
+    pub fn with_pdf_data(
+        mut self,
+        ev: &'a event::Model,
+        names: TicketNames,
+        details: TicketDetails,
+    ) -> Self {
+        self.pdf_data = Some((ev, details));
         self.names = Some(names);
         self
     }
@@ -489,9 +496,12 @@ impl<'a> OrderView<'a> {
     pub fn position(&self, o: &Order, p: &order_position::Model) -> PositionOut {
         let seat = p.seat_id.and_then(|id| self.seats.get(&id));
         PositionOut {
-            pdf_data: self.pdf_data.zip(self.names.as_ref()).map(|(ev, names)| {
-                pdf_data_out(orders::ticket::pdf_data(ev, &o.row, p, names, seat))
-            }),
+            pdf_data: self.pdf_data.as_ref().zip(self.names.as_ref()).map(
+                |((ev, details), names)| {
+                    let t = tickets::ticket(ev, o, p, names, details);
+                    pdf_data_out(t.variables(&o.row.locale, crate::values::now()))
+                },
+            ),
             downloads: self.downloads(o, Some(p)),
             checkins: o
                 .checkins

@@ -151,7 +151,7 @@ impl PositionView {
         ev: &crate::db::entities::event::Model,
     ) -> Result<Self, DbErr> {
         let pdf_data = if scan.pdf_data {
-            crate::domain::orders::ticket::pdf_data_of(txn, ev, row.id).await?
+            crate::domain::tickets::pdf_data_of(txn, ev, row.id).await?
         } else {
             None
         };

@@ -1,8 +1,8 @@
-//! What a ticket says: the text variables of a position (pretix's `pdf_data`: event,
-//! product, attendee, dates, order code, secret), read by scanners that print badges and
-//! shown on the ticket page.
+//! What the order page's tickets say (event, product, attendee, dates, seat), and the names
+//! of what positions refer to, loaded once for a page of orders. The full set of a ticket's
+//! variables (pretix's `pdf_data`) is `domain::tickets::variables`'.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
@@ -154,70 +154,4 @@ pub fn text(
         location: location.map(name).filter(|l| !l.is_empty()),
         seat: seat.map(|s| s.name.clone()),
     }
-}
-
-/// The text variables of one position's ticket, loaded by its ID (none when it is gone).
-pub async fn pdf_data_of(
-    db: &impl ConnectionTrait,
-    ev: &event::Model,
-    position_id: i64,
-) -> Result<Option<BTreeMap<String, String>>, DbErr> {
-    let Some(p) = order_position::Entity::find_by_id(position_id)
-        .one(db)
-        .await?
-    else {
-        return Ok(None);
-    };
-    let Some(o) = order::Entity::find_by_id(p.order_id).one(db).await? else {
-        return Ok(None);
-    };
-    let names = TicketNames::load(db, [&p]).await?;
-    let seat = match p.seat_id {
-        Some(id) => seat::Entity::find_by_id(id).one(db).await?,
-        None => None,
-    };
-    Ok(Some(pdf_data(ev, &o, &p, &names, seat.as_ref())))
-}
-
-/// The ticket's text variables as pretix's `pdf_data` names them.
-pub fn pdf_data(
-    ev: &event::Model,
-    o: &order::Model,
-    p: &order_position::Model,
-    names: &TicketNames,
-    seat: Option<&seat::Model>,
-) -> BTreeMap<String, String> {
-    let t = text(ev, o, p, names, seat);
-    let itemvar = match &t.variation {
-        Some(v) => format!("{} – {v}", t.item),
-        None => t.item.clone(),
-    };
-    let mut vars = BTreeMap::from([
-        ("secret", p.secret.clone()),
-        ("order", o.code.clone()),
-        ("positionid", p.positionid.to_string()),
-        ("order_positionid", format!("{}-{}", o.code, p.positionid)),
-        ("item", t.item.clone()),
-        ("variation", t.variation.clone().unwrap_or_default()),
-        ("itemvar", itemvar),
-        ("attendee_name", t.attendee.clone().unwrap_or_default()),
-        (
-            "attendee_email",
-            p.attendee_email.clone().unwrap_or_default(),
-        ),
-        ("event_name", t.event.clone()),
-        ("event_begin", t.begin.clone()),
-        (
-            "event_date",
-            t.begin.get(..10).unwrap_or_default().to_owned(),
-        ),
-        ("event_admission", t.admission.clone().unwrap_or_default()),
-        ("event_location", t.location.clone().unwrap_or_default()),
-        ("seat", t.seat.clone().unwrap_or_default()),
-        ("price", crate::values::Money(p.price_cents).to_string()),
-    ]);
-    if let Some(date) = p.subevent_id {
-        vars.insert("subevent", date.to_string());
-    }
-    vars.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
 }
