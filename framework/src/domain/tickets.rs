@@ -138,11 +138,10 @@ pub async fn render(
     db: &DatabaseConnection,
     output: &dyn TicketOutput,
     ev: &event::Model,
-    o: &Order,
+    (o, names): (&Order, &TicketNames),
     settings: &EventSettings,
     only: Option<i64>,
 ) -> Result<TicketFile, DbErr> {
-    let names = TicketNames::load(db, &o.positions).await?;
     let details = TicketDetails::load(db, ev).await?;
     let now = crate::values::now();
     let tickets = o
@@ -150,9 +149,9 @@ pub async fn render(
         .iter()
         .filter(|p| match only {
             Some(id) => p.id == id,
-            None => has_ticket(p, &names, settings),
+            None => has_ticket(p, names, settings),
         })
-        .map(|p| ticket(ev, o, p, &names, &details))
+        .map(|p| ticket(ev, o, p, names, &details))
         .collect();
     let request = TicketRequest {
         event: ev,
@@ -230,15 +229,16 @@ pub async fn download(
     if let Err(refused) = order_allows(&o.row, settings, crate::values::now()) {
         return Ok(Err(DownloadRefused::NotAvailable(refused)));
     }
-    if let Some(p) = position {
-        let names = TicketNames::load(db, [p]).await?;
-        if !has_ticket(p, &names, settings) {
-            return Ok(Err(DownloadRefused::NotAvailable(
-                NotAvailable::NotForProduct,
-            )));
-        }
+    let names = TicketNames::load(db, &o.positions).await?;
+    if let Some(p) = position
+        && !has_ticket(p, &names, settings)
+    {
+        return Ok(Err(DownloadRefused::NotAvailable(
+            NotAvailable::NotForProduct,
+        )));
     }
-    let file = render(db, output.as_ref(), ev, o, settings, position.map(|p| p.id)).await?;
+    let only = position.map(|p| p.id);
+    let file = render(db, output.as_ref(), ev, (o, &names), settings, only).await?;
     let file_name = file_name(
         ev,
         &o.row,
