@@ -48,7 +48,7 @@ pub const UNMATCHED: &str = "unmatched";
 
 /// Routes served outside the API's document (pages, the document and its UI, these
 /// endpoints), so that their requests are counted under a template too.
-const OTHER_ROUTES: [&str; 16] = [
+const OTHER_ROUTES: [&str; 18] = [
     "/healthz",
     "/readyz",
     "/metrics",
@@ -57,6 +57,8 @@ const OTHER_ROUTES: [&str; 16] = [
     "/media/{key}/{filename}",
     "/{organizer}/{event}/order/{code}/{secret}",
     "/{organizer}/{event}/order/{code}/{secret}/pay/{local_id}",
+    "/{organizer}/{event}/order/{code}/{secret}/download/{output}",
+    "/{organizer}/{event}/order/{code}/{secret}/download/{output}/{position}",
     "/login",
     "/logout",
     "/account",
