@@ -614,3 +614,73 @@ async fn a_person_resets_a_forgotten_password_in_a_real_browser_and_the_old_one_
     assert!(page.contains("not valid"), "a link works once: {page}");
     browser.close().await.expect("close the browser");
 }
+
+#[tokio::test]
+async fn a_buyer_sees_the_download_buttons_of_their_pdf_tickets_on_the_order_page() {
+    let test = "a_buyer_sees_the_download_buttons_of_their_pdf_tickets_on_the_order_page";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn_app(
+        |_| {},
+        |a| a.plugin(tessera_plugin_ticketoutputpdf::PdfTickets),
+    )
+    .await;
+    let tessera = app.serve().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let event = "/api/v1/organizers/acme/events";
+    let made = app
+        .post(
+            &format!("{event}/"),
+            &token,
+            json!({"name": {"en": "Conference"}, "slug": "conf", "currency": "EUR",
+                   "date_from": "2030-06-01T09:00:00Z",
+                   "plugins": ["pretix.plugins.ticketoutputpdf"]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let item = app
+        .post(
+            &format!("{event}/conf/items/"),
+            &token,
+            json!({"name": {"en": "Ticket"}, "default_price": "23.00", "admission": true}),
+        )
+        .await;
+    let quota = json!({"name": "Hall", "size": null, "items": [item.body["id"]]});
+    app.post(&format!("{event}/conf/quotas/"), &token, quota)
+        .await;
+    app.patch(
+        &format!("{event}/conf/settings/"),
+        &token,
+        json!({"ticket_download": true}),
+    )
+    .await;
+    let order = app
+        .post(
+            &format!("{event}/conf/orders/"),
+            &token,
+            json!({"email": "ada@example.org", "status": "p", "positions": [
+                {"item": item.body["id"], "attendee_name_parts": {"full_name": "Ada Lovelace"}}]}),
+        )
+        .await;
+    assert_eq!(order.status, 201, "{}", order.body);
+    let page = order.body["url"]
+        .as_str()
+        .expect("url")
+        .replace("http://tessera.test", &tessera);
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser.goto(&page).await.expect("open the order page");
+    let button = wait_for(&browser, ".downloads a.button").await;
+    assert_eq!(
+        button.text().await.expect("text"),
+        "Download all tickets (PDF)"
+    );
+    let href = button.attr("href").await.expect("href").expect("a link");
+    assert!(href.ends_with("/download/pdf"), "{href}");
+    let one = wait_for(&browser, ".ticket a.button").await;
+    assert_eq!(one.text().await.expect("text"), "Download PDF");
+    screenshots(&browser, "order-downloads").await;
+}
