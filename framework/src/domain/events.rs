@@ -296,8 +296,8 @@ pub async fn insert(
 }
 
 /// Copies what an event is configured with onto a new one: settings, categories, tax rules,
-/// items with their variations, add-ons and bundles, quotas, questions, and seats, every reference
-/// remapped to the copies; returns the old to new item IDs.
+/// items with their variations, add-ons and bundles, quotas, questions, seats, and ticket and
+/// badge layouts, every reference remapped to the copies; returns the old to new item IDs.
 pub async fn copy_configuration(
     db: &impl ConnectionTrait,
     from: &event::Model,
@@ -310,6 +310,7 @@ pub async fn copy_configuration(
     super::questions::clone_questions(db, from.id, to.id, &items.items).await?;
     seating::clone_seats(db, from.id, to.id).await?;
     super::meta::copy_item_properties(db, from.id, to.id).await?;
+    super::layouts::clone_layouts(db, from.id, to.id, &items.items).await?;
     Ok(items.items)
 }
 

@@ -399,8 +399,8 @@ pub async fn update(
     if let Some(list) = draft.assignments {
         assign(&*txn, event_id, kind, row.id, list).await?;
     }
-    if old_background.is_some() && old_background != background {
-        files::forget(&*txn, old_background.as_slice()).await?;
+    if old_background != background {
+        forget_unused(&*txn, old_background).await?;
     }
     crate::db::commit(txn).await?;
     Ok(Some(row))
@@ -420,7 +420,7 @@ pub async fn delete(
         return Ok(false);
     };
     pdf_layout::Entity::delete_by_id(id).exec(&*txn).await?;
-    files::forget(&*txn, current.background.as_slice()).await?;
+    forget_unused(&*txn, current.background).await?;
     if current.is_default
         && let Some(first) = list(&*txn, event_id, kind).await?.into_iter().next()
     {
@@ -432,6 +432,69 @@ pub async fn delete(
     }
     crate::db::commit(txn).await?;
     Ok(true)
+}
+
+/// Forgets a background no layout uses any more (a cloned event's layouts share their
+/// source's).
+async fn forget_unused(
+    txn: &impl ConnectionTrait,
+    background: Option<String>,
+) -> Result<(), DbErr> {
+    let Some(reference) = background else {
+        return Ok(());
+    };
+    let used = pdf_layout::Entity::find()
+        .filter(pdf_layout::Column::Background.eq(reference.clone()))
+        .one(txn)
+        .await?
+        .is_some();
+    if !used {
+        files::forget(txn, &[reference]).await?;
+    }
+    Ok(())
+}
+
+/// Copies an event's layouts of both kinds onto a clone, their product assignments remapped
+/// to the copied products (`items`: old to new IDs); backgrounds are shared.
+pub async fn clone_layouts(
+    txn: &impl ConnectionTrait,
+    from: i64,
+    to: i64,
+    items: &HashMap<i64, i64>,
+) -> Result<(), DbErr> {
+    for kind in [Kind::Ticket, Kind::Badge] {
+        let assigned = assignments(txn, from, kind).await?;
+        for row in list(txn, from, kind).await? {
+            let copy = pdf_layout::ActiveModel {
+                event_id: Set(to),
+                kind: Set(row.kind.clone()),
+                name: Set(row.name.clone()),
+                is_default: Set(row.is_default),
+                layout: Set(row.layout.clone()),
+                background: Set(row.background.clone()),
+                width_mm: Set(row.width_mm),
+                height_mm: Set(row.height_mm),
+                version: Set(1),
+                ..Default::default()
+            }
+            .insert(txn)
+            .await?;
+            for a in assigned.iter().filter(|a| a.layout_id == row.id) {
+                let Some(item_id) = items.get(&a.item_id) else {
+                    continue;
+                };
+                pdf_layout_item::ActiveModel {
+                    layout_id: Set(copy.id),
+                    item_id: Set(*item_id),
+                    sales_channel: Set(a.sales_channel.clone()),
+                    ..Default::default()
+                }
+                .insert(txn)
+                .await?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Makes `list` the products a layout prints: each must be the event's, once per sales

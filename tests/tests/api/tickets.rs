@@ -670,3 +670,62 @@ async fn an_idempotent_order_shows_its_downloads_read_through_its_own_transactio
         .await;
     assert_eq!(again.body, first.body);
 }
+
+#[tokio::test]
+async fn a_cloned_event_keeps_its_layouts_and_prints_the_copied_products_with_them() {
+    let s = ticket_shop().await;
+    let background = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/background-cairo.pdf"),
+    )
+    .expect("fixture");
+    let file = upload_pdf(&s, background).await;
+    let made = s
+        .app
+        .post(
+            &format!("{EVENT}/ticketlayouts/"),
+            &s.token,
+            json!({"name": "Branded", "layout": [], "background": file,
+                   "item_assignments": [{"item": s.ticket, "sales_channel": "web"}]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let clone = s
+        .app
+        .post(
+            &format!("{EVENT}/clone/"),
+            &s.token,
+            json!({"name": {"en": "Next year"}, "slug": "conf2", "currency": "EUR",
+                   "date_from": "2031-06-01T09:00:00Z"}),
+        )
+        .await;
+    assert_eq!(clone.status, 201, "{}", clone.body);
+    let copied = get(&s, "/api/v1/organizers/acme/events/conf2/ticketlayouts/").await;
+    let layout = &copied.body["results"][0];
+    assert_eq!(layout["name"], "Branded");
+    assert_eq!(layout["default"], true);
+    assert_eq!(layout["background"], made.body["background"]);
+    let items = get(&s, "/api/v1/organizers/acme/events/conf2/items/").await;
+    let new_ticket = &items.body["results"][0]["id"];
+    assert_ne!(new_ticket, &json!(s.ticket));
+    assert_eq!(
+        layout["item_assignments"],
+        json!([{"item": new_ticket, "sales_channel": "web"}])
+    );
+
+    // The source's layout goes; the clone's background stays.
+    let gone = s
+        .app
+        .delete(
+            &format!("{EVENT}/ticketlayouts/{}/", made.body["id"]),
+            &s.token,
+        )
+        .await;
+    assert_eq!(gone.status, 204);
+    let media = layout["background"]
+        .as_str()
+        .expect("url")
+        .trim_start_matches("http://tessera.test")
+        .to_owned();
+    let still = s.app.raw(Method::GET, &media, &[], Vec::new()).await;
+    assert_eq!(still.status, 200, "the shared background is kept");
+}
