@@ -2,64 +2,19 @@
 //! one file) and `orderpositions/{id}/download/{output}/` (one ticket). The rules are
 //! `domain::tickets`'; the files are made by the ticket outputs the event offers.
 
-use poem::Response;
-use poem::http::header;
 use poem::web::Data;
 use poem_openapi::OpenApi;
 use poem_openapi::param::Path;
-use poem_openapi::registry::{MetaMediaType, Registry};
 
 use super::Tag;
 use super::orders::viewed;
 use crate::domain::orders::positions;
 use crate::domain::permissions::Permission;
 use crate::domain::settings;
-use crate::domain::tickets::{self, Download, DownloadRefused};
+use crate::domain::tickets::{self, DownloadRefused};
 use crate::http::error::ReadResult;
-use crate::http::{ApiError, Auth};
+use crate::http::{ApiError, Auth, TicketDownload};
 use crate::state::AppState;
-
-/// A ticket file, as an attachment.
-pub struct TicketDownload(Download);
-
-impl poem::IntoResponse for TicketDownload {
-    fn into_response(self) -> Response {
-        let Download { file, file_name } = self.0;
-        Response::builder()
-            .content_type(file.content_type)
-            .header(
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{file_name}\""),
-            )
-            .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
-            .header(header::CACHE_CONTROL, "private, no-store")
-            .body(file.data)
-    }
-}
-
-impl poem_openapi::ApiResponse for TicketDownload {
-    fn meta() -> poem_openapi::registry::MetaResponses {
-        use poem_openapi::registry::{MetaResponse, MetaResponses};
-        use poem_openapi::types::Type;
-        MetaResponses {
-            responses: vec![MetaResponse {
-                description: "The ticket file, as an attachment.",
-                status: Some(200),
-                status_range: None,
-                content: ["application/pdf", "application/octet-stream"]
-                    .into_iter()
-                    .map(|content_type| MetaMediaType {
-                        content_type,
-                        schema: <poem_openapi::types::Binary<Vec<u8>>>::schema_ref(),
-                    })
-                    .collect(),
-                headers: vec![],
-            }],
-        }
-    }
-
-    fn register(_registry: &mut Registry) {}
-}
 
 fn refused(refusal: DownloadRefused) -> ApiError {
     match refusal {

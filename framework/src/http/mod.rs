@@ -22,7 +22,7 @@ pub use body::{JsonBody, JsonList};
 pub use error::{ApiError, Refusal};
 pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
-pub use responses::{Created, JsonBytes, NoContent};
+pub use responses::{Created, JsonBytes, NoContent, TicketDownload};
 
 use poem_openapi::types::MaybeUndefined;
 

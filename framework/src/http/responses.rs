@@ -1,8 +1,13 @@
 //! Success responses shared by the resources.
 
+use poem::Response;
+use poem::http::header;
 use poem_openapi::ApiResponse;
 use poem_openapi::payload::{Json, Payload};
+use poem_openapi::registry::{MetaMediaType, Registry};
 use poem_openapi::types::{ToJSON, Type};
+
+use crate::domain::tickets::Download;
 
 /// 201 with the created object.
 #[derive(ApiResponse)]
@@ -55,4 +60,46 @@ impl<T: ToJSON> poem_openapi::ApiResponse for JsonBytes<T> {
     fn register(registry: &mut poem_openapi::registry::Registry) {
         <Json<T> as poem_openapi::ApiResponse>::register(registry);
     }
+}
+
+/// A ticket file, as an attachment (the API's downloads and the order page's).
+pub struct TicketDownload(pub Download);
+
+impl poem::IntoResponse for TicketDownload {
+    fn into_response(self) -> Response {
+        let Download { file, file_name } = self.0;
+        Response::builder()
+            .content_type(file.content_type)
+            .header(
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{file_name}\""),
+            )
+            .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+            .header(header::CACHE_CONTROL, "private, no-store")
+            .body(file.data)
+    }
+}
+
+impl poem_openapi::ApiResponse for TicketDownload {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        use poem_openapi::registry::{MetaResponse, MetaResponses};
+        use poem_openapi::types::Type;
+        MetaResponses {
+            responses: vec![MetaResponse {
+                description: "The ticket file, as an attachment.",
+                status: Some(200),
+                status_range: None,
+                content: ["application/pdf", "application/octet-stream"]
+                    .into_iter()
+                    .map(|content_type| MetaMediaType {
+                        content_type,
+                        schema: <poem_openapi::types::Binary<Vec<u8>>>::schema_ref(),
+                    })
+                    .collect(),
+                headers: vec![],
+            }],
+        }
+    }
+
+    fn register(_registry: &mut Registry) {}
 }

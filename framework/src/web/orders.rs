@@ -265,13 +265,7 @@ async fn download_answer(
     };
     let plugins = &*state.plugins;
     match tickets::download(&state.db, plugins, &e, &values, &order, p.as_ref(), output).await? {
-        Ok(d) => Ok(Response::builder()
-            .content_type(d.file.content_type)
-            .header(
-                poem::http::header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{}\"", d.file_name),
-            )
-            .body(d.file.data)),
+        Ok(d) => Ok(crate::http::TicketDownload(d).into_response()),
         Err(tickets::DownloadRefused::UnknownOutput) => Ok(not_found()),
         Err(tickets::DownloadRefused::NotAvailable(why)) => Ok((
             StatusCode::FORBIDDEN,

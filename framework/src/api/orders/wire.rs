@@ -337,7 +337,6 @@ pub struct OrderView<'a> {
 
 /// What `downloads` lists: the ticket outputs offered to buyers, with the event's settings
 /// deciding which orders and positions have tickets.
-#[derive(Default)]
 struct Downloads {
     outputs: Vec<String>,
     settings: Arc<EventSettings>,
