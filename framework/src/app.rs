@@ -94,24 +94,33 @@ impl App {
         if tokio::runtime::Handle::try_current().is_ok() {
             cache.listen(&url);
         }
-        let mailer = Mailer::new(db.clone(), &self.config).unwrap_or_else(|error| {
-            tracing::error!(%error, "mail settings unusable; mails stay in the outbox");
-            Mailer::outbox_only(db.clone())
-        });
+        let registry = Arc::new(self.plugins);
+        let settings = Arc::new(registry.settings());
+        let extensions: Arc<dyn crate::domain::extensions::Extensions> = registry.clone();
+        let tickets = crate::domain::tickets::MailedTickets::new(
+            db.clone(),
+            settings.clone(),
+            cache.clone(),
+            extensions,
+        );
+        let mailer =
+            Mailer::new(db.clone(), &self.config, Arc::new(tickets)).unwrap_or_else(|error| {
+                tracing::error!(%error, "mail settings unusable; mails stay in the outbox");
+                Mailer::outbox_only(db.clone())
+            });
         let bookings = Arc::new(crate::domain::giftcards::bookings(db.clone()));
         let placements = Arc::new(crate::domain::orders::placements(db.clone()));
         let password_checks = Arc::new(crate::domain::users::PasswordChecks::new(
             self.config.password_checks_at_once,
             std::time::Duration::from_millis(self.config.password_check_wait_ms),
         ));
-        let registry = Arc::new(self.plugins);
         Server {
             registry: registry.clone(),
             state: AppState {
                 db,
                 config: Arc::new(self.config),
                 public_url,
-                settings: Arc::new(registry.settings()),
+                settings,
                 plugins: registry,
                 cache,
                 mailer,

@@ -37,6 +37,7 @@ mod m0032_sales_channels;
 mod m0033_subevent_seats;
 mod m0034_password_resets;
 mod m0035_pdf_layouts;
+mod m0036_mail_attachments;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -83,6 +84,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0033_subevent_seats::Migration),
             Box::new(m0034_password_resets::Migration),
             Box::new(m0035_pdf_layouts::Migration),
+            Box::new(m0036_mail_attachments::Migration),
         ]
     }
 }

@@ -8,7 +8,7 @@
 mod mailer;
 mod smtp;
 
-pub use mailer::{Delivered, MAX_ATTEMPTS, Mailer, retry_delay};
+pub use mailer::{Delivered, MAX_ATTACHED_BYTES, MAX_ATTEMPTS, Mailer, retry_delay};
 pub use smtp::MailConfigError;
 
 use sea_orm::{
@@ -33,6 +33,8 @@ pub struct Mail {
     pub body_text: String,
     /// An HTML alternative of the body.
     pub body_html: Option<String>,
+    /// The order whose tickets go with it, when they may be had as it is sent.
+    pub attach_tickets_of: Option<i64>,
 }
 
 impl Mail {
@@ -56,6 +58,32 @@ impl Mail {
         self.event_id = event_id;
         self
     }
+
+    /// The same mail, carrying the tickets of this order (made when it is sent, and only
+    /// when the order may have them then: see [`Attachments`]).
+    pub fn with_tickets_of(mut self, order_id: i64) -> Self {
+        self.attach_tickets_of = Some(order_id);
+        self
+    }
+}
+
+/// A file sent with a mail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attachment {
+    /// The name it is sent under.
+    pub file_name: String,
+    /// Its media type, e.g. `application/pdf`.
+    pub content_type: String,
+    /// The file.
+    pub data: Vec<u8>,
+}
+
+/// Makes the files a mail of the outbox carries, when it is sent: the tickets of the order it
+/// names. The mailer calls it; the rules for tickets implement it.
+#[async_trait::async_trait]
+pub trait Attachments: Send + Sync + 'static {
+    /// The files of this mail; none when it carries none, or they cannot be had now.
+    async fn of(&self, mail: &outbox_mail::Model) -> Result<Vec<Attachment>, DbErr>;
 }
 
 /// Where a mail of the outbox stands.
@@ -99,6 +127,7 @@ pub async fn queue(txn: &impl ConnectionTrait, mail: Mail) -> Result<i64, DbErr>
         subject: Set(mail.subject),
         body_text: Set(mail.body_text),
         body_html: Set(mail.body_html),
+        attach_tickets_of: Set(mail.attach_tickets_of),
         created: Set(now),
         state: Set(MailState::Queued.as_str().into()),
         attempts: Set(0),

@@ -2,7 +2,10 @@
 //! downloaded, and what a ticket says ([`variables`]). Ticket files are made by the ticket
 //! outputs extensions bring ([`crate::domain::extensions::tickets`]).
 
+mod mailed;
 pub mod variables;
+
+pub use mailed::MailedTickets;
 
 use std::sync::Arc;
 
@@ -114,6 +117,24 @@ pub fn outputs(
             settings.get(key.as_str()).and_then(Value::as_bool) != Some(false)
         })
         .collect()
+}
+
+/// The outputs whose files buyers are offered for an order now (on its page, in mails):
+/// those offered to customers, when the event lets buyers download tickets
+/// (`ticket_download`) and the order lists its downloads.
+pub fn offered(
+    extensions: &dyn Extensions,
+    ev: &event::Model,
+    settings: &EventSettings,
+    o: &order::Model,
+    now: DateTime<Utc>,
+) -> Vec<Arc<dyn TicketOutput>> {
+    if !flag(settings, "ticket_download") || !lists_downloads(o, settings, now) {
+        return Vec::new();
+    }
+    let mut found = outputs(extensions, ev, settings);
+    found.retain(|o| o.offered_to_customers());
+    found
 }
 
 /// The name a ticket file is downloaded as, as pretix names it:

@@ -200,19 +200,16 @@ async fn offered_outputs(
 ) -> Result<(Vec<(String, String)>, Arc<EventSettings>), sea_orm::DbErr> {
     let cache = state.cache.current().await;
     let values = settings::of_event(&state.db, &state.settings, cache, e).await?;
-    let on = values
-        .get("ticket_download")
-        .and_then(serde_json::Value::as_bool)
-        == Some(true);
-    let outputs = if on && tickets::lists_downloads(&order.row, &values, crate::values::now()) {
-        tickets::outputs(&*state.plugins, e, &values)
-            .into_iter()
-            .filter(|o| o.offered_to_customers())
-            .map(|o| (o.identifier().to_owned(), o.name().to_owned()))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let outputs = tickets::offered(
+        &*state.plugins,
+        e,
+        &values,
+        &order.row,
+        crate::values::now(),
+    )
+    .into_iter()
+    .map(|o| (o.identifier().to_owned(), o.name().to_owned()))
+    .collect();
     Ok((outputs, values))
 }
 

@@ -116,7 +116,8 @@ impl ImportApi {
                     Money(p.amount_cents)
                 )),
                 Some(p) => {
-                    match orders::confirm_payment(seller, &access.event, &p.code, p.local_id).await
+                    match orders::confirm_payment(seller, &access.event, &p.code, p.local_id, true)
+                        .await
                     {
                         Ok(_) => Ok(p.code.clone()),
                         Err(LifecycleError::Refused(why)) => Err(why),

@@ -1,6 +1,8 @@
 //! Mail: the transactional outbox, delivery over SMTP to a local sink, retries, and two
 //! senders sharing one database.
 
+use std::sync::Arc;
+
 use chrono::{Duration, Utc};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set, TransactionTrait};
 use tessera::Config;
@@ -21,6 +23,16 @@ fn sending_to(port: u16) -> impl FnOnce(&mut Config) {
 
 async fn app_sending_to(port: u16) -> TestApp {
     TestApp::spawn_with(sending_to(port)).await
+}
+
+/// Attaches nothing to any mail.
+struct NoFiles;
+
+#[async_trait::async_trait]
+impl mail::Attachments for NoFiles {
+    async fn of(&self, _: &outbox_mail::Model) -> Result<Vec<mail::Attachment>, sea_orm::DbErr> {
+        Ok(Vec::new())
+    }
 }
 
 fn confirmation() -> Mail {
@@ -255,7 +267,7 @@ async fn two_mailers_on_one_database_send_each_mail_once() {
     }
     let mut config = Config::default();
     sending_to(sink.port)(&mut config);
-    let other = Mailer::new(app.db.clone(), &config).expect("mailer");
+    let other = Mailer::new(app.db.clone(), &config, Arc::new(NoFiles)).expect("mailer");
 
     let (a, b) = tokio::join!(app.mailer.deliver_due(), other.deliver_due());
 

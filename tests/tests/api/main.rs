@@ -87,6 +87,7 @@ mod text_limits;
 mod ticket_page;
 mod ticket_secrets;
 mod tickets;
+mod tickets_in_mail;
 mod uploads;
 mod vouchers;
 mod waiting_list;

@@ -26,6 +26,14 @@ pub struct ExtendBody {
     pub force: bool,
 }
 
+/// Options of marking an order paid, or confirming a payment.
+#[derive(Object)]
+pub struct PaidBody {
+    /// Tell the customer by e-mail, with the tickets (default true).
+    #[oai(default = "yes")]
+    pub send_email: bool,
+}
+
 /// Options of a cancellation.
 #[derive(Object, Default)]
 pub struct CancelBody {
@@ -121,9 +129,10 @@ transitions! {
     /// Mark an order paid
     ///
     /// Confirms its open payment (or records a manual one). An expired order is paid only
-    /// while its products are still available. Needs `can_change_orders`.
+    /// while its products are still available. The customer is told, with the tickets,
+    /// unless `send_email` is false. Needs `can_change_orders`.
     "/api/v1/organizers/:organizer/events/:event/orders/:code/mark_paid"
-        => mark_paid() Transition::MarkPaid;
+        => mark_paid(body: PaidBody) Transition::MarkPaid { notify: body.0.send_email };
     /// Give an order's tickets new secrets
     ///
     /// The old secrets stop admitting anyone; with signed secrets (`pretix_sig1`) they are

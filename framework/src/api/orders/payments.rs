@@ -10,9 +10,10 @@ use crate::api::Tag;
 use crate::domain::orders::{self};
 use crate::domain::permissions::Permission;
 use crate::http::error::{ListResult, ReadResult, WriteResult};
-use crate::http::{ApiError, Auth, Page, PageRequest};
+use crate::http::{ApiError, Auth, JsonBody, Page, PageRequest};
 use crate::state::AppState;
 
+use super::lifecycle::PaidBody;
 use super::wire::{PaymentOut, payment};
 use super::{lifecycle_error, seller, viewed};
 
@@ -71,11 +72,13 @@ impl PaymentsApi {
 
     /// Confirm a payment
     ///
-    /// Marks the payment confirmed and the order paid. Needs `can_change_orders`.
+    /// Marks the payment confirmed and the order paid; the customer is told, with the
+    /// tickets, unless `send_email` is false. Needs `can_change_orders`.
     #[oai(
         path = "/api/v1/organizers/:organizer/events/:event/orders/:code/payments/:local_id/confirm",
         method = "post"
     )]
+    #[allow(clippy::too_many_arguments)]
     async fn confirm_payment(
         &self,
         state: Data<&AppState>,
@@ -84,6 +87,7 @@ impl PaymentsApi {
         event: Path<String>,
         code: Path<String>,
         local_id: Path<i32>,
+        body: JsonBody<PaidBody>,
     ) -> WriteResult<Json<PaymentOut>> {
         let ev = auth
             .0
@@ -94,9 +98,11 @@ impl PaymentsApi {
                 Some(Permission::ChangeOrders),
             )
             .await?;
-        let o = orders::confirm_payment(seller(&state, &ev), &ev.event, &code, *local_id)
+        let notify = body.0.send_email;
+        let o = orders::confirm_payment(seller(&state, &ev), &ev.event, &code, *local_id, notify)
             .await
             .map_err(lifecycle_error)?;
+        state.mailer.wake();
         let p = o
             .payments
             .iter()

@@ -33,6 +33,8 @@ pub struct Model {
     pub last_error: Option<String>,
     /// When the mail was handed to the SMTP server.
     pub sent_at: Option<DateTimeUtc>,
+    /// The order whose tickets the mail carries, made when it is sent.
+    pub attach_tickets_of: Option<i64>,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -25,13 +25,17 @@ use sea_orm::{
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::MailState;
 use super::smtp::{MailConfigError, SendError, Smtp};
+use super::{Attachment, Attachments, MailState};
 use crate::config::Config;
 use crate::db::entities::outbox_mail;
 
 /// Attempts after which a mail that could not be sent is given up as `failed`.
 pub const MAX_ATTEMPTS: i32 = 10;
+
+/// The most a mail's attachments may weigh together: past this a mail is likely to bounce,
+/// so it goes out without them (its text links to the order's page, where they are).
+pub const MAX_ATTACHED_BYTES: usize = 4 * 1024 * 1024;
 
 /// Mails claimed at once.
 const BATCH: i64 = 20;
@@ -76,14 +80,23 @@ pub struct Mailer {
 struct Inner {
     db: DatabaseConnection,
     smtp: Option<Smtp>,
+    attachments: Option<Arc<dyn Attachments>>,
     wake: Notify,
 }
 
 impl Mailer {
     /// A mailer for the configured SMTP server, or one that keeps mails in the outbox when
-    /// `smtp_host` is not set.
-    pub fn new(db: DatabaseConnection, config: &Config) -> Result<Self, MailConfigError> {
-        Ok(Self::with(db, Smtp::from_config(config)?))
+    /// `smtp_host` is not set; `attachments` makes the files mails carry.
+    pub fn new(
+        db: DatabaseConnection,
+        config: &Config,
+        attachments: Arc<dyn Attachments>,
+    ) -> Result<Self, MailConfigError> {
+        Ok(Self::with(
+            db,
+            Smtp::from_config(config)?,
+            Some(attachments),
+        ))
     }
 
     /// Checks the mail settings without making a mailer.
@@ -93,14 +106,19 @@ impl Mailer {
 
     /// A mailer that sends nothing: mails stay in the outbox.
     pub fn outbox_only(db: DatabaseConnection) -> Self {
-        Self::with(db, None)
+        Self::with(db, None, None)
     }
 
-    fn with(db: DatabaseConnection, smtp: Option<Smtp>) -> Self {
+    fn with(
+        db: DatabaseConnection,
+        smtp: Option<Smtp>,
+        attachments: Option<Arc<dyn Attachments>>,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 db,
                 smtp,
+                attachments,
                 wake: Notify::new(),
             }),
         }
@@ -162,7 +180,10 @@ impl Mailer {
             let work = async {
                 for mail in &batch {
                     if renew(db, Claim::of(mail)).await? {
-                        let outcome = smtp.send(mail).await;
+                        let outcome = match self.attachments_of(mail).await {
+                            Ok(files) => smtp.send(mail, files).await,
+                            Err(error) => Err(SendError::Retry(error.to_string())),
+                        };
                         record(db, mail, outcome, &mut done).await?;
                     } else {
                         tracing::warn!(mail = mail.id, "mail claim lost to another worker");
@@ -190,6 +211,27 @@ impl Mailer {
                 return Ok(done);
             }
         }
+    }
+}
+
+impl Mailer {
+    /// The files a mail carries, or none when they would weigh more than
+    /// [`MAX_ATTACHED_BYTES`].
+    async fn attachments_of(&self, mail: &outbox_mail::Model) -> Result<Vec<Attachment>, DbErr> {
+        let Some(attachments) = &self.inner.attachments else {
+            return Ok(Vec::new());
+        };
+        let files = attachments.of(mail).await?;
+        let weight: usize = files.iter().map(|f| f.data.len()).sum();
+        if weight > MAX_ATTACHED_BYTES {
+            tracing::info!(
+                mail = mail.id,
+                bytes = weight,
+                "attachments too large; sent without"
+            );
+            return Ok(Vec::new());
+        }
+        Ok(files)
     }
 }
 

@@ -4,12 +4,14 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::AsyncSmtpTransportBuilder;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use super::Attachment;
 use crate::config::{Config, SmtpTls};
 use crate::db::entities::outbox_mail;
 
@@ -74,9 +76,13 @@ impl Smtp {
         }))
     }
 
-    /// Sends one mail of the outbox.
-    pub(super) async fn send(&self, mail: &outbox_mail::Model) -> Result<(), SendError> {
-        let message = self.message(mail)?;
+    /// Sends one mail of the outbox, with these files.
+    pub(super) async fn send(
+        &self,
+        mail: &outbox_mail::Model,
+        files: Vec<Attachment>,
+    ) -> Result<(), SendError> {
+        let message = self.message(mail, files)?;
         self.transport
             .get_or_init(|| self.builder.clone().build())
             .send(message)
@@ -85,7 +91,11 @@ impl Smtp {
             .map_err(|e| SendError::Retry(e.to_string()))
     }
 
-    fn message(&self, mail: &outbox_mail::Model) -> Result<Message, SendError> {
+    fn message(
+        &self,
+        mail: &outbox_mail::Model,
+        files: Vec<Attachment>,
+    ) -> Result<Message, SendError> {
         let to: Mailbox = mail.to_address.parse().map_err(|_| {
             SendError::Undeliverable(format!("{:?} is not a mail address", mail.to_address))
         })?;
@@ -94,15 +104,33 @@ impl Smtp {
             .from(self.from.clone())
             .to(to)
             .subject(mail.subject.clone());
-        let built = match &mail.body_html {
-            Some(html) => builder.multipart(MultiPart::alternative_plain_html(
-                mail.body_text.clone(),
-                html.clone(),
-            )),
-            None => builder.singlepart(SinglePart::plain(mail.body_text.clone())),
+        let text = mail.body_text.clone();
+        let built = match (&mail.body_html, files.is_empty()) {
+            (Some(html), true) => {
+                builder.multipart(MultiPart::alternative_plain_html(text, html.clone()))
+            }
+            (None, true) => builder.singlepart(SinglePart::plain(text)),
+            (html, false) => {
+                let body = match html {
+                    Some(html) => MultiPart::mixed()
+                        .multipart(MultiPart::alternative_plain_html(text, html.clone())),
+                    None => MultiPart::mixed().singlepart(SinglePart::plain(text)),
+                };
+                let mixed = files
+                    .into_iter()
+                    .fold(body, |parts, file| parts.singlepart(attachment(file)));
+                builder.multipart(mixed)
+            }
         };
         built.map_err(|e| SendError::Undeliverable(e.to_string()))
     }
+}
+
+/// A file as a part of a message; a media type that cannot be read is sent as bytes.
+fn attachment(file: Attachment) -> SinglePart {
+    let content_type = ContentType::parse(&file.content_type)
+        .unwrap_or_else(|_| ContentType::parse("application/octet-stream").expect("known type"));
+    lettre::message::Attachment::new(file.file_name).body(file.data, content_type)
 }
 
 /// The `Message-ID` of an outbox mail, the same at every attempt:

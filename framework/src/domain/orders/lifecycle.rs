@@ -407,23 +407,27 @@ impl Locked<'_> {
 }
 
 /// Marks a pending (or expired) order paid, confirming its open payment or adding a manual
-/// one. An expired order is only paid if its products are still available.
+/// one. An expired order is only paid if its products are still available. With `notify`,
+/// the customer is told, with the tickets (call `Mailer::wake` once this returns).
 pub async fn mark_paid(
     seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
+    notify: bool,
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
-    pay(&mut l, None).await?;
+    pay(&mut l, None, notify).await?;
     l.finish(Some(OrderEvent::Paid)).await
 }
 
-/// Confirms a payment of an order and marks the order paid (if it is not already).
+/// Confirms a payment of an order and marks the order paid (if it is not already), telling
+/// the customer then with `notify` (call `Mailer::wake` once this returns).
 pub async fn confirm_payment(
     seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
     local_id: i32,
+    notify: bool,
 ) -> Result<Order, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
     let payment = order_payment::Entity::find()
@@ -439,7 +443,7 @@ pub async fn confirm_payment(
         l.confirm(payment, crate::values::now()).await?;
         l.finish(None).await
     } else {
-        pay(&mut l, Some(payment)).await?;
+        pay(&mut l, Some(payment), notify).await?;
         l.finish(Some(OrderEvent::Paid)).await
     }
 }
@@ -447,6 +451,7 @@ pub async fn confirm_payment(
 /// Money received outside the shop, such as a transfer found on a bank statement: pays the
 /// order through the provider's open payment of this amount, or a new one, keeping `info`
 /// in the payment's details; the provider's other open payments of the order are canceled.
+/// The customer is told (the mailer finds the mail within seconds).
 pub async fn receive_payment(
     seller: Seller<'_>,
     ev: &event::Model,
@@ -490,7 +495,7 @@ pub async fn receive_payment(
     row.details = Set(details);
     let payment = row.update(&l.txn).await?;
     let kept = payment.id;
-    pay(&mut l, Some(payment)).await?;
+    pay(&mut l, Some(payment), true).await?;
     order_payment::Entity::update_many()
         .col_expr(Column::State, sea_orm::sea_query::Expr::value("canceled"))
         .filter(Column::OrderId.eq(l.order.id))
@@ -512,9 +517,12 @@ async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, 
         .map_or(1, |p| p.local_id + 1))
 }
 
+/// Marks the order paid through this payment (else its oldest open one, else a manual one),
+/// holding its quota as paid; with `notify`, queues the mail that says so.
 async fn pay(
     l: &mut Locked<'_>,
     payment: Option<order_payment::Model>,
+    notify: bool,
 ) -> Result<(), LifecycleError> {
     let now = crate::values::now();
     match l.order.status.as_str() {
@@ -559,6 +567,9 @@ async fn pay(
     row.payment_date = Set(Some(now));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
+    if notify && let Some(m) = mails::paid(l.event, &l.order, &l.seller.shop()) {
+        mail::queue(&l.txn, m).await?;
+    }
     Ok(())
 }
 
@@ -704,7 +715,7 @@ pub async fn approve(
     l.notify("pretix.event.order.approved", json!({})).await?;
     let free = l.order.total_cents == 0;
     if free {
-        pay(&mut l, None).await?;
+        pay(&mut l, None, false).await?;
         for action in webhooks::order_actions(OrderEvent::Paid, false) {
             l.notify(action, json!({})).await?;
         }

@@ -1,5 +1,7 @@
 //! The mails about an order, in the customer's language (German or English): the
-//! confirmation when it is placed, word of its approval or denial, and of its cancellation.
+//! confirmation when it is placed, word of its payment, approval or denial, change and
+//! cancellation. Those after which the order may have tickets carry them
+//! ([`Mail::with_tickets_of`]).
 
 use chrono::{DateTime, Utc};
 
@@ -42,6 +44,8 @@ struct Texts {
     link_body: &'static str,
     changed_subject: &'static str,
     changed_body: &'static str,
+    paid_subject: &'static str,
+    paid_body: &'static str,
 }
 
 const EN: Texts = Texts {
@@ -121,6 +125,17 @@ Total: {total}
 {payment}
 
 Your order and your tickets are on this page:
+{url}
+
+Best regards,
+The {event} team
+",
+    paid_subject: "Payment received for your order: {code}",
+    paid_body: "Hello,
+
+we have received your payment for {event}. Thank you!
+
+Your order {code} and your tickets are on this page:
 {url}
 
 Best regards,
@@ -210,6 +225,17 @@ Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
 Viele Grüße
 Ihr Team von {event}
 ",
+    paid_subject: "Zahlung für Ihre Bestellung erhalten: {code}",
+    paid_body: "Hallo,
+
+wir haben Ihre Zahlung für {event} erhalten. Vielen Dank!
+
+Ihre Bestellung {code} und Ihre Tickets finden Sie auf dieser Seite:
+{url}
+
+Viele Grüße
+Ihr Team von {event}
+",
 };
 
 fn texts(locale: &str) -> &'static Texts {
@@ -246,7 +272,8 @@ fn recipient(o: &order::Model) -> Option<&str> {
 }
 
 /// The confirmation of a newly placed order: its positions, total, how to pay and the link
-/// to its page. `None` when the order has no e-mail address.
+/// to its page, with its tickets when it may have them as the mail is sent. `None` when the
+/// order has no e-mail address.
 pub fn placed(
     ev: &event::Model,
     catalogue: &Catalogue,
@@ -258,8 +285,8 @@ pub fn placed(
     })
 }
 
-/// Word that an order was changed, with what it is now (positions, total, how to pay).
-/// `None` when the order has no e-mail address.
+/// Word that an order was changed, with what it is now (positions, total, how to pay) and
+/// its tickets. `None` when the order has no e-mail address.
 pub fn changed(
     ev: &event::Model,
     catalogue: &Catalogue,
@@ -296,7 +323,7 @@ fn summary(
         ("total", total.as_str()),
         ("payment", payment.as_str()),
     ];
-    to_customer(ev, o, shop, pick, &extra)
+    to_customer(ev, o, shop, pick, &extra).map(|m| m.with_tickets_of(o.id))
 }
 
 /// A mail to the order's customer in their language: the texts `pick` chooses, with the
@@ -329,11 +356,19 @@ pub fn canceled(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> O
 }
 
 /// Word that an order was approved, with what to pay by when (or that it is paid, when it
-/// was free). `None` when the order has no e-mail address.
+/// was free, and then its tickets). `None` when the order has no e-mail address.
 pub fn approved(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
     let payment = payment_line(ev, o, texts(&o.locale));
     let pick = |t: &Texts| (t.approved_subject, t.approved_body);
     to_customer(ev, o, shop, pick, &[("payment", payment.as_str())])
+        .map(|m| m.with_tickets_of(o.id))
+}
+
+/// Word that an order's payment was received, with its tickets (pretix's "order paid"
+/// mail). `None` when the order has no e-mail address.
+pub fn paid(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
+    to_customer(ev, o, shop, |t| (t.paid_subject, t.paid_body), &[])
+        .map(|m| m.with_tickets_of(o.id))
 }
 
 /// Word that an order was denied, with the organizer's comment. `None` when the order has

@@ -12,8 +12,11 @@ use crate::db::entities::event;
 /// A change of an order's state that an organizer asks for by name, as pretix's order
 /// actions (`mark_paid`, `mark_canceled`, `approve`, ...) do.
 pub enum Transition<'a> {
-    /// [`mark_paid`].
-    MarkPaid,
+    /// [`mark_paid`], telling the customer with `notify`.
+    MarkPaid {
+        /// Tell the customer by e-mail.
+        notify: bool,
+    },
     /// [`regenerate_secrets`].
     RegenerateSecrets,
     /// [`cancel`], telling the customer with `notify`.
@@ -53,7 +56,7 @@ impl Transition<'_> {
     pub fn mails(&self) -> bool {
         matches!(
             self,
-            Self::Cancel { .. } | Self::Approve { .. } | Self::Deny { .. }
+            Self::MarkPaid { .. } | Self::Cancel { .. } | Self::Approve { .. } | Self::Deny { .. }
         )
     }
 
@@ -65,7 +68,7 @@ impl Transition<'_> {
         code: &str,
     ) -> Result<Order, LifecycleError> {
         match self {
-            Self::MarkPaid => mark_paid(seller, ev, code).await,
+            Self::MarkPaid { notify } => mark_paid(seller, ev, code, notify).await,
             Self::RegenerateSecrets => regenerate_secrets(seller, ev, code).await,
             Self::Cancel { notify } => cancel(seller, ev, code, notify).await,
             Self::Approve { notify } => approve(seller, ev, code, notify).await,
