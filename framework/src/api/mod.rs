@@ -1,6 +1,7 @@
 //! The `/api/v1/` resources, one module per resource group, each an `#[OpenApi]` struct.
 //! [`ticketing_api`] lists them all in one place.
 
+pub mod batch_render;
 pub mod carts;
 pub mod categories;
 pub mod checkin;
@@ -123,6 +124,7 @@ pub fn ticketing_api() -> impl OpenApi {
                 orders::positions::PositionsApi,
                 orders::file_answers::FileAnswersApi,
                 tickets::TicketsApi,
+                batch_render::BatchRenderApi,
             ),
             orders::payments::PaymentsApi,
             orders::refunds::RefundsApi,

@@ -12,6 +12,10 @@
 //! claimed by talk-side fields with [`claim_for_user`].
 //! Each caller (owner) may keep at most [`MAX_UNCLAIMED_FILES`] files and
 //! [`MAX_UNCLAIMED_BYTES`] bytes unclaimed at a time, uploads of both sides together.
+//!
+//! Files the service makes for a caller on request (a batch of rendered tickets) are kept the
+//! same 24 hours for that caller and what it asked for ([`keep_made`], [`made`]), under an
+//! owner of their own, so that they can neither be claimed as uploads nor count as them.
 
 use chrono::{DateTime, Duration, Utc};
 use rand::Rng;
@@ -319,10 +323,7 @@ pub async fn upload(
     content_type: &str,
     data: Vec<u8>,
 ) -> Result<Result<String, UploadRefused>, DbErr> {
-    let key: String = {
-        let bytes: [u8; 16] = rand::rng().random();
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    };
+    let key = new_key();
     let size = u64::try_from(data.len()).unwrap_or(u64::MAX);
     // Forget what nobody claimed in time, before and outside the transaction: it is no one's
     // share any more (the count below skips it), and deleting other owners' rows under this
@@ -471,6 +472,60 @@ pub async fn replace_for_user(
     let old = std::mem::replace(current, new);
     forget(db, old.as_slice()).await?;
     Ok(())
+}
+
+/// A new, unguessable file key: 128 random bits in hex.
+fn new_key() -> String {
+    let bytes: [u8; 16] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The owner of files made for `caller` (an identity) for `purpose`.
+fn made_owner(purpose: &str, caller: &str) -> String {
+    format!("made:{purpose}:{caller}")
+}
+
+/// Keeps a file made for `caller` (an identity) for `purpose` for [`UPLOAD_LIFETIME`];
+/// returns its key, for [`made`].
+pub async fn keep_made(
+    db: &impl ConnectionTrait,
+    (purpose, caller): (&str, &str),
+    filename: &str,
+    content_type: &str,
+    data: Vec<u8>,
+) -> Result<String, DbErr> {
+    let now = crate::values::now();
+    file::Entity::delete_many()
+        .filter(file::Column::Expires.lt(now))
+        .exec(db)
+        .await?;
+    let key = new_key();
+    file::ActiveModel {
+        id: Set(key.clone()),
+        owner: Set(made_owner(purpose, caller)),
+        filename: Set(filename.to_owned()),
+        content_type: Set(content_type.to_owned()),
+        data: Set(data),
+        created: Set(now),
+        expires: Set(Some(now + UPLOAD_LIFETIME)),
+    }
+    .insert(db)
+    .await?;
+    Ok(key)
+}
+
+/// A file made for `caller` for `purpose` by its key, while it is kept; none for anybody
+/// else's, another purpose's or an unknown key.
+pub async fn made(
+    db: &impl ConnectionTrait,
+    (purpose, caller): (&str, &str),
+    key: &str,
+) -> Result<Option<file::Model>, DbErr> {
+    file::Entity::find_by_id(key.to_owned())
+        .filter(file::Column::Owner.eq(made_owner(purpose, caller)))
+        .filter(file::Column::Expires.gt(crate::values::now()))
+        .one(db)
+        .await
 }
 
 /// The key of a stored reference (`<key>/<file name>`).

@@ -716,6 +716,12 @@ pub async fn render(
         },
         request.order.code
     );
+    draw(sheets, title).await
+}
+
+/// One PDF of these sheets, each printed with its layout, in this order. The drawing is done
+/// away from the request threads.
+pub async fn draw(sheets: Vec<(Arc<Prepared>, Sheet)>, title: String) -> Result<Vec<u8>, DbErr> {
     tokio::task::spawn_blocking(move || {
         let pairs: Vec<(&Prepared, &dyn pdf::Values)> = sheets
             .iter()

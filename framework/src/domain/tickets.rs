@@ -2,6 +2,7 @@
 //! downloaded, and what a ticket says ([`variables`]). Ticket files are made by the ticket
 //! outputs extensions bring ([`crate::domain::extensions::tickets`]).
 
+pub mod batch_render;
 mod mailed;
 pub mod variables;
 

@@ -22,7 +22,7 @@ pub use body::{JsonBody, JsonList};
 pub use error::{ApiError, Refusal};
 pub use nullable_map::NullableMap;
 pub use pagination::{Page, PageRequest};
-pub use responses::{Created, JsonBytes, NoContent, TicketDownload};
+pub use responses::{Created, JsonBytes, MadeFile, NoContent, TicketDownload};
 
 use poem_openapi::types::MaybeUndefined;
 

@@ -103,3 +103,61 @@ impl poem_openapi::ApiResponse for TicketDownload {
 
     fn register(_registry: &mut Registry) {}
 }
+
+/// Why a made file cannot be fetched (410), in pretix's shape.
+#[derive(poem_openapi::Object)]
+pub struct MadeFileGone {
+    /// Always `failed`.
+    pub status: String,
+    /// What failed.
+    pub message: String,
+}
+
+/// A file made on request and kept for its caller, fetched by its key (pretix's download of
+/// an asynchronous job): 200 with the file, or 410 when it is unknown, expired or another
+/// caller's.
+pub enum MadeFile {
+    /// The file.
+    Ready(TicketDownload),
+    /// Unknown, expired, or not the caller's.
+    Gone,
+}
+
+impl poem::IntoResponse for MadeFile {
+    fn into_response(self) -> Response {
+        match self {
+            Self::Ready(file) => file.into_response(),
+            Self::Gone => {
+                let body = MadeFileGone {
+                    status: "failed".into(),
+                    message: "Unknown file ID or export failed".into(),
+                };
+                let mut answer = Json(body).into_response();
+                answer.set_status(poem::http::StatusCode::GONE);
+                answer
+            }
+        }
+    }
+}
+
+impl poem_openapi::ApiResponse for MadeFile {
+    fn meta() -> poem_openapi::registry::MetaResponses {
+        use poem_openapi::registry::MetaResponse;
+        let mut meta = TicketDownload::meta();
+        meta.responses.push(MetaResponse {
+            description: "The file is unknown, expired, or another caller's.",
+            status: Some(410),
+            status_range: None,
+            content: vec![MetaMediaType {
+                content_type: "application/json",
+                schema: <MadeFileGone as Type>::schema_ref(),
+            }],
+            headers: vec![],
+        });
+        meta
+    }
+
+    fn register(registry: &mut Registry) {
+        <MadeFileGone as Type>::register(registry);
+    }
+}

@@ -38,6 +38,13 @@ impl FieldErrors {
         }
     }
 
+    /// Adds the errors of a list field entry by entry, as `{"field": [{...}, {}, ...]}` (an
+    /// empty object for each entry without errors).
+    pub fn push_entries(&mut self, field: &str, entries: Vec<FieldErrors>) {
+        let list = entries.into_iter().map(|e| Value::Object(e.0)).collect();
+        self.0.insert(field.to_owned(), Value::Array(list));
+    }
+
     /// Ok when `invalid` (field, message pairs, as the domain reports them) is empty, else
     /// the errors naming each field.
     pub fn check(invalid: Vec<(&str, String)>) -> Result<(), FieldErrors> {

@@ -6,6 +6,7 @@ mod account_team_tokens;
 mod accounts;
 mod auth;
 mod bank_import;
+mod batch_render;
 mod browser_support;
 mod carts;
 mod catalogue_clone;
