@@ -47,4 +47,19 @@ impl AppState {
             organizer,
         }
     }
+
+    /// What tickets are made with, for an event of these settings, reading through the
+    /// cache at this generation.
+    pub fn ticket_maker<'a>(
+        &'a self,
+        cache: Option<(&'a Cache, u64)>,
+        settings: &'a crate::domain::cache::EventSettings,
+    ) -> crate::domain::tickets::Maker<'a> {
+        crate::domain::tickets::Maker {
+            db: &self.db,
+            cache,
+            extensions: &*self.plugins,
+            settings,
+        }
+    }
 }

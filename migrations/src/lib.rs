@@ -38,6 +38,7 @@ mod m0033_subevent_seats;
 mod m0034_password_resets;
 mod m0035_pdf_layouts;
 mod m0036_mail_attachments;
+mod m0037_layouts_are_configuration;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -85,6 +86,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0034_password_resets::Migration),
             Box::new(m0035_pdf_layouts::Migration),
             Box::new(m0036_mail_attachments::Migration),
+            Box::new(m0037_layouts_are_configuration::Migration),
         ]
     }
 }

@@ -92,7 +92,8 @@ impl BatchRenderApi {
             })
             .collect();
         let caller = auth.0.identity();
-        let key = batch_render::render_batch(&state.db, &ev.event, &caller, &parts)
+        let cache = state.cache.current().await;
+        let key = batch_render::render_batch(&state.db, cache, &ev.event, &caller, &parts)
             .await?
             .map_err(ApiError::fields)?;
         let download = format!(

@@ -8,7 +8,7 @@ use poem_openapi::param::Path;
 
 use super::Tag;
 use super::orders::viewed;
-use crate::domain::orders::positions;
+use crate::domain::orders;
 use crate::domain::permissions::Permission;
 use crate::domain::settings;
 use crate::domain::tickets::{self, DownloadRefused};
@@ -50,8 +50,8 @@ impl TicketsApi {
         let (ev, o) = viewed(&state, &auth, &organizer, &event, &code).await?;
         let cache = state.cache.current().await;
         let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
-        let plugins = &*state.plugins;
-        match tickets::download(&state.db, plugins, &ev.event, &values, &o, None, &output).await? {
+        let maker = state.ticket_maker(cache, &values);
+        match tickets::download(maker, &ev.event, &o, None, &output).await? {
             Ok(download) => Ok(TicketDownload(download)),
             Err(refusal) => Err(refused(refusal).into()),
         }
@@ -79,23 +79,13 @@ impl TicketsApi {
             .0
             .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
             .await?;
-        let (o, p) = positions::find(&state.db, ev.event.id, *id, false)
+        let (o, p) = orders::for_ticket(&state.db, ev.event.id, *id)
             .await?
             .ok_or_else(|| ApiError::not_found("Not found."))?;
         let cache = state.cache.current().await;
         let values = settings::of_event(&state.db, &state.settings, cache, &ev.event).await?;
-        let plugins = &*state.plugins;
-        match tickets::download(
-            &state.db,
-            plugins,
-            &ev.event,
-            &values,
-            &o,
-            Some(&p),
-            &output,
-        )
-        .await?
-        {
+        let maker = state.ticket_maker(cache, &values);
+        match tickets::download(maker, &ev.event, &o, Some(&p), &output).await? {
             Ok(download) => Ok(TicketDownload(download)),
             Err(refusal) => Err(refused(refusal).into()),
         }

@@ -14,6 +14,7 @@ use sea_orm::{
 use serde_json::{Value, json};
 
 use crate::db::entities::{file, item, pdf_layout, pdf_layout_item};
+use crate::domain::cache::Cache;
 use crate::domain::extensions::tickets::TicketRequest;
 use crate::domain::files::{self, ClaimRefused};
 use crate::domain::refusal::Refusal;
@@ -616,25 +617,20 @@ fn content_key(row: &pdf_layout::Model) -> [u8; 32] {
 /// built-in one; prepared for rendering.
 pub async fn prepared_for(
     db: &impl ConnectionTrait,
+    cache: Option<(&Cache, u64)>,
     event_id: i64,
     kind: Kind,
     item_id: i64,
     channel: &str,
 ) -> Result<Arc<Prepared>, DbErr> {
-    let layouts = list(db, event_id, kind).await?;
+    let (layouts, assigned) = &*of_event(db, cache, event_id, kind).await?;
     if layouts.is_empty() {
         return Ok(built_in(kind));
     }
-    let ids: Vec<i64> = layouts.iter().map(|l| l.id).collect();
-    let assigned = pdf_layout_item::Entity::find()
-        .filter(pdf_layout_item::Column::LayoutId.is_in(ids))
-        .filter(pdf_layout_item::Column::ItemId.eq(item_id))
-        .all(db)
-        .await?;
     let by_channel = |c: &str| {
         assigned
             .iter()
-            .find(|a| a.sales_channel == c)
+            .find(|a| a.item_id == item_id && a.sales_channel == c)
             .and_then(|a| layouts.iter().find(|l| l.id == a.layout_id))
     };
     let chosen = by_channel(channel)
@@ -644,6 +640,38 @@ pub async fn prepared_for(
         Some(l) => prepare(db, l).await,
         None => Ok(built_in(kind)),
     }
+}
+
+/// An event's layouts of a kind and their assignments to products.
+type EventLayouts = (Vec<pdf_layout::Model>, Vec<pdf_layout_item::Model>);
+
+/// An event's layouts of a kind with their assignments: from the process cache, else read
+/// and kept there for this configuration.
+async fn of_event(
+    db: &impl ConnectionTrait,
+    cache: Option<(&Cache, u64)>,
+    event_id: i64,
+    kind: Kind,
+) -> Result<Arc<EventLayouts>, DbErr> {
+    let key = format!("layouts:{}:{event_id}", kind.as_str());
+    if let Some(kept) = cache.and_then(|(c, g)| c.object::<EventLayouts>(g, &key)) {
+        return Ok(kept);
+    }
+    let layouts = list(db, event_id, kind).await?;
+    let assigned = if layouts.is_empty() {
+        Vec::new()
+    } else {
+        let ids: Vec<i64> = layouts.iter().map(|l| l.id).collect();
+        pdf_layout_item::Entity::find()
+            .filter(pdf_layout_item::Column::LayoutId.is_in(ids))
+            .all(db)
+            .await?
+    };
+    let found = Arc::new((layouts, assigned));
+    if let Some((c, g)) = cache {
+        c.keep_object(g, key, found.clone());
+    }
+    Ok(found)
 }
 
 /// A stored layout prepared for rendering, from the process's store when it holds this
@@ -695,6 +723,7 @@ pub async fn render(
             None => {
                 let p = prepared_for(
                     db,
+                    request.cache,
                     request.event.id,
                     kind,
                     item,

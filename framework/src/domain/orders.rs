@@ -353,27 +353,8 @@ pub async fn complete(
             .await?,
         |p| p.order_id,
     );
-    let seat_ids: Vec<i64> = positions
-        .values()
-        .flatten()
-        .filter_map(|p| p.seat_id)
-        .collect();
-    let seats: HashMap<i64, seat::Model> = if seat_ids.is_empty() {
-        HashMap::new()
-    } else {
-        seat::Entity::find()
-            .filter(seat::Column::Id.is_in(seat_ids))
-            .all(db)
-            .await?
-            .into_iter()
-            .map(|s| (s.id, s))
-            .collect()
-    };
-    let position_ids: Vec<i64> = positions.values().flatten().map(|p| p.id).collect();
-    let mut checkins = HashMap::<i64, Vec<PositionCheckin>>::new();
-    for c in checkins_of(db, &position_ids).await? {
-        checkins.entry(c.position_id).or_default().push(c);
-    }
+    let all: Vec<&order_position::Model> = positions.values().flatten().collect();
+    let (seats, mut checkins) = seats_and_checkins(db, &all).await?;
     let order_ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut given_back = group(refunds::of_orders(db, &order_ids).await?, |r| {
         r.row.order_id
@@ -399,6 +380,77 @@ pub async fn complete(
             }
         })
         .collect())
+}
+
+/// The seats these positions hold, by ID, and their successful check-ins, by position.
+async fn seats_and_checkins(
+    db: &impl ConnectionTrait,
+    positions: &[&order_position::Model],
+) -> Result<
+    (
+        HashMap<i64, seat::Model>,
+        HashMap<i64, Vec<PositionCheckin>>,
+    ),
+    DbErr,
+> {
+    let seat_ids: Vec<i64> = positions.iter().filter_map(|p| p.seat_id).collect();
+    let seats = if seat_ids.is_empty() {
+        HashMap::new()
+    } else {
+        seat::Entity::find()
+            .filter(seat::Column::Id.is_in(seat_ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|s| (s.id, s))
+            .collect()
+    };
+    let position_ids: Vec<i64> = positions.iter().map(|p| p.id).collect();
+    let mut checkins = HashMap::<i64, Vec<PositionCheckin>>::new();
+    for c in checkins_of(db, &position_ids).await? {
+        checkins.entry(c.position_id).or_default().push(c);
+    }
+    Ok((seats, checkins))
+}
+
+/// A live position of the event with its order as its ticket needs it: the order's live
+/// positions (its add-ons, the position it is an add-on to), their seats and check-ins,
+/// but not its fees, payments or refunds, which stay empty. Three queries, a fourth for
+/// seats.
+pub async fn for_ticket(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    position_id: i64,
+) -> Result<Option<(Order, order_position::Model)>, DbErr> {
+    let positions = order_position::Model::find_by_statement(Statement::from_sql_and_values(
+        db.get_database_backend(),
+        "SELECT * FROM order_positions WHERE canceled = $3 AND order_id = \
+         (SELECT p.order_id FROM order_positions p JOIN orders o ON o.id = p.order_id \
+          WHERE p.id = $1 AND o.event_id = $2 AND p.canceled = $3) ORDER BY positionid",
+        [position_id.into(), event_id.into(), false.into()],
+    ))
+    .all(db)
+    .await?;
+    let Some(p) = positions.iter().find(|p| p.id == position_id).cloned() else {
+        return Ok(None);
+    };
+    let Some(row) = order::Entity::find_by_id(p.order_id).one(db).await? else {
+        return Ok(None);
+    };
+    let all: Vec<&order_position::Model> = positions.iter().collect();
+    let (seats, checkins) = seats_and_checkins(db, &all).await?;
+    let mut checkins: Vec<PositionCheckin> = checkins.into_values().flatten().collect();
+    checkins.sort_by_key(|c| (c.datetime, c.id));
+    let o = Order {
+        checkins,
+        seats: seats.into_values().collect(),
+        positions,
+        fees: Vec::new(),
+        payments: Vec::new(),
+        refunds: Vec::new(),
+        row,
+    };
+    Ok(Some((o, p)))
 }
 
 fn group<T>(rows: Vec<T>, key: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {

@@ -15,7 +15,7 @@ use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
 
 use crate::db::entities::{event, order, order_position};
-use crate::domain::cache::EventSettings;
+use crate::domain::cache::{Cache, EventSettings};
 use crate::domain::extensions::Extensions;
 use crate::domain::extensions::tickets::{TicketFile, TicketOutput, TicketRequest};
 use crate::domain::orders::ticket::TicketNames;
@@ -154,17 +154,32 @@ pub fn file_name(
     }
 }
 
+/// What tickets are made with: the database and the process cache (an event's products,
+/// details and layouts are read once per configuration), the extensions that bring the
+/// outputs, and the event's settings.
+#[derive(Clone, Copy)]
+pub struct Maker<'a> {
+    /// The connection pool.
+    pub db: &'a DatabaseConnection,
+    /// The process cache, at its current generation (none while it is off).
+    pub cache: Option<(&'a Cache, u64)>,
+    /// The extensions.
+    pub extensions: &'a dyn Extensions,
+    /// The event's settings.
+    pub settings: &'a EventSettings,
+}
+
 /// Makes the file of an order's tickets with an output: of one position (`only`), or of
 /// every position that has a ticket.
 pub async fn render(
-    db: &DatabaseConnection,
+    m: Maker<'_>,
     output: &dyn TicketOutput,
     ev: &event::Model,
     (o, names): (&Order, &TicketNames),
-    settings: &EventSettings,
     only: Option<i64>,
 ) -> Result<TicketFile, DbErr> {
-    let details = TicketDetails::load(db, ev).await?;
+    let (db, settings) = (m.db, m.settings);
+    let details = TicketDetails::load(db, m.cache, ev).await?;
     let now = crate::values::now();
     let tickets = o
         .positions
@@ -180,6 +195,7 @@ pub async fn render(
         order: &o.row,
         tickets,
         now,
+        cache: m.cache,
     };
     output.render(db, &request).await
 }
@@ -234,15 +250,14 @@ pub struct Download {
 /// The file of an order's tickets (or of one position's, `position`) from the output
 /// `identifier`, as the API serves it.
 pub async fn download(
-    db: &DatabaseConnection,
-    extensions: &dyn Extensions,
+    m: Maker<'_>,
     ev: &event::Model,
-    settings: &EventSettings,
     o: &Order,
     position: Option<&order_position::Model>,
     identifier: &str,
 ) -> Result<Result<Download, DownloadRefused>, DbErr> {
-    let Some(output) = outputs(extensions, ev, settings)
+    let settings = m.settings;
+    let Some(output) = outputs(m.extensions, ev, settings)
         .into_iter()
         .find(|out| out.identifier() == identifier)
     else {
@@ -251,7 +266,7 @@ pub async fn download(
     if let Err(refused) = order_allows(&o.row, settings, crate::values::now()) {
         return Ok(Err(DownloadRefused::NotAvailable(refused)));
     }
-    let names = TicketNames::load(db, &o.positions).await?;
+    let names = TicketNames::of_event(m.db, m.cache, ev.id, &o.positions).await?;
     if let Some(p) = position
         && !has_ticket(p, &names, settings)
     {
@@ -260,7 +275,7 @@ pub async fn download(
         )));
     }
     let only = position.map(|p| p.id);
-    let file = render(db, output.as_ref(), ev, (o, &names), settings, only).await?;
+    let file = render(m, output.as_ref(), ev, (o, &names), only).await?;
     let file_name = file_name(
         ev,
         &o.row,
@@ -292,7 +307,7 @@ pub async fn pdf_data_of(
         return Ok(None);
     };
     let names = TicketNames::load(db, &o.positions).await?;
-    let details = TicketDetails::load(db, ev).await?;
+    let details = TicketDetails::load(db, None, ev).await?;
     let Some(p) = o.positions.iter().find(|q| q.id == position_id) else {
         return Ok(None);
     };

@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 
 use skrifa::instance::{LocationRef, Size};
-use skrifa::metrics::{GlyphMetrics, Metrics};
+use skrifa::metrics::Metrics;
 use skrifa::{FontRef, GlyphId, MetadataProvider, charmap::Charmap};
 
 /// One of the built-in faces.
@@ -58,10 +58,17 @@ pub struct Face {
     /// Whether it slants.
     pub italic: bool,
     charmap: Charmap<'static>,
-    glyphs: GlyphMetrics<'static>,
+    /// The glyphs of the characters below [`TABLED`], looked up once (0: none).
+    tabled: Vec<u16>,
+    /// Every glyph's advance, in thousandths of the font size.
+    advances: Vec<f32>,
     /// Its metrics in font units.
     pub metrics: Metrics,
 }
+
+/// Characters below this (Latin, with Latin-1 and Latin Extended A and B) have their
+/// glyphs in a table: setting text looks each character up, and a font's own map is slower.
+const TABLED: u32 = 0x250;
 
 impl std::fmt::Debug for Face {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -74,28 +81,46 @@ impl Face {
         // The files are part of the binary and tested: a failure here is a broken build.
         #[allow(clippy::expect_used)]
         let font = FontRef::new(data).expect("a built-in font parses");
+        let charmap = font.charmap();
+        let metrics = font.metrics(Size::unscaled(), LocationRef::default());
+        let glyphs = font.glyph_metrics(Size::unscaled(), LocationRef::default());
+        let per_em = 1000.0 / f32::from(metrics.units_per_em);
+        let advances = (0..glyphs.glyph_count())
+            .map(|g| glyphs.advance_width(GlyphId::new(g)).unwrap_or(0.0) * per_em)
+            .collect();
+        let tabled = (0..TABLED)
+            .map(|c| {
+                char::from_u32(c)
+                    .and_then(|c| charmap.map(c))
+                    .map_or(0, |g| g.to_u32() as u16)
+            })
+            .collect();
         Face {
             postscript_name,
             data,
             italic,
-            charmap: font.charmap(),
-            glyphs: font.glyph_metrics(Size::unscaled(), LocationRef::default()),
-            metrics: font.metrics(Size::unscaled(), LocationRef::default()),
+            charmap,
+            tabled,
+            advances,
+            metrics,
         }
     }
 
     /// The glyph of a character, if the face has one.
     pub fn glyph(&self, c: char) -> Option<u16> {
-        self.charmap
-            .map(c)
-            .map(|g| g.to_u32() as u16)
-            .filter(|g| *g != 0)
+        let glyph = match self.tabled.get(c as usize) {
+            Some(&g) => g,
+            None => self.charmap.map(c).map_or(0, |g| g.to_u32() as u16),
+        };
+        (glyph != 0).then_some(glyph)
     }
 
     /// A glyph's advance in thousandths of the font size.
     pub fn advance(&self, glyph: u16) -> f32 {
-        let units = self.glyphs.advance_width(GlyphId::new(glyph.into()));
-        units.unwrap_or(0.0) * 1000.0 / f32::from(self.metrics.units_per_em)
+        self.advances
+            .get(usize::from(glyph))
+            .copied()
+            .unwrap_or(0.0)
     }
 
     /// A value in font units as thousandths of the font size.

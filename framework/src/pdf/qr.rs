@@ -24,8 +24,12 @@ pub fn draw(content: &mut Content, data: &str, x: f32, y: f32, size: f32, no_whi
     let n = (modules.len() as f64).sqrt() as usize;
     let border = if no_whitespace { 0 } else { 4 };
     let cell = size / (n + 2 * border) as f32;
+    // Drawn in modules, bottom row 0: whole numbers are written shortest and fastest.
+    let origin = border as f32 * cell;
+    content.save_state();
+    content.transform([cell, 0.0, 0.0, cell, x + origin, y + origin]);
     for row in 0..n {
-        let top = y + size - (border + row + 1) as f32 * cell;
+        let bottom = (n - row - 1) as f32;
         let mut col = 0;
         while col < n {
             if modules[row * n + col] != Color::Dark {
@@ -36,15 +40,11 @@ pub fn draw(content: &mut Content, data: &str, x: f32, y: f32, size: f32, no_whi
             while col < n && modules[row * n + col] == Color::Dark {
                 col += 1;
             }
-            content.rect(
-                x + (border + start) as f32 * cell,
-                top,
-                (col - start) as f32 * cell,
-                cell,
-            );
+            content.rect(start as f32, bottom, (col - start) as f32, 1.0);
         }
     }
     content.fill_nonzero();
+    content.restore_state();
 }
 
 /// The modules of a QR code of `data`, row by row.

@@ -2,9 +2,10 @@
 //! real text: each face used is embedded as a subset of the glyphs set, with a map back to
 //! the characters so that the text can be searched and copied.
 
-use std::collections::BTreeMap;
-use std::io::Write;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
 
+use flate2::{Compress, Compression, FlushCompress, Status};
 use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
 use pdf_writer::{Chunk, Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use subsetter::GlyphRemapper;
@@ -20,10 +21,61 @@ struct PageOut {
 }
 
 /// The glyphs of one face used in the document, numbered as in its subset.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct FontUse {
     glyphs: GlyphRemapper,
     chars: BTreeMap<u16, char>,
+}
+
+impl FontUse {
+    /// A face's use before any text is set: for the text faces, the printable ASCII
+    /// characters come first, in code order, so that documents whose text is all ASCII
+    /// (most tickets: codes, secrets, prices, Latin names) have the same subset, which is
+    /// then made once ([`subset_of`]); other characters follow in the order they are set.
+    fn start(face: FaceId) -> Self {
+        static SEEDED: LazyLock<Vec<FontUse>> = LazyLock::new(|| {
+            FaceId::ALL
+                .iter()
+                .map(|&face| {
+                    let mut used = FontUse::default();
+                    if face != FaceId::Fallback {
+                        for c in ' '..='~' {
+                            if let Some(glyph) = face.face().glyph(c) {
+                                let new = used.glyphs.remap(glyph);
+                                used.chars.entry(new).or_insert(c);
+                            }
+                        }
+                    }
+                    used
+                })
+                .collect()
+        });
+        SEEDED[face as usize].clone()
+    }
+}
+
+/// Deflated subsets kept, by face and glyphs, before they are all forgotten.
+const SUBSETS_KEPT: usize = 256;
+
+/// The deflated subset of a face with these glyphs (in the order of their new numbers),
+/// made once for each such set; `None` if the face cannot be subset.
+fn subset_of(face: FaceId, glyphs: &GlyphRemapper) -> Option<Arc<Vec<u8>>> {
+    type Kept = HashMap<(FaceId, Vec<u16>), Arc<Vec<u8>>>;
+    static SUBSETS: LazyLock<Mutex<Kept>> = LazyLock::new(Mutex::default);
+    let key = (face, glyphs.remapped_gids().collect::<Vec<u16>>());
+    if let Some(kept) = SUBSETS.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return Some(kept);
+    }
+    let made = Arc::new(deflate(
+        &subsetter::subset(face.face().data, 0, glyphs).ok()?,
+    ));
+    if let Ok(mut kept) = SUBSETS.lock() {
+        if kept.len() >= SUBSETS_KEPT {
+            kept.clear();
+        }
+        kept.insert(key, made.clone());
+    }
+    Some(made)
 }
 
 /// A document being drawn, one page at a time.
@@ -123,7 +175,7 @@ impl Writer {
                 run_face = Some(face);
                 run_x = x;
             }
-            let used = self.fonts[face as usize].get_or_insert_with(FontUse::default);
+            let used = self.fonts[face as usize].get_or_insert_with(|| FontUse::start(face));
             let new = used.glyphs.remap(glyph);
             if glyph != 0 {
                 used.chars.entry(new).or_insert(c);
@@ -205,14 +257,27 @@ impl Writer {
     }
 }
 
-/// Compresses a stream, quickly: documents are made while people wait.
+/// Compresses a stream, quickly: documents are made while people wait. Each thread keeps
+/// one compressor and resets it, since making one clears a few hundred kilobytes of tables,
+/// more work than compressing a page of a ticket.
 pub fn deflate(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(data.len() / 2 + 64);
-    let mut encoder = flate2::write::ZlibEncoder::new(&mut out, flate2::Compression::fast());
-    // Writing to a Vec does not fail.
-    let _ = encoder.write_all(data);
-    let _ = encoder.finish();
-    out
+    thread_local! {
+        static COMPRESSOR: std::cell::RefCell<Compress> =
+            std::cell::RefCell::new(Compress::new(Compression::fast(), true));
+    }
+    COMPRESSOR.with_borrow_mut(|compressor| {
+        compressor.reset();
+        let mut out = Vec::with_capacity(data.len() / 2 + 64);
+        loop {
+            let read = usize::try_from(compressor.total_in()).unwrap_or(data.len());
+            let rest = data.get(read..).unwrap_or_default();
+            match compressor.compress_vec(rest, &mut out, FlushCompress::Finish) {
+                Ok(Status::StreamEnd) | Err(_) => break,
+                Ok(Status::Ok | Status::BufError) => out.reserve(out.capacity().max(64)),
+            }
+        }
+        out
+    })
 }
 
 /// The six capital letters naming a subset, from the glyphs it holds.
@@ -278,7 +343,7 @@ fn write_font(pdf: &mut Pdf, next: &mut Ref, face_id: FaceId, font_ref: Ref, use
     }
     // The built-in faces subset (a test sets text in each); were one ever to fail, the text
     // stays in the file, shown with a fallback font by readers.
-    let subset = subsetter::subset(face.data, 0, &used.glyphs).ok();
+    let subset = subset_of(face_id, &used.glyphs);
     let mut descriptor = pdf.font_descriptor(descriptor_ref);
     descriptor
         .name(name)
@@ -294,8 +359,7 @@ fn write_font(pdf: &mut Pdf, next: &mut Ref, face_id: FaceId, font_ref: Ref, use
     }
     descriptor.finish();
     if let Some(subset) = subset {
-        pdf.stream(file_ref, &deflate(&subset))
-            .filter(Filter::FlateDecode);
+        pdf.stream(file_ref, &subset).filter(Filter::FlateDecode);
     }
     let mut cmap = UnicodeCmap::new(
         Name(b"Custom"),

@@ -260,8 +260,9 @@ async fn download_answer(
         },
         None => None,
     };
-    let plugins = &*state.plugins;
-    match tickets::download(&state.db, plugins, &e, &values, &order, p.as_ref(), output).await? {
+    let cache = state.cache.current().await;
+    let maker = state.ticket_maker(cache, &values);
+    match tickets::download(maker, &e, &order, p.as_ref(), output).await? {
         Ok(d) => Ok(crate::http::TicketDownload(d).into_response()),
         Err(tickets::DownloadRefused::UnknownOutput) => Ok(not_found()),
         Err(tickets::DownloadRefused::NotAvailable(why)) => Ok((

@@ -422,7 +422,8 @@ impl OrdersApi {
         if pdf_data.0 == Some(true) {
             let names =
                 TicketNames::load(&state.db, rows.iter().flat_map(|o| &o.positions)).await?;
-            let details = TicketDetails::load(&state.db, &ev.event).await?;
+            let cache = state.cache.current().await;
+            let details = TicketDetails::load(&state.db, cache, &ev.event).await?;
             view = view.with_pdf_data(&ev.event, names, details);
         }
         let page = window.page(rows.into_iter().map(|o| view.show(o)).collect::<Vec<_>>());

@@ -320,7 +320,8 @@ impl PositionsApi {
         let mut view = OrderView::load(&state, &ev, &orders).await?;
         if pdf_data.0 == Some(true) {
             let names = TicketNames::load(&state.db, &listed.positions).await?;
-            let details = TicketDetails::load(&state.db, &ev.event).await?;
+            let cache = state.cache.current().await;
+            let details = TicketDetails::load(&state.db, cache, &ev.event).await?;
             view = view.with_pdf_data(&ev.event, names, details);
         }
         let shown = (listed.positions.iter())

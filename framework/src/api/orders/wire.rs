@@ -330,7 +330,7 @@ pub struct OrderView<'a> {
     organizer: &'a str,
     event: &'a str,
     seats: HashMap<i64, seat::Model>,
-    pdf_data: Option<(&'a event::Model, TicketDetails)>,
+    pdf_data: Option<(&'a event::Model, std::sync::Arc<TicketDetails>)>,
     names: Option<TicketNames>,
     downloads: Downloads,
 }
@@ -412,7 +412,7 @@ impl<'a> OrderView<'a> {
         mut self,
         ev: &'a event::Model,
         names: TicketNames,
-        details: TicketDetails,
+        details: std::sync::Arc<TicketDetails>,
     ) -> Self {
         self.pdf_data = Some((ev, details));
         self.names = Some(names);

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::{DatabaseConnection, DbErr};
 
 use crate::db::entities::{event, order};
+use crate::domain::cache::Cache;
 use crate::domain::tickets::variables::Ticket;
 
 /// A ticket file as an output made it.
@@ -31,6 +32,9 @@ pub struct TicketRequest<'a> {
     pub tickets: Vec<Ticket<'a>>,
     /// The time printed on them.
     pub now: DateTime<Utc>,
+    /// The process cache at its current generation, for what the output reads of the
+    /// event's configuration (none while the cache is off).
+    pub cache: Option<(&'a Cache, u64)>,
 }
 
 /// A kind of ticket file.

@@ -3,20 +3,28 @@
 //! variables (pretix's `pdf_data`) is `domain::tickets::variables`'.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
 use crate::db::entities::{event, item, item_variation, order, order_position, seat, subevent};
+use crate::domain::cache::Cache;
 use crate::values::i18n::I18nString;
 
 /// Names of what positions refer to, loaded once for a page of orders.
 #[derive(Debug, Default)]
 pub struct TicketNames {
-    items: HashMap<i64, item::Model>,
-    variations: HashMap<i64, item_variation::Model>,
+    items: Arc<HashMap<i64, item::Model>>,
+    variations: Arc<HashMap<i64, item_variation::Model>>,
     subevents: HashMap<i64, subevent::Model>,
 }
+
+/// An event's products and variations by ID, as the process cache keeps them.
+type Products = (
+    Arc<HashMap<i64, item::Model>>,
+    Arc<HashMap<i64, item_variation::Model>>,
+);
 
 impl TicketNames {
     /// Loads the items, variations and dates of these positions (three queries at most).
@@ -36,22 +44,26 @@ impl TicketNames {
         }
         let mut names = Self::default();
         if !items.is_empty() {
-            names.items = item::Entity::find()
-                .filter(item::Column::Id.is_in(items))
-                .all(db)
-                .await?
-                .into_iter()
-                .map(|i| (i.id, i))
-                .collect();
+            names.items = Arc::new(
+                item::Entity::find()
+                    .filter(item::Column::Id.is_in(items))
+                    .all(db)
+                    .await?
+                    .into_iter()
+                    .map(|i| (i.id, i))
+                    .collect(),
+            );
         }
         if !variations.is_empty() {
-            names.variations = item_variation::Entity::find()
-                .filter(item_variation::Column::Id.is_in(variations))
-                .all(db)
-                .await?
-                .into_iter()
-                .map(|v| (v.id, v))
-                .collect();
+            names.variations = Arc::new(
+                item_variation::Entity::find()
+                    .filter(item_variation::Column::Id.is_in(variations))
+                    .all(db)
+                    .await?
+                    .into_iter()
+                    .map(|v| (v.id, v))
+                    .collect(),
+            );
         }
         if !subevents.is_empty() {
             names.subevents = subevent::Entity::find()
@@ -63,6 +75,66 @@ impl TicketNames {
                 .collect();
         }
         Ok(names)
+    }
+
+    /// Loads the names of positions of one event: its products and variations from the
+    /// process cache (read once per configuration), the dates of the positions (if any) from
+    /// the database.
+    pub async fn of_event<'a>(
+        db: &impl ConnectionTrait,
+        cache: Option<(&Cache, u64)>,
+        event_id: i64,
+        positions: impl IntoIterator<Item = &'a order_position::Model>,
+    ) -> Result<Self, DbErr> {
+        let key = format!("ticket_products:{event_id}");
+        let kept = cache.and_then(|(c, g)| c.object::<Products>(g, &key));
+        let (items, variations) = match kept {
+            Some(kept) => (*kept).clone(),
+            None => {
+                let items: HashMap<i64, item::Model> = item::Entity::find()
+                    .filter(item::Column::EventId.eq(event_id))
+                    .all(db)
+                    .await?
+                    .into_iter()
+                    .map(|i| (i.id, i))
+                    .collect();
+                let ids: Vec<i64> = items.keys().copied().collect();
+                let variations = item_variation::Entity::find()
+                    .filter(item_variation::Column::ItemId.is_in(ids))
+                    .all(db)
+                    .await?
+                    .into_iter()
+                    .map(|v| (v.id, v))
+                    .collect();
+                let products: Products = (Arc::new(items), Arc::new(variations));
+                if let Some((c, g)) = cache {
+                    c.keep_object(g, key, Arc::new(products.clone()));
+                }
+                products
+            }
+        };
+        let mut subevents: Vec<i64> = positions
+            .into_iter()
+            .filter_map(|p| p.subevent_id)
+            .collect();
+        subevents.sort_unstable();
+        subevents.dedup();
+        let subevents = if subevents.is_empty() {
+            HashMap::new()
+        } else {
+            subevent::Entity::find()
+                .filter(subevent::Column::Id.is_in(subevents))
+                .all(db)
+                .await?
+                .into_iter()
+                .map(|s| (s.id, s))
+                .collect()
+        };
+        Ok(Self {
+            items,
+            variations,
+            subevents,
+        })
     }
 
     /// An item of the positions.

@@ -11,6 +11,7 @@ use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 
 use super::variables::{Sheet, TicketDetails};
 use crate::db::entities::{event, order, order_position, pdf_layout};
+use crate::domain::cache::Cache;
 use crate::domain::files;
 use crate::domain::layouts::{self, Kind};
 use crate::domain::orders::ticket::TicketNames;
@@ -42,6 +43,7 @@ pub struct Part {
 /// channel is not the event's.
 pub async fn render_batch(
     db: &DatabaseConnection,
+    cache: Option<(&Cache, u64)>,
     ev: &event::Model,
     caller: &str,
     parts: &[Part],
@@ -62,8 +64,8 @@ pub async fn render_batch(
     let orders = crate::domain::orders::complete(db, found.orders).await?;
     let positions: Vec<order_position::Model> =
         orders.iter().flat_map(|o| o.positions.clone()).collect();
-    let names = TicketNames::load(db, &positions).await?;
-    let details = TicketDetails::load(db, ev).await?;
+    let names = TicketNames::of_event(db, cache, ev.id, &positions).await?;
+    let details = TicketDetails::load(db, cache, ev).await?;
     let now = crate::values::now();
     let mut chosen: HashMap<(i64, String), Arc<Prepared>> = HashMap::new();
     let mut sheets = Vec::with_capacity(parts.len());
@@ -86,7 +88,8 @@ pub async fn render_batch(
                     Some(kept) => kept.clone(),
                     None => {
                         let made =
-                            layouts::prepared_for(db, ev.id, Kind::Ticket, key.0, &key.1).await?;
+                            layouts::prepared_for(db, cache, ev.id, Kind::Ticket, key.0, &key.1)
+                                .await?;
                         chosen.insert(key, made.clone());
                         made
                     }

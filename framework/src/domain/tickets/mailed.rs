@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use sea_orm::{DatabaseConnection, DbErr, EntityTrait};
 
-use super::{file_name, has_ticket, offered, render};
+use super::{Maker, file_name, has_ticket, offered, render};
 use crate::db::entities::{event, order, outbox_mail};
 use crate::domain::cache::Cache;
 use crate::domain::extensions::Extensions;
@@ -65,13 +65,19 @@ impl Attachments for MailedTickets {
         let Some(o) = crate::domain::orders::complete(db, vec![row]).await?.pop() else {
             return Ok(Vec::new());
         };
-        let names = TicketNames::load(db, &o.positions).await?;
+        let names = TicketNames::of_event(db, cache, ev.id, &o.positions).await?;
         if !o.positions.iter().any(|p| has_ticket(p, &names, &values)) {
             return Ok(Vec::new());
         }
+        let maker = Maker {
+            db,
+            cache,
+            extensions: &*self.extensions,
+            settings: &values,
+        };
         let mut files = Vec::with_capacity(outputs.len());
         for output in outputs {
-            let file = render(db, output.as_ref(), &ev, (&o, &names), &values, None).await?;
+            let file = render(maker, output.as_ref(), &ev, (&o, &names), None).await?;
             files.push(Attachment {
                 file_name: file_name(&ev, &o.row, None, output.identifier(), &file.extension),
                 content_type: file.content_type,

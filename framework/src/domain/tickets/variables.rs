@@ -3,6 +3,7 @@
 //! A variable a position has no value for is empty; an unknown name is empty too.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -10,6 +11,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 use serde_json::Value;
 
 use crate::db::entities::{category, event, order, order_position, organizer, question, seat};
+use crate::domain::cache::Cache;
 use crate::domain::orders::display_name;
 use crate::domain::orders::ticket::TicketNames;
 use crate::pdf::{self, Source};
@@ -26,8 +28,25 @@ pub struct TicketDetails {
 }
 
 impl TicketDetails {
-    /// Loads the event's organizer, categories and questions (three queries).
-    pub async fn load(db: &impl ConnectionTrait, ev: &event::Model) -> Result<Self, DbErr> {
+    /// The event's organizer, categories and questions: from the process cache, else read
+    /// (three queries) and kept there for this configuration.
+    pub async fn load(
+        db: &impl ConnectionTrait,
+        cache: Option<(&Cache, u64)>,
+        ev: &event::Model,
+    ) -> Result<Arc<Self>, DbErr> {
+        let key = format!("ticket_details:{}", ev.id);
+        if let Some(kept) = cache.and_then(|(c, g)| c.object::<Self>(g, &key)) {
+            return Ok(kept);
+        }
+        let details = Arc::new(Self::read(db, ev).await?);
+        if let Some((c, g)) = cache {
+            c.keep_object(g, key, details.clone());
+        }
+        Ok(details)
+    }
+
+    async fn read(db: &impl ConnectionTrait, ev: &event::Model) -> Result<Self, DbErr> {
         let organizer = organizer::Entity::find_by_id(ev.organizer_id)
             .one(db)
             .await?
