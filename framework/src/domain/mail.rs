@@ -8,7 +8,7 @@
 mod mailer;
 mod smtp;
 
-pub use mailer::{Delivered, MAX_ATTACHED_BYTES, MAX_ATTEMPTS, Mailer, retry_delay};
+pub use mailer::{Delivered, MAX_ATTEMPTS, Mailer, retry_delay};
 pub use smtp::MailConfigError;
 
 use sea_orm::{

@@ -68,8 +68,8 @@ struct QuotaMembers {
 /// quotas hold what. It changes only through the catalogue's own endpoints, so the process
 /// cache may keep it (see [`Catalogue::load_kept`]).
 pub struct Products {
-    items: HashMap<i64, item::Model>,
-    variations: HashMap<i64, item_variation::Model>,
+    items: Items,
+    variations: Variations,
     tax_rules: HashMap<i64, tax_rule::Model>,
     quotas: Vec<QuotaMembers>,
 }
@@ -98,13 +98,19 @@ impl Products {
             .map(|t| (t.id, t))
             .collect();
         Ok(Self {
-            items,
-            variations,
+            items: Arc::new(items),
+            variations: Arc::new(variations),
             tax_rules,
             quotas: load_quotas(db, event_id).await?,
         })
     }
 }
+
+/// An event's items by ID.
+pub type Items = Arc<HashMap<i64, item::Model>>;
+
+/// An event's variations by ID.
+pub type Variations = Arc<HashMap<i64, item_variation::Model>>;
 
 /// The sellable catalogue of one event, with the dates of a series a request names.
 pub struct Catalogue {
@@ -186,6 +192,14 @@ impl Catalogue {
             Some(Some(d)) => Seating::of(ev, Some(d)),
             Some(None) => Seating::NONE,
         }
+    }
+
+    /// The event's items and variations by ID, shared with the catalogue (cheap to take).
+    pub fn items_and_variations(&self) -> (Items, Variations) {
+        (
+            self.products.items.clone(),
+            self.products.variations.clone(),
+        )
     }
 
     /// The item, if it is one of the event's.

@@ -266,7 +266,7 @@ pub async fn download(
     if let Err(refused) = order_allows(&o.row, settings, crate::values::now()) {
         return Ok(Err(DownloadRefused::NotAvailable(refused)));
     }
-    let names = TicketNames::of_event(m.db, m.cache, ev.id, &o.positions).await?;
+    let names = TicketNames::of_event(m.db, m.cache, ev, &o.positions).await?;
     if let Some(p) = position
         && !has_ticket(p, &names, settings)
     {

@@ -37,7 +37,7 @@ impl<'a, T: Type + ParseFromJSON + 'static> ApiExtractor<'a> for JsonBody<T> {
                 content_type: "application/json",
                 schema: T::schema_ref(),
             }],
-            required: true,
+            required: may_not_be_empty::<T>(),
         })
     }
 
@@ -313,6 +313,13 @@ fn schema_of<T: Type + 'static>() -> Schema {
         c.insert(id, schema.clone());
     }
     schema
+}
+
+/// Whether a body of `T` must be sent: [`parse`] reads an empty body as `{}`, so an
+/// object none of whose fields is required (options such as `send_email`) may be left out.
+fn may_not_be_empty<T: Type + 'static>() -> bool {
+    let schema = schema_of::<T>();
+    resolve(&schema.0, &schema.1).is_none_or(|s| s.ty != "object" || !s.required.is_empty())
 }
 
 fn resolve<'a>(registry: &'a Registry, schema: &'a MetaSchemaRef) -> Option<&'a MetaSchema> {

@@ -420,9 +420,9 @@ impl OrdersApi {
         let rows = orders::page(&state.db, q, window.offset, window.limit).await?;
         let mut view = OrderView::load(&state, &ev, &rows).await?;
         if pdf_data.0 == Some(true) {
-            let names =
-                TicketNames::load(&state.db, rows.iter().flat_map(|o| &o.positions)).await?;
             let cache = state.cache.current().await;
+            let positions = rows.iter().flat_map(|o| &o.positions);
+            let names = TicketNames::of_event(&state.db, cache, &ev.event, positions).await?;
             let details = TicketDetails::load(&state.db, cache, &ev.event).await?;
             view = view.with_pdf_data(&ev.event, names, details);
         }

@@ -319,8 +319,9 @@ impl PositionsApi {
         let orders: Vec<Order> = listed.orders.values().cloned().collect();
         let mut view = OrderView::load(&state, &ev, &orders).await?;
         if pdf_data.0 == Some(true) {
-            let names = TicketNames::load(&state.db, &listed.positions).await?;
             let cache = state.cache.current().await;
+            let names =
+                TicketNames::of_event(&state.db, cache, &ev.event, &listed.positions).await?;
             let details = TicketDetails::load(&state.db, cache, &ev.event).await?;
             view = view.with_pdf_data(&ev.event, names, details);
         }

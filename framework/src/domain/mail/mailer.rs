@@ -35,7 +35,7 @@ pub const MAX_ATTEMPTS: i32 = 10;
 
 /// The most a mail's attachments may weigh together: past this a mail is likely to bounce,
 /// so it goes out without them (its text links to the order's page, where they are).
-pub const MAX_ATTACHED_BYTES: usize = 4 * 1024 * 1024;
+const MAX_ATTACHED_BYTES: usize = 4 * 1024 * 1024;
 
 /// Mails claimed at once.
 const BATCH: i64 = 20;

@@ -10,21 +10,16 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 
 use crate::db::entities::{event, item, item_variation, order, order_position, seat, subevent};
 use crate::domain::cache::Cache;
+use crate::domain::sale::{Catalogue, Items, Variations};
 use crate::values::i18n::I18nString;
 
 /// Names of what positions refer to, loaded once for a page of orders.
 #[derive(Debug, Default)]
 pub struct TicketNames {
-    items: Arc<HashMap<i64, item::Model>>,
-    variations: Arc<HashMap<i64, item_variation::Model>>,
+    items: Items,
+    variations: Variations,
     subevents: HashMap<i64, subevent::Model>,
 }
-
-/// An event's products and variations by ID, as the process cache keeps them.
-type Products = (
-    Arc<HashMap<i64, item::Model>>,
-    Arc<HashMap<i64, item_variation::Model>>,
-);
 
 impl TicketNames {
     /// Loads the items, variations and dates of these positions (three queries at most).
@@ -77,42 +72,17 @@ impl TicketNames {
         Ok(names)
     }
 
-    /// Loads the names of positions of one event: its products and variations from the
-    /// process cache (read once per configuration), the dates of the positions (if any) from
-    /// the database.
+    /// Loads the names of positions of one event: its products and variations from its
+    /// catalogue (kept by the process cache, as selling keeps it), the dates of the
+    /// positions (if any) from the database.
     pub async fn of_event<'a>(
         db: &impl ConnectionTrait,
         cache: Option<(&Cache, u64)>,
-        event_id: i64,
+        ev: &event::Model,
         positions: impl IntoIterator<Item = &'a order_position::Model>,
     ) -> Result<Self, DbErr> {
-        let key = format!("ticket_products:{event_id}");
-        let kept = cache.and_then(|(c, g)| c.object::<Products>(g, &key));
-        let (items, variations) = match kept {
-            Some(kept) => (*kept).clone(),
-            None => {
-                let items: HashMap<i64, item::Model> = item::Entity::find()
-                    .filter(item::Column::EventId.eq(event_id))
-                    .all(db)
-                    .await?
-                    .into_iter()
-                    .map(|i| (i.id, i))
-                    .collect();
-                let ids: Vec<i64> = items.keys().copied().collect();
-                let variations = item_variation::Entity::find()
-                    .filter(item_variation::Column::ItemId.is_in(ids))
-                    .all(db)
-                    .await?
-                    .into_iter()
-                    .map(|v| (v.id, v))
-                    .collect();
-                let products: Products = (Arc::new(items), Arc::new(variations));
-                if let Some((c, g)) = cache {
-                    c.keep_object(g, key, Arc::new(products.clone()));
-                }
-                products
-            }
-        };
+        let catalogue = Catalogue::load_kept(db, cache, ev, &[]).await?;
+        let (items, variations) = catalogue.items_and_variations();
         let mut subevents: Vec<i64> = positions
             .into_iter()
             .filter_map(|p| p.subevent_id)

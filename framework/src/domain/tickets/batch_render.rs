@@ -62,9 +62,8 @@ pub async fn render_batch(
         return Ok(Err(errors));
     }
     let orders = crate::domain::orders::complete(db, found.orders).await?;
-    let positions: Vec<order_position::Model> =
-        orders.iter().flat_map(|o| o.positions.clone()).collect();
-    let names = TicketNames::of_event(db, cache, ev.id, &positions).await?;
+    let positions = orders.iter().flat_map(|o| &o.positions);
+    let names = TicketNames::of_event(db, cache, ev, positions).await?;
     let details = TicketDetails::load(db, cache, ev).await?;
     let now = crate::values::now();
     let mut chosen: HashMap<(i64, String), Arc<Prepared>> = HashMap::new();

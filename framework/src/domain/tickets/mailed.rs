@@ -65,7 +65,7 @@ impl Attachments for MailedTickets {
         let Some(o) = crate::domain::orders::complete(db, vec![row]).await?.pop() else {
             return Ok(Vec::new());
         };
-        let names = TicketNames::of_event(db, cache, ev.id, &o.positions).await?;
+        let names = TicketNames::of_event(db, cache, &ev, &o.positions).await?;
         if !o.positions.iter().any(|p| has_ticket(p, &names, &values)) {
             return Ok(Vec::new());
         }
