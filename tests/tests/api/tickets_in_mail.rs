@@ -2,6 +2,8 @@
 //! made as the mail is sent; read back from what a local SMTP server received.
 
 use base64::Engine;
+use poem::http::Method;
+use rand::RngCore;
 use serde_json::{Value, json};
 use tessera::config::SmtpTls;
 use tessera::db::entities::outbox_mail;
@@ -190,4 +192,97 @@ async fn a_paid_order_placed_with_send_mail_is_confirmed_with_its_tickets() {
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].0, format!("CONF-{}-pdf.pdf", code_of(&o)));
     assert!(files[0].1.starts_with(b"%PDF-"));
+}
+
+/// A one-page PDF whose page is an image of about `bytes` random bytes, which no compression
+/// makes smaller: every ticket printed on it weighs as much.
+fn heavy_background(bytes: usize) -> Vec<u8> {
+    use pdf_writer::{Content, Finish, Name, Pdf, Rect, Ref};
+    let side = ((bytes / 3) as f64).sqrt().ceil() as i32;
+    let mut pixels = vec![0u8; usize::try_from(side * side * 3).expect("size")];
+    rand::rng().fill_bytes(&mut pixels);
+    let (catalog, tree, page, image, content) =
+        (Ref::new(1), Ref::new(2), Ref::new(3), Ref::new(4), Ref::new(5));
+    let mut pdf = Pdf::new();
+    pdf.catalog(catalog).pages(tree);
+    pdf.pages(tree).kids([page]).count(1);
+    let mut p = pdf.page(page);
+    p.media_box(Rect::new(0.0, 0.0, 595.0, 842.0))
+        .parent(tree)
+        .contents(content);
+    p.resources().x_objects().pair(Name(b"Im0"), image);
+    p.finish();
+    let mut xobject = pdf.image_xobject(image, &pixels);
+    xobject.width(side).height(side).bits_per_component(8);
+    xobject.color_space().device_rgb();
+    xobject.finish();
+    let mut draw = Content::new();
+    draw.save_state()
+        .transform([595.0, 0.0, 0.0, 842.0, 0.0, 0.0])
+        .x_object(Name(b"Im0"))
+        .restore_state();
+    pdf.stream(content, &draw.finish());
+    pdf.finish()
+}
+
+#[tokio::test]
+async fn tickets_heavier_than_four_megabytes_stay_out_of_the_mail_which_still_goes_out() {
+    let sink = SmtpSink::start().await;
+    let s = mailing_shop(&sink).await;
+    let auth = format!("Token {}", s.token);
+    let headers = [
+        ("Authorization", auth.as_str()),
+        ("Content-Type", "application/pdf"),
+        ("Content-Disposition", "attachment; filename=\"heavy.pdf\""),
+    ];
+    let upload = s
+        .app
+        .raw(
+            Method::POST,
+            "/api/v1/upload",
+            &headers,
+            heavy_background(4_300_000),
+        )
+        .await;
+    assert_eq!(upload.status, 201, "{}", upload.body);
+    let layout = s
+        .app
+        .post(
+            &format!("{EVENT}/ticketlayouts/"),
+            &s.token,
+            json!({"name": "Heavy", "layout": [], "default": true,
+                   "background": upload.body["id"]}),
+        )
+        .await;
+    assert_eq!(layout.status, 201, "{}", layout.body);
+
+    let o = s.ordered(1, json!({})).await;
+    let code = code_of(&o);
+    let ticket = s
+        .app
+        .get(&format!("{EVENT}/orders/{code}/download/pdf/"), &s.token)
+        .await;
+    assert_eq!(ticket.status, 403, "not yet paid: {}", ticket.body);
+    let r = s.act(&code, "mark_paid", json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let received = delivered(&s, &sink).await;
+    assert_eq!(received.len(), 1, "the mail goes out");
+    assert_eq!(
+        subject(&received[0]),
+        format!("Payment received for your order: {code}")
+    );
+    assert!(
+        attachments(&received[0]).is_empty(),
+        "a ticket of over 4 MB stays out"
+    );
+    let ticket = s
+        .app
+        .get(&format!("{EVENT}/orders/{code}/download/pdf/"), &s.token)
+        .await;
+    assert_eq!(ticket.status, 200);
+    assert!(
+        ticket.bytes.len() > 4 * 1024 * 1024,
+        "the order page has it: {} bytes",
+        ticket.bytes.len()
+    );
 }
