@@ -14,6 +14,7 @@ use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
 
 use crate::config::Config;
+use crate::domain::layouts::Kind;
 use crate::domain::mail::Mailer;
 use crate::http::middleware::{Gate, shared_behaviour};
 use crate::http::routes::{RouteTable, add_trailing_slashes};
@@ -221,6 +222,18 @@ impl Server {
             )
             .nest("/docs", make_sync(move |_| Html(ui.clone())))
             .at("/media/:key/:filename", get(crate::api::files::media))
+            .at(
+                Kind::Ticket.blank_background_path(),
+                get(make_sync(|_| {
+                    crate::api::layouts::blank_background(Kind::Ticket)
+                })),
+            )
+            .at(
+                Kind::Badge.blank_background_path(),
+                get(make_sync(|_| {
+                    crate::api::layouts::blank_background(Kind::Badge)
+                })),
+            )
             .at(
                 "/api/events/:event/talks/*rest",
                 crate::api::talk::submissions::talks_redirect,

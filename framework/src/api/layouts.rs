@@ -47,9 +47,8 @@ pub struct TicketLayoutOut {
     pub default: bool,
     /// The areas, in pretix's layout format.
     pub layout: Vec<Value>,
-    /// URL of the background PDF (none: a blank A4 page).
-    #[oai(nullable)]
-    pub background: Option<String>,
+    /// URL of the background PDF: the upload, or a blank A4 page.
+    pub background: String,
     /// The products printed with it.
     pub item_assignments: Vec<ItemAssignment>,
 }
@@ -77,9 +76,8 @@ pub struct BadgeLayoutOut {
     pub default: bool,
     /// The areas, in pretix's layout format.
     pub layout: Vec<Value>,
-    /// URL of the background PDF (none: a blank card).
-    #[oai(nullable)]
-    pub background: Option<String>,
+    /// URL of the background PDF: the upload, or a blank A6 landscape card.
+    pub background: String,
     /// The products printed with it.
     pub item_assignments: Vec<ItemAssignment>,
     /// Page size.
@@ -159,12 +157,29 @@ fn ticket_out(
         name: row.name.clone(),
         default: row.is_default,
         layout: areas(row),
-        background: row
-            .background
-            .as_deref()
-            .map(|r| files::url(&state.public_url, r)),
+        background: background_url(state, Kind::Ticket, row.background.as_deref()),
         item_assignments: assignments_of(row.id, all),
     }
+}
+
+/// The URL of a layout's background: its upload, or the blank page of its kind as pretix
+/// names it.
+fn background_url(state: &AppState, kind: Kind, background: Option<&str>) -> String {
+    match background {
+        Some(file) => files::url(&state.public_url, file),
+        None => format!("{}{}", state.public_url, kind.blank_background_path()),
+    }
+}
+
+/// Serves the blank page of a kind of layout, where [`background_url`] says it is.
+pub fn blank_background(kind: Kind) -> poem::Response {
+    poem::Response::builder()
+        .content_type("application/pdf")
+        .header(
+            poem::http::header::CACHE_CONTROL,
+            "public, max-age=31536000, immutable",
+        )
+        .body(kind.blank_page())
 }
 
 fn size(width: f64, height: f64) -> Vec<BadgeSize> {
@@ -190,17 +205,14 @@ fn badge_out(
         name: row.name.clone(),
         default: row.is_default,
         layout: areas(row),
-        background: row
-            .background
-            .as_deref()
-            .map(|r| files::url(&state.public_url, r)),
+        background: background_url(state, Kind::Badge, row.background.as_deref()),
         item_assignments: assignments_of(row.id, all),
         size: size(row.width_mm, row.height_mm),
     }
 }
 
 /// The built-in badge of an event without badge layouts, numbered with the event's ID.
-fn built_in_badge(ev: &EventAccess) -> BadgeLayoutOut {
+fn built_in_badge(state: &AppState, ev: &EventAccess) -> BadgeLayoutOut {
     let (width, height) = Kind::Badge.page_mm();
     BadgeLayoutOut {
         id: ev.event.id,
@@ -211,21 +223,28 @@ fn built_in_badge(ev: &EventAccess) -> BadgeLayoutOut {
             .as_array()
             .cloned()
             .unwrap_or_default(),
-        background: None,
+        background: background_url(state, Kind::Badge, None),
         item_assignments: Vec::new(),
         size: size(f64::from(width), f64::from(height)),
     }
 }
 
-/// The draft a body gives, its background as a change of `current`.
-fn draft(state: &AppState, auth: &Auth, body: LayoutBody, current: Option<&str>) -> Draft {
+/// The draft a body gives, its background as a change of `current` (the URL read back keeps
+/// it; the blank page's is none).
+fn draft(
+    (state, auth): (&AppState, &Auth),
+    kind: Kind,
+    body: LayoutBody,
+    current: Option<&str>,
+) -> Draft {
     let background = match body.background {
         MaybeUndefined::Undefined => None,
         MaybeUndefined::Null => Some(BackgroundChange::Remove),
-        MaybeUndefined::Value(v)
-            if current.is_some_and(|c| files::url(&state.public_url, c) == v) =>
-        {
+        MaybeUndefined::Value(v) if v == background_url(state, kind, current) => {
             Some(BackgroundChange::Keep)
+        }
+        MaybeUndefined::Value(v) if v == background_url(state, kind, None) => {
+            Some(BackgroundChange::Remove)
         }
         MaybeUndefined::Value(file_id) => Some(BackgroundChange::Claim {
             owner: auth.0.identity(),
@@ -323,7 +342,7 @@ impl LayoutsApi {
         if body.layout.is_none() {
             return Err(ApiError::field("layout", "This field is required."));
         }
-        let draft = draft(state, auth, body, None);
+        let draft = draft((state, auth), kind, body, None);
         let row = layouts::create(&state.db, ev.event.id, kind, draft).await?;
         let all = layouts::assignments(&state.db, ev.event.id, kind).await?;
         Ok((row, all))
@@ -340,7 +359,7 @@ impl LayoutsApi {
     ) -> Result<(pdf_layout::Model, Vec<pdf_layout_item::Model>), ApiError> {
         let ev = Self::write(state, auth, organizer, event).await?;
         let (current, _) = Self::one(state, &ev, kind, id).await?;
-        let draft = draft(state, auth, body, current.background.as_deref());
+        let draft = draft((state, auth), kind, body, current.background.as_deref());
         let row = layouts::update(&state.db, ev.event.id, kind, id, draft)
             .await?
             .ok_or_else(|| ApiError::not_found("Layout not found."))?;
@@ -543,7 +562,7 @@ impl LayoutsApi {
         let ev = Self::read(&state, &auth, &organizer, &event).await?;
         let (rows, all) = Self::listed(&state, &ev, Kind::Badge).await?;
         let shown: Vec<BadgeLayoutOut> = if rows.is_empty() {
-            vec![built_in_badge(&ev)]
+            vec![built_in_badge(&state, &ev)]
         } else {
             rows.iter().map(|r| badge_out(&state, r, &all)).collect()
         };

@@ -39,6 +39,29 @@ impl Kind {
         }
     }
 
+    /// Where a layout without a background says its blank page is, as pretix does: a path
+    /// of the site, which serves [`Kind::blank_page`] there.
+    pub fn blank_background_path(self) -> &'static str {
+        match self {
+            Kind::Ticket => "/static/pretixpresale/pdf/ticket_default_a4.pdf",
+            Kind::Badge => "/static/pretixplugins/badges/badge_default_a6l.pdf",
+        }
+    }
+
+    /// A PDF of one blank page of [`Kind::page_mm`], made once: what apps that print
+    /// layouts themselves (pretixPOS, pretixSCAN) draw on when a layout has no background.
+    pub fn blank_page(self) -> &'static [u8] {
+        static PAGES: std::sync::LazyLock<[Vec<u8>; 2]> = std::sync::LazyLock::new(|| {
+            [Kind::Ticket, Kind::Badge].map(|kind| {
+                let (width, height) = kind.page_mm();
+                let mut writer = pdf::writer::Writer::new();
+                writer.start_page(width * pdf::MM, height * pdf::MM);
+                writer.finish(None, 1, "")
+            })
+        });
+        &PAGES[self as usize]
+    }
+
     /// The page size without a background, in millimetres: A4 for tickets, A6 landscape
     /// for badges.
     pub fn page_mm(self) -> (f32, f32) {

@@ -358,7 +358,30 @@ async fn layouts_are_checked_area_by_area_and_a_bad_one_names_the_area() {
         .await;
     assert_eq!(made.status, 201, "{}", made.body);
     assert_eq!(made.body["layout"], good);
-    assert_eq!(made.body["background"], Value::Null);
+    let blank = "http://tessera.test/static/pretixpresale/pdf/ticket_default_a4.pdf";
+    assert_eq!(made.body["background"], blank, "pretix's blank page");
+    let page = s
+        .app
+        .raw(
+            Method::GET,
+            &blank["http://tessera.test".len()..],
+            &[],
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), Some("application/pdf"));
+    checked_text(&page.bytes);
+    let written_back = s
+        .app
+        .patch(
+            &format!("{path}{}/", made.body["id"]),
+            &s.token,
+            json!({"background": blank}),
+        )
+        .await;
+    assert_eq!(written_back.status, 200, "{}", written_back.body);
+    assert_eq!(written_back.body["background"], blank);
 
     let bad = [
         (
@@ -538,6 +561,14 @@ async fn a_badge_is_rendered_for_a_position_with_the_events_badge_layout() {
     let s = ticket_shop().await;
     let built_in = get(&s, &format!("{EVENT}/badgelayouts/")).await;
     assert_eq!(built_in.body["count"], 1);
+    let blank = built_in.body["results"][0]["background"]
+        .as_str()
+        .expect("a blank card's URL");
+    let path = blank.strip_prefix("http://tessera.test").expect("local");
+    assert_eq!(path, "/static/pretixplugins/badges/badge_default_a6l.pdf");
+    let card = s.app.raw(Method::GET, path, &[], Vec::new()).await;
+    assert_eq!(card.status, 200);
+    checked_text(&card.bytes);
     let layout = json!([
         {"type": "textarea", "left": 10, "bottom": 50, "width": 128, "content": "attendee_name",
          "fontsize": 20, "fontfamily": "Open Sans", "bold": true, "italic": false,

@@ -201,8 +201,13 @@ fn heavy_background(bytes: usize) -> Vec<u8> {
     let side = ((bytes / 3) as f64).sqrt().ceil() as i32;
     let mut pixels = vec![0u8; usize::try_from(side * side * 3).expect("size")];
     rand::rng().fill_bytes(&mut pixels);
-    let (catalog, tree, page, image, content) =
-        (Ref::new(1), Ref::new(2), Ref::new(3), Ref::new(4), Ref::new(5));
+    let (catalog, tree, page, image, content) = (
+        Ref::new(1),
+        Ref::new(2),
+        Ref::new(3),
+        Ref::new(4),
+        Ref::new(5),
+    );
     let mut pdf = Pdf::new();
     pdf.catalog(catalog).pages(tree);
     pdf.pages(tree).kids([page]).count(1);
