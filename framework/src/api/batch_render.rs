@@ -27,6 +27,7 @@ pub struct PartIn {
     /// A ticket layout of the event to print it with instead of its own.
     pub override_layout: Option<i64>,
     /// The identifier of a sales channel to choose its layout for instead of its order's.
+    #[oai(validator(max_length = 190))]
     pub override_channel: Option<String>,
 }
 

@@ -13,6 +13,7 @@ mod details;
 pub mod file_answers;
 mod lifecycle;
 mod mails;
+mod one_ticket;
 mod place;
 pub mod positions;
 mod reactivate;
@@ -31,6 +32,7 @@ pub use lifecycle::{
     mark_expired, mark_paid, mark_pending, receive_payment, regenerate_secrets, resend_link,
 };
 pub use mails::Storefront;
+pub use one_ticket::for_ticket;
 pub use place::{
     AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
     payment_page, payment_term_end,
@@ -411,46 +413,6 @@ async fn seats_and_checkins(
         checkins.entry(c.position_id).or_default().push(c);
     }
     Ok((seats, checkins))
-}
-
-/// A live position of the event with its order as its ticket needs it: the order's live
-/// positions (its add-ons, the position it is an add-on to), their seats and check-ins,
-/// but not its fees, payments or refunds, which stay empty. Three queries, a fourth for
-/// seats.
-pub async fn for_ticket(
-    db: &impl ConnectionTrait,
-    event_id: i64,
-    position_id: i64,
-) -> Result<Option<(Order, order_position::Model)>, DbErr> {
-    let positions = order_position::Model::find_by_statement(Statement::from_sql_and_values(
-        db.get_database_backend(),
-        "SELECT * FROM order_positions WHERE canceled = $3 AND order_id = \
-         (SELECT p.order_id FROM order_positions p JOIN orders o ON o.id = p.order_id \
-          WHERE p.id = $1 AND o.event_id = $2 AND p.canceled = $3) ORDER BY positionid",
-        [position_id.into(), event_id.into(), false.into()],
-    ))
-    .all(db)
-    .await?;
-    let Some(p) = positions.iter().find(|p| p.id == position_id).cloned() else {
-        return Ok(None);
-    };
-    let Some(row) = order::Entity::find_by_id(p.order_id).one(db).await? else {
-        return Ok(None);
-    };
-    let all: Vec<&order_position::Model> = positions.iter().collect();
-    let (seats, checkins) = seats_and_checkins(db, &all).await?;
-    let mut checkins: Vec<PositionCheckin> = checkins.into_values().flatten().collect();
-    checkins.sort_by_key(|c| (c.datetime, c.id));
-    let o = Order {
-        checkins,
-        seats: seats.into_values().collect(),
-        positions,
-        fees: Vec::new(),
-        payments: Vec::new(),
-        refunds: Vec::new(),
-        row,
-    };
-    Ok(Some((o, p)))
 }
 
 fn group<T>(rows: Vec<T>, key: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {

@@ -763,3 +763,69 @@ async fn a_cloned_event_keeps_its_layouts_and_prints_the_copied_products_with_th
     let still = s.app.raw(Method::GET, &media, &[], Vec::new()).await;
     assert_eq!(still.status, 200, "the shared background is kept");
 }
+
+#[tokio::test]
+async fn a_tickets_first_scan_is_its_earliest_entry_at_the_door() {
+    let s = ticket_shop().await;
+    let layout = json!([area("first_scan", 0), area("attendee_name", 1)]);
+    let made = s
+        .app
+        .post(
+            &format!("{EVENT}/ticketlayouts/"),
+            &s.token,
+            json!({"name": "Door", "layout": layout}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let o = order(
+        &s,
+        json!({"status": "p", "positions": [
+            {"item": s.ticket, "attendee_name_parts": {"full_name": "Ada Lovelace"}},
+            {"item": s.ticket, "attendee_name_parts": {"full_name": "Grace Hopper"}}]}),
+    )
+    .await;
+    let list = crate::selling_support::created(
+        &s.app,
+        &format!("{EVENT}/checkinlists/"),
+        &s.token,
+        json!({"name": "Entrance", "allow_multiple_entries": true}),
+    )
+    .await;
+    let secret = o["positions"][1]["secret"].as_str().expect("secret");
+    // Sent late by an offline scanner: the later scan arrives first.
+    for (nonce, at, kind) in [
+        ("n-1", "2030-06-01T12:30:00Z", "entry"),
+        ("n-2", "2030-06-01T09:15:00Z", "exit"),
+        ("n-3", "2030-06-01T10:45:00Z", "entry"),
+    ] {
+        let r = s
+            .app
+            .post(
+                "/api/v1/organizers/acme/checkinrpc/redeem/",
+                &s.token,
+                json!({"secret": secret, "lists": [list["id"]], "nonce": nonce,
+                       "datetime": at, "type": kind}),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let code = code_of(&o);
+    let read = get(&s, &format!("{EVENT}/orders/?code={code}&pdf_data=true")).await;
+    let read = &read.body["results"][0];
+    let scanned = read["positions"][1]["pdf_data"]["first_scan"]
+        .as_str()
+        .expect("first_scan")
+        .to_owned();
+    assert!(scanned.contains("10:45"), "{scanned}");
+    assert_eq!(read["positions"][0]["pdf_data"]["first_scan"], "");
+    let id = o["positions"][1]["id"].as_i64().expect("id");
+    let file = get(&s, &format!("{EVENT}/orderpositions/{id}/download/pdf/")).await;
+    assert_eq!(file.status, 200, "{}", file.body);
+    if let Some(text) = checked_text(&file.bytes) {
+        assert!(text.contains(&scanned), "{scanned} not in {text}");
+        assert!(
+            text.contains("Grace Hopper") && !text.contains("Ada"),
+            "{text}"
+        );
+    }
+}
