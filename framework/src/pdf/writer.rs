@@ -54,28 +54,55 @@ impl FontUse {
     }
 }
 
-/// Deflated subsets kept, by face and glyphs, before they are all forgotten.
-const SUBSETS_KEPT: usize = 256;
+/// Fonts kept, by face, glyphs and characters, before they are all forgotten.
+const FONTS_KEPT: usize = 256;
 
-/// The deflated subset of a face with these glyphs (in the order of their new numbers),
-/// made once for each such set; `None` if the face cannot be subset.
-fn subset_of(face: FaceId, glyphs: &GlyphRemapper) -> Option<Arc<Vec<u8>>> {
-    type Kept = HashMap<(FaceId, Vec<u16>), Arc<Vec<u8>>>;
-    static SUBSETS: LazyLock<Mutex<Kept>> = LazyLock::new(Mutex::default);
-    let key = (face, glyphs.remapped_gids().collect::<Vec<u16>>());
-    if let Some(kept) = SUBSETS.lock().ok().and_then(|m| m.get(&key).cloned()) {
-        return Some(kept);
+/// What a document embeds of a face for the glyphs it sets, deflated.
+struct KeptFont {
+    /// The subset; `None` if the face cannot be subset.
+    file: Option<Vec<u8>>,
+    /// The map from the subset's glyphs back to the characters.
+    to_unicode: Vec<u8>,
+}
+
+/// The embedded parts of a face with these glyphs and characters, made once for each such
+/// use. Made once and sent with every ticket that sets the same characters (all those whose
+/// text is ASCII, see [`FontUse::start`]), they are compressed well rather than quickly.
+fn kept_font(face: FaceId, used: &FontUse) -> Arc<KeptFont> {
+    type Key = (FaceId, Vec<u16>, Vec<(u16, char)>);
+    static FONTS: LazyLock<Mutex<HashMap<Key, Arc<KeptFont>>>> = LazyLock::new(Mutex::default);
+    let key = (
+        face,
+        used.glyphs.remapped_gids().collect::<Vec<u16>>(),
+        used.chars.iter().map(|(g, c)| (*g, *c)).collect::<Vec<_>>(),
+    );
+    if let Some(kept) = FONTS.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return kept;
     }
-    let made = Arc::new(deflate(
-        &subsetter::subset(face.face().data, 0, glyphs).ok()?,
-    ));
-    if let Ok(mut kept) = SUBSETS.lock() {
-        if kept.len() >= SUBSETS_KEPT {
+    let mut cmap = UnicodeCmap::new(
+        Name(b"Custom"),
+        SystemInfo {
+            registry: Str(b"Adobe"),
+            ordering: Str(b"UCS"),
+            supplement: 0,
+        },
+    );
+    for (glyph, c) in &used.chars {
+        cmap.pair(*glyph, *c);
+    }
+    let made = Arc::new(KeptFont {
+        file: subsetter::subset(face.face().data, 0, &used.glyphs)
+            .ok()
+            .map(|subset| deflate_with(&subset, Compression::default())),
+        to_unicode: deflate_with(&cmap.finish(), Compression::default()),
+    });
+    if let Ok(mut kept) = FONTS.lock() {
+        if kept.len() >= FONTS_KEPT {
             kept.clear();
         }
         kept.insert(key, made.clone());
     }
-    Some(made)
+    made
 }
 
 /// A document being drawn, one page at a time.
@@ -257,15 +284,23 @@ impl Writer {
     }
 }
 
-/// Compresses a stream, quickly: documents are made while people wait. Each thread keeps
-/// one compressor and resets it, since making one clears a few hundred kilobytes of tables,
-/// more work than compressing a page of a ticket.
+/// Compresses a stream, quickly: documents are made while people wait.
 pub fn deflate(data: &[u8]) -> Vec<u8> {
+    deflate_with(data, Compression::fast())
+}
+
+/// Compresses a stream at this level. Each thread keeps one compressor a level and resets
+/// it, since making one clears a few hundred kilobytes of tables, more work than
+/// compressing a page of a ticket.
+fn deflate_with(data: &[u8], level: Compression) -> Vec<u8> {
     thread_local! {
-        static COMPRESSOR: std::cell::RefCell<Compress> =
-            std::cell::RefCell::new(Compress::new(Compression::fast(), true));
+        static COMPRESSORS: std::cell::RefCell<HashMap<u32, Compress>> =
+            std::cell::RefCell::default();
     }
-    COMPRESSOR.with_borrow_mut(|compressor| {
+    COMPRESSORS.with_borrow_mut(|compressors| {
+        let compressor = compressors
+            .entry(level.level())
+            .or_insert_with(|| Compress::new(level, true));
         compressor.reset();
         let mut out = Vec::with_capacity(data.len() / 2 + 64);
         loop {
@@ -343,7 +378,7 @@ fn write_font(pdf: &mut Pdf, next: &mut Ref, face_id: FaceId, font_ref: Ref, use
     }
     // The built-in faces subset (a test sets text in each); were one ever to fail, the text
     // stays in the file, shown with a fallback font by readers.
-    let subset = subset_of(face_id, &used.glyphs);
+    let kept = kept_font(face_id, used);
     let mut descriptor = pdf.font_descriptor(descriptor_ref);
     descriptor
         .name(name)
@@ -354,23 +389,13 @@ fn write_font(pdf: &mut Pdf, next: &mut Ref, face_id: FaceId, font_ref: Ref, use
         .descent(face.per_mille(m.descent))
         .cap_height(face.per_mille(m.cap_height.unwrap_or(m.ascent)))
         .stem_v(80.0);
-    if subset.is_some() {
+    if kept.file.is_some() {
         descriptor.font_file2(file_ref);
     }
     descriptor.finish();
-    if let Some(subset) = subset {
-        pdf.stream(file_ref, &subset).filter(Filter::FlateDecode);
+    if let Some(file) = &kept.file {
+        pdf.stream(file_ref, file).filter(Filter::FlateDecode);
     }
-    let mut cmap = UnicodeCmap::new(
-        Name(b"Custom"),
-        SystemInfo {
-            registry: Str(b"Adobe"),
-            ordering: Str(b"UCS"),
-            supplement: 0,
-        },
-    );
-    for (glyph, c) in &used.chars {
-        cmap.pair(*glyph, *c);
-    }
-    pdf.cmap(cmap_ref, &cmap.finish());
+    pdf.cmap(cmap_ref, &kept.to_unicode)
+        .filter(Filter::FlateDecode);
 }
