@@ -17,8 +17,9 @@ use crate::db::entities::{file, item, pdf_layout, pdf_layout_item};
 use crate::domain::cache::Cache;
 use crate::domain::extensions::tickets::TicketRequest;
 use crate::domain::files::{self, ClaimRefused};
+use crate::domain::orders::file_answers;
 use crate::domain::refusal::Refusal;
-use crate::domain::tickets::variables::Sheet;
+use crate::domain::tickets::variables::{Sheet, Ticket};
 use crate::pdf::{self, Background, Layout, Prepared};
 
 /// What a layout prints.
@@ -757,7 +758,7 @@ pub async fn render(
                 p
             }
         };
-        let sheet = Sheet::of(ticket, &prepared.locales(), request.now);
+        let sheet = sheet(db, request.event.id, &prepared, ticket, request.now).await?;
         sheets.push((prepared, sheet));
     }
     let title = format!(
@@ -769,6 +770,32 @@ pub async fn render(
         request.order.code
     );
     draw(sheets, title).await
+}
+
+/// The sheet of a ticket printed with `prepared`: its variables, and the pictures its image
+/// areas show (the position's image answer to a file question, else its base position's),
+/// decoded away from the request threads. A picture that is not a readable JPEG or PNG is
+/// left out, and the area shows pretix's placeholder.
+pub async fn sheet(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    prepared: &Prepared,
+    ticket: &Ticket<'_>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Sheet, DbErr> {
+    let mut sheet = Sheet::of(ticket, &prepared.locales(), now);
+    for content in prepared.image_contents() {
+        let file = match file_answers::layout_image(db, event_id, ticket.position, content).await {
+            Ok(file) => file,
+            Err(Refusal::Db(e)) => return Err(e),
+            Err(_) => continue,
+        };
+        let read = tokio::task::spawn_blocking(move || pdf::Image::read(&file.data)).await;
+        if let Ok(Some(image)) = read {
+            sheet.images.insert(content.to_owned(), Arc::new(image));
+        }
+    }
+    Ok(sheet)
 }
 
 /// Sheets drawn where the request is served: a quarter of a millisecond each, less than

@@ -6,6 +6,7 @@
 
 pub mod background;
 pub mod fonts;
+pub mod image;
 pub mod layout;
 mod qr;
 mod render;
@@ -13,5 +14,6 @@ pub mod text;
 pub mod writer;
 
 pub use background::Background;
+pub use image::Image;
 pub use layout::{Layout, LayoutError, Source};
 pub use render::{MM, Prepared, Values, render};

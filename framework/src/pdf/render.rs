@@ -1,10 +1,13 @@
 //! Renders a layout: one sheet (a ticket, a badge) for each set of values, each sheet the
 //! background's pages with the layout's areas drawn on them, all sheets in one file.
 
+use std::sync::Arc;
+
 use pdf_writer::{Chunk, Content, Ref};
 
 use super::background::Background;
 use super::fonts::{FaceId, width};
+use super::image::Image;
 use super::layout::{Align, AreaKind, Layout, Source, TextArea, VerticalAlign};
 use super::qr;
 use super::text::{Line, lines};
@@ -19,6 +22,10 @@ pub trait Values {
     fn text(&self, source: &Source) -> String;
     /// The secret a QR code of `content` `secret` encodes, in full.
     fn secret(&self) -> String;
+    /// The picture an image area of `content` shows (e.g. `question_photo`), if there is one.
+    fn image(&self, _content: &str) -> Option<&Arc<Image>> {
+        None
+    }
 }
 
 /// A layout with its background, ready to render sheets: what does not change from one
@@ -53,6 +60,19 @@ impl Prepared {
     pub fn render(&self, sheets: &[&dyn Values], title: &str) -> Vec<u8> {
         let pairs: Vec<(&Prepared, &dyn Values)> = sheets.iter().map(|s| (self, *s)).collect();
         render(&pairs, title)
+    }
+
+    /// What the layout's image areas show (e.g. `question_photo`), each once.
+    pub fn image_contents(&self) -> Vec<&str> {
+        let mut contents: Vec<&str> = Vec::new();
+        for area in &self.layout.areas {
+            if let AreaKind::Image { content, .. } = &area.kind
+                && !contents.contains(&content.as_str())
+            {
+                contents.push(content);
+            }
+        }
+        contents
     }
 
     /// The languages the layout's areas ask for beside the document's.
@@ -161,13 +181,38 @@ fn draw_area(doc: &mut Writer, values: &dyn Values, x: f32, y: f32, kind: &AreaK
             qr::draw(c, &data, x, y, size * MM, *no_whitespace);
             c.restore_state();
         }
-        AreaKind::Image { width, height, .. } => {
-            // No image variable has a picture yet: pretix's grey placeholder.
-            let c = doc.content();
-            c.save_state();
-            fill(c, [222, 222, 222]);
-            c.rect(x, y, width * MM, height * MM).fill_nonzero();
-            c.restore_state();
+        AreaKind::Image {
+            width,
+            height,
+            content,
+        } => {
+            let (w, h) = (width * MM, height * MM);
+            match values.image(content) {
+                // Fitted into the area, centred, keeping its proportions, as pretix does.
+                Some(image) => {
+                    let scale = (w / image.aspect()).min(h);
+                    let (iw, ih) = (scale * image.aspect(), scale);
+                    doc.content().save_state();
+                    doc.content().transform([
+                        iw,
+                        0.0,
+                        0.0,
+                        ih,
+                        x + (w - iw) / 2.0,
+                        y + (h - ih) / 2.0,
+                    ]);
+                    doc.draw_image(image);
+                    doc.content().restore_state();
+                }
+                // No picture: pretix's grey placeholder.
+                None => {
+                    let c = doc.content();
+                    c.save_state();
+                    fill(c, [222, 222, 222]);
+                    c.rect(x, y, w, h).fill_nonzero();
+                    c.restore_state();
+                }
+            }
         }
         AreaKind::PoweredBy { size, white } => {
             let text = "powered by Tessera";

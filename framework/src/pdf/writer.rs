@@ -11,6 +11,7 @@ use pdf_writer::{Chunk, Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, Text
 use subsetter::GlyphRemapper;
 
 use super::fonts::{FaceId, glyph_for};
+use super::image::Image;
 
 /// A page written so far.
 struct PageOut {
@@ -18,6 +19,8 @@ struct PageOut {
     height: f32,
     content: Vec<u8>,
     forms: Vec<Ref>,
+    /// The pictures drawn, by their number in the document.
+    images: Vec<usize>,
 }
 
 /// The glyphs of one face used in the document, numbered as in its subset.
@@ -111,6 +114,7 @@ pub struct Writer {
     current: Option<PageOut>,
     content: Content,
     fonts: [Option<FontUse>; 5],
+    images: Vec<Arc<Image>>,
 }
 
 impl Default for Writer {
@@ -133,6 +137,11 @@ fn form_name(i: usize) -> String {
     format!("X{i}")
 }
 
+/// The resource name of the document's `n`th picture.
+fn image_name(n: usize) -> String {
+    format!("I{n}")
+}
+
 impl Writer {
     /// An empty document.
     pub fn new() -> Self {
@@ -141,6 +150,7 @@ impl Writer {
             current: None,
             content: Content::new(),
             fonts: Default::default(),
+            images: Vec::new(),
         }
     }
 
@@ -152,6 +162,7 @@ impl Writer {
             height,
             content: Vec::new(),
             forms: Vec::new(),
+            images: Vec::new(),
         });
     }
 
@@ -182,6 +193,25 @@ impl Writer {
             }
         };
         self.content.x_object(Name(form_name(index).as_bytes()));
+    }
+
+    /// Draws a picture into the unit square of the current transformation; a picture drawn
+    /// more than once is written once.
+    pub fn draw_image(&mut self, image: &Arc<Image>) {
+        let Some(page) = self.current.as_mut() else {
+            return;
+        };
+        let number = match self.images.iter().position(|i| Arc::ptr_eq(i, image)) {
+            Some(n) => n,
+            None => {
+                self.images.push(image.clone());
+                self.images.len() - 1
+            }
+        };
+        if !page.images.contains(&number) {
+            page.images.push(number);
+        }
+        self.content.x_object(Name(image_name(number).as_bytes()));
     }
 
     /// Sets a line of text with its baseline starting at `(x, y)` in points, in the style's
@@ -240,6 +270,7 @@ impl Writer {
             .filter(|f| self.fonts[**f as usize].is_some())
             .map(|f| (*f, next.bump()))
             .collect();
+        let image_refs: Vec<Ref> = self.images.iter().map(|_| next.bump()).collect();
         let page_refs: Vec<(Ref, Ref)> = self
             .pages
             .iter()
@@ -264,10 +295,13 @@ impl Writer {
                     dict.pair(Name(FONT_NAMES[*face as usize]), *font_ref);
                 }
             }
-            if !page.forms.is_empty() {
+            if !page.forms.is_empty() || !page.images.is_empty() {
                 let mut dict = resources.x_objects();
                 for (i, form) in page.forms.iter().enumerate() {
                     dict.pair(Name(form_name(i).as_bytes()), *form);
+                }
+                for n in &page.images {
+                    dict.pair(Name(image_name(*n).as_bytes()), image_refs[*n]);
                 }
             }
             resources.finish();
@@ -279,6 +313,9 @@ impl Writer {
             if let Some(used) = self.fonts[face as usize].take() {
                 write_font(&mut pdf, &mut next, face, font_ref, &used);
             }
+        }
+        for (image, id) in self.images.iter().zip(image_refs) {
+            image.write(&mut pdf, id, &mut next);
         }
         pdf.finish()
     }

@@ -90,3 +90,42 @@ pub fn qr_codes(pdf: &[u8]) -> Option<Vec<String>> {
             .collect(),
     )
 }
+
+/// The colour of the first page at `(x, y)` millimetres from its bottom-left corner,
+/// rasterised at 72 dpi (`None` without the tools).
+pub fn colour_at(pdf: &[u8], x: f32, y: f32) -> Option<[u8; 3]> {
+    if !tools() {
+        return None;
+    }
+    let f = file(pdf);
+    let raster = Command::new("pdftoppm")
+        .args(["-r", "72", "-f", "1", "-l", "1", "-singlefile"])
+        .arg(f.path())
+        .output()
+        .expect("pdftoppm");
+    assert!(raster.status.success());
+    // A binary PPM: "P6", width, height and the largest value, then RGB rows from the top.
+    let ppm = raster.stdout;
+    let mut fields = Vec::new();
+    let mut at = 0;
+    while fields.len() < 4 {
+        while ppm[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        let start = at;
+        while !ppm[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        fields.push(String::from_utf8_lossy(&ppm[start..at]).into_owned());
+    }
+    assert_eq!(fields[0], "P6");
+    let (width, height): (usize, usize) = (
+        fields[1].parse().expect("width"),
+        fields[2].parse().expect("height"),
+    );
+    let pixels = &ppm[at + 1..];
+    let points = |mm: f32| (mm * 72.0 / 25.4) as usize;
+    let (column, row) = (points(x), height - points(y));
+    let i = (row * width + column) * 3;
+    Some([pixels[i], pixels[i + 1], pixels[i + 2]])
+}

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use tessera_plugin_ticketoutputpdf::{Badges, PdfTickets};
 use tessera_tests::{Reply, TestApp};
 
-use crate::pdf_support::{checked_text, qr_codes};
+use crate::pdf_support::{checked_text, colour_at, qr_codes};
 use crate::selling_support::{EVENT, Shop, shop_on};
 
 /// A shop whose event enables PDF tickets and badges, by their pretix names.
@@ -827,5 +827,114 @@ async fn a_tickets_first_scan_is_its_earliest_entry_at_the_door() {
             text.contains("Grace Hopper") && !text.contains("Ada"),
             "{text}"
         );
+    }
+}
+
+/// A PNG of `width` x `height` pixels of one colour, with this opacity.
+fn picture(width: u32, height: u32, [r, g, b]: [u8; 3], alpha: u8) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().expect("header");
+    let pixels: Vec<u8> = (0..width * height).flat_map(|_| [r, g, b, alpha]).collect();
+    writer.write_image_data(&pixels).expect("pixels");
+    writer.finish().expect("written");
+    out
+}
+
+#[tokio::test]
+async fn an_image_area_prints_the_attendees_picture_fitted_and_centred() {
+    let s = ticket_shop().await;
+    let question = crate::selling_support::created(
+        &s.app,
+        &format!("{EVENT}/questions/"),
+        &s.token,
+        json!({"question": {"en": "Photo"}, "type": "F", "items": [s.ticket],
+               "identifier": "photo", "required": false}),
+    )
+    .await;
+    let layout = json!([
+        {"type": "imagearea", "left": 10, "bottom": 150, "width": 80, "height": 80,
+         "content": "question_photo"}
+    ]);
+    let made = s
+        .app
+        .post(
+            &format!("{EVENT}/ticketlayouts/"),
+            &s.token,
+            json!({"name": "Photo", "layout": layout}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let auth = format!("Token {}", s.token);
+    let upload = |name: &'static str, data: Vec<u8>| {
+        let auth = auth.clone();
+        let app = &s.app;
+        async move {
+            let disposition = format!("attachment; filename=\"{name}\"");
+            let headers = [
+                ("Authorization", auth.as_str()),
+                ("Content-Type", "image/png"),
+                ("Content-Disposition", disposition.as_str()),
+            ];
+            let r = app
+                .raw(Method::POST, "/api/v1/upload", &headers, data)
+                .await;
+            assert_eq!(r.status, 201, "{}", r.body);
+            r.body["id"].as_str().expect("id").to_owned()
+        }
+    };
+    // Twice as wide as high: it fills the square area's width, centred between bands.
+    let red = upload("red.png", picture(40, 20, [220, 0, 0], 255)).await;
+    let o = order(
+        &s,
+        json!({"status": "p", "positions": [{"item": s.ticket, "answers": [
+            {"question": question["id"], "answer": red}]}]}),
+    )
+    .await;
+    let id = o["positions"][0]["id"].as_i64().expect("id");
+    let file = get(&s, &format!("{EVENT}/orderpositions/{id}/download/pdf/")).await;
+    assert_eq!(file.status, 200, "{}", file.body);
+    checked_text(&file.bytes);
+    let text = String::from_utf8_lossy(&file.bytes);
+    assert!(text.contains("/Subtype /Image"), "a picture is in the file");
+    assert!(!text.contains("/SMask"), "an opaque picture has no mask");
+    if let Some(centre) = colour_at(&file.bytes, 50.0, 190.0) {
+        assert_eq!(centre, [220, 0, 0], "the picture at the area's centre");
+        let above = colour_at(&file.bytes, 50.0, 225.0).expect("colour");
+        assert_eq!(
+            above,
+            [255, 255, 255],
+            "the band above the picture is blank"
+        );
+    }
+
+    let glass = upload("glass.png", picture(20, 20, [0, 0, 200], 128)).await;
+    let o = order(
+        &s,
+        json!({"status": "p", "positions": [{"item": s.ticket, "answers": [
+            {"question": question["id"], "answer": glass}]}]}),
+    )
+    .await;
+    let file = get(&s, &format!("{EVENT}/orders/{}/download/pdf/", code_of(&o))).await;
+    checked_text(&file.bytes);
+    assert!(String::from_utf8_lossy(&file.bytes).contains("/SMask"));
+    if let Some([r, g, b]) = colour_at(&file.bytes, 50.0, 190.0) {
+        assert!(
+            r > 100 && g > 100 && b > 150,
+            "half see-through: {r} {g} {b}"
+        );
+    }
+
+    let without = order(&s, json!({"status": "p"})).await;
+    let file = get(
+        &s,
+        &format!("{EVENT}/orders/{}/download/pdf/", code_of(&without)),
+    )
+    .await;
+    assert!(!String::from_utf8_lossy(&file.bytes).contains("/Subtype /Image"));
+    if let Some(grey) = colour_at(&file.bytes, 50.0, 190.0) {
+        assert_eq!(grey, [222, 222, 222], "pretix's placeholder");
     }
 }

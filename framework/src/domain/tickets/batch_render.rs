@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 
-use super::variables::{Sheet, TicketDetails};
+use super::variables::TicketDetails;
 use crate::db::entities::{event, order, order_position, pdf_layout};
 use crate::domain::cache::Cache;
 use crate::domain::files;
@@ -96,7 +96,7 @@ pub async fn render_batch(
             }
         };
         let ticket = super::ticket(ev, o, p, &names, &details);
-        let sheet = Sheet::of(&ticket, &prepared.locales(), now);
+        let sheet = layouts::sheet(db, ev.id, &prepared, &ticket, now).await?;
         sheets.push((prepared, sheet));
     }
     let data = layouts::draw(sheets, "Tickets".to_owned()).await?;

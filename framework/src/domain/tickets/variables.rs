@@ -446,6 +446,8 @@ pub struct Sheet {
     pub meta: BTreeMap<String, String>,
     /// The variation's, else the item's, meta data.
     pub item_meta: BTreeMap<String, String>,
+    /// The pictures of the layout's image areas, by what they show.
+    pub images: HashMap<String, Arc<pdf::Image>>,
 }
 
 impl Sheet {
@@ -483,6 +485,7 @@ impl Sheet {
             language,
             meta,
             item_meta,
+            images: HashMap::new(),
         }
     }
 
@@ -527,6 +530,10 @@ impl pdf::Values for Sheet {
 
     fn secret(&self) -> String {
         self.secret.clone()
+    }
+
+    fn image(&self, content: &str) -> Option<&Arc<pdf::Image>> {
+        self.images.get(content)
     }
 }
 
@@ -579,6 +586,7 @@ mod tests {
             language: "en".into(),
             meta: BTreeMap::from([("Room".to_owned(), "B 101".to_owned())]),
             item_meta: BTreeMap::new(),
+            images: HashMap::new(),
         };
         assert_eq!(
             sheet.fill_in("Order {order}, {secret} in {meta:Room}; {nope} {", "en"),
