@@ -355,8 +355,17 @@ pub async fn complete(
             .await?,
         |p| p.order_id,
     );
-    let all: Vec<&order_position::Model> = positions.values().flatten().collect();
-    let (seats, mut checkins) = seats_and_checkins(db, &all).await?;
+    let seat_ids = positions.values().flatten().filter_map(|p| p.seat_id);
+    let seats: HashMap<i64, seat::Model> = seats_of(db, seat_ids.collect())
+        .await?
+        .into_iter()
+        .map(|s| (s.id, s))
+        .collect();
+    let position_ids: Vec<i64> = positions.values().flatten().map(|p| p.id).collect();
+    let mut checkins = HashMap::<i64, Vec<PositionCheckin>>::new();
+    for c in checkins_of(db, &position_ids).await? {
+        checkins.entry(c.position_id).or_default().push(c);
+    }
     let order_ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let mut given_back = group(refunds::of_orders(db, &order_ids).await?, |r| {
         r.row.order_id
@@ -384,35 +393,15 @@ pub async fn complete(
         .collect())
 }
 
-/// The seats these positions hold, by ID, and their successful check-ins, by position.
-async fn seats_and_checkins(
-    db: &impl ConnectionTrait,
-    positions: &[&order_position::Model],
-) -> Result<
-    (
-        HashMap<i64, seat::Model>,
-        HashMap<i64, Vec<PositionCheckin>>,
-    ),
-    DbErr,
-> {
-    let seat_ids: Vec<i64> = positions.iter().filter_map(|p| p.seat_id).collect();
-    let seats = if seat_ids.is_empty() {
-        HashMap::new()
-    } else {
-        seat::Entity::find()
-            .filter(seat::Column::Id.is_in(seat_ids))
-            .all(db)
-            .await?
-            .into_iter()
-            .map(|s| (s.id, s))
-            .collect()
-    };
-    let position_ids: Vec<i64> = positions.iter().map(|p| p.id).collect();
-    let mut checkins = HashMap::<i64, Vec<PositionCheckin>>::new();
-    for c in checkins_of(db, &position_ids).await? {
-        checkins.entry(c.position_id).or_default().push(c);
+/// The seats with these IDs (no query for none).
+async fn seats_of(db: &impl ConnectionTrait, ids: Vec<i64>) -> Result<Vec<seat::Model>, DbErr> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok((seats, checkins))
+    seat::Entity::find()
+        .filter(seat::Column::Id.is_in(ids))
+        .all(db)
+        .await
 }
 
 fn group<T>(rows: Vec<T>, key: impl Fn(&T) -> i64) -> HashMap<i64, Vec<T>> {

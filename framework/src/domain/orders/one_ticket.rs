@@ -2,13 +2,10 @@
 //! the hot path at a sale's opening, when every paid order fetches its tickets, and each
 //! round trip to the database costs more than the ticket's drawing.
 
-use sea_orm::{
-    ColumnTrait, ConnectionTrait, DbErr, EntityTrait, FromQueryResult, Iden, Iterable, QueryFilter,
-    Statement,
-};
+use sea_orm::{ConnectionTrait, DbErr, EntityTrait, FromQueryResult, Iden, Iterable, Statement};
 
 use super::read_model::{Order, PositionCheckin};
-use crate::db::entities::{order, order_position, seat};
+use crate::db::entities::{order, order_position};
 
 /// `alias.column AS prefixcolumn, ...` for every column of `E`.
 fn columns<E: EntityTrait>(alias: &str, prefix: &str) -> String {
@@ -65,18 +62,10 @@ pub async fn for_ticket(
     let Some(p) = positions.iter().find(|p| p.id == position_id).cloned() else {
         return Ok(None);
     };
-    let seat_ids: Vec<i64> = positions.iter().filter_map(|p| p.seat_id).collect();
-    let seats = if seat_ids.is_empty() {
-        Vec::new()
-    } else {
-        seat::Entity::find()
-            .filter(seat::Column::Id.is_in(seat_ids))
-            .all(db)
-            .await?
-    };
+    let seat_ids = positions.iter().filter_map(|p| p.seat_id).collect();
     let o = Order {
         checkins: first_scans(db, &first_entries).await?,
-        seats,
+        seats: super::seats_of(db, seat_ids).await?,
         positions,
         fees: Vec::new(),
         payments: Vec::new(),

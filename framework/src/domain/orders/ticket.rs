@@ -33,7 +33,7 @@ impl TicketNames {
             variations.extend(p.variation_id);
             subevents.extend(p.subevent_id);
         }
-        for ids in [&mut items, &mut variations, &mut subevents] {
+        for ids in [&mut items, &mut variations] {
             ids.sort_unstable();
             ids.dedup();
         }
@@ -60,15 +60,7 @@ impl TicketNames {
                     .collect(),
             );
         }
-        if !subevents.is_empty() {
-            names.subevents = subevent::Entity::find()
-                .filter(subevent::Column::Id.is_in(subevents))
-                .all(db)
-                .await?
-                .into_iter()
-                .map(|s| (s.id, s))
-                .collect();
-        }
+        names.subevents = dates(db, subevents).await?;
         Ok(names)
     }
 
@@ -83,27 +75,14 @@ impl TicketNames {
     ) -> Result<Self, DbErr> {
         let catalogue = Catalogue::load_kept(db, cache, ev, &[]).await?;
         let (items, variations) = catalogue.items_and_variations();
-        let mut subevents: Vec<i64> = positions
+        let ids = positions
             .into_iter()
             .filter_map(|p| p.subevent_id)
             .collect();
-        subevents.sort_unstable();
-        subevents.dedup();
-        let subevents = if subevents.is_empty() {
-            HashMap::new()
-        } else {
-            subevent::Entity::find()
-                .filter(subevent::Column::Id.is_in(subevents))
-                .all(db)
-                .await?
-                .into_iter()
-                .map(|s| (s.id, s))
-                .collect()
-        };
         Ok(Self {
             items,
             variations,
-            subevents,
+            subevents: dates(db, ids).await?,
         })
     }
 
@@ -126,6 +105,25 @@ impl TicketNames {
     pub fn admits(&self, p: &order_position::Model) -> bool {
         self.items.get(&p.item_id).is_none_or(|i| i.admission)
     }
+}
+
+/// The dates with these IDs, by ID (no query for none).
+async fn dates(
+    db: &impl ConnectionTrait,
+    mut ids: Vec<i64>,
+) -> Result<HashMap<i64, subevent::Model>, DbErr> {
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(subevent::Entity::find()
+        .filter(subevent::Column::Id.is_in(ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|s| (s.id, s))
+        .collect())
 }
 
 /// What one ticket says, in the order's language.
