@@ -102,10 +102,18 @@ impl App {
             db.clone(),
             settings.clone(),
             cache.clone(),
+            extensions.clone(),
+        );
+        let invoices = crate::domain::invoices::files::MailedInvoices::new(
+            db.clone(),
+            settings.clone(),
+            cache.clone(),
             extensions,
         );
+        let attachments =
+            crate::domain::mail::AllAttachments(vec![Arc::new(tickets), Arc::new(invoices)]);
         let mailer =
-            Mailer::new(db.clone(), &self.config, Arc::new(tickets)).unwrap_or_else(|error| {
+            Mailer::new(db.clone(), &self.config, Arc::new(attachments)).unwrap_or_else(|error| {
                 tracing::error!(%error, "mail settings unusable; mails stay in the outbox");
                 Mailer::outbox_only(db.clone())
             });
@@ -263,6 +271,10 @@ impl Server {
             .at(
                 "/:organizer/:event/order/:code/:secret/download/:output/:position",
                 get(crate::web::orders::ticket_download),
+            )
+            .at(
+                "/:organizer/:event/order/:code/:secret/invoice/:id",
+                get(crate::web::orders::invoice_download),
             )
             .at(
                 "/login",

@@ -39,6 +39,7 @@ mod m0034_password_resets;
 mod m0035_pdf_layouts;
 mod m0036_mail_attachments;
 mod m0037_layouts_are_configuration;
+mod m0038_invoices;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -87,6 +88,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0035_pdf_layouts::Migration),
             Box::new(m0036_mail_attachments::Migration),
             Box::new(m0037_layouts_are_configuration::Migration),
+            Box::new(m0038_invoices::Migration),
         ]
     }
 }

@@ -662,6 +662,20 @@ async fn seed_demo_sales(
     on.insert("payment_manual__enabled".into(), json!(true));
     // Buyers download their tickets from the order page.
     on.insert("ticket_download".into(), json!(true));
+    // Every order gets an invoice from a German issuer.
+    for (key, value) in [
+        ("invoice_generate", "True"),
+        ("invoice_address_from_name", "Tessera Demo Events GmbH"),
+        ("invoice_address_from", "Beispielstraße 1"),
+        ("invoice_address_from_zipcode", "10115"),
+        ("invoice_address_from_city", "Berlin"),
+        ("invoice_address_from_country", "DE"),
+        ("invoice_address_from_vat_id", "DE123456789"),
+        ("invoice_address_from_phone", "+49 30 1234567"),
+        ("contact_mail", "tickets@demo.example"),
+    ] {
+        on.insert(key.into(), json!(value));
+    }
     settings::update(db, &state.settings, scope, &on)
         .await?
         .map_err(|e| invalid(format!("demo settings: {e:?}")))?;
@@ -685,6 +699,11 @@ async fn seed_demo_sales(
         require_approval: false,
         paid: true,
         email: Some("ada@example.org".into()),
+        invoice_address: Some(json!({
+            "is_business": true, "company": "Analytical Engines Ltd",
+            "name_parts": {"full_name": "Ada Lovelace"}, "street": "12 St James's Square",
+            "zipcode": "SW1Y 4JH", "city": "London", "country": "GB",
+        })),
         sales_channel: "web".into(),
         positions: vec![
             position(ticket.row.id, ticket.variations.first().map(|v| v.id)),

@@ -10,6 +10,7 @@ pub mod devices;
 pub mod events;
 pub mod files;
 pub mod giftcards;
+pub mod invoices;
 pub mod item_parts;
 pub mod items;
 pub mod layouts;
@@ -125,6 +126,7 @@ pub fn ticketing_api() -> impl OpenApi {
                 orders::file_answers::FileAnswersApi,
                 tickets::TicketsApi,
                 batch_render::BatchRenderApi,
+                invoices::InvoicesApi,
             ),
             orders::payments::PaymentsApi,
             orders::refunds::RefundsApi,

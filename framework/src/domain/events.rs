@@ -6,7 +6,7 @@ use std::str::FromStr;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, Set,
+    QueryFilter, QuerySelect, Set,
 };
 use serde_json::Value;
 
@@ -196,6 +196,20 @@ pub async fn live_blocker(
         ));
     }
     Ok(None)
+}
+
+/// The IDs of an organizer's events.
+pub async fn ids_of_organizer(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+) -> Result<Vec<i64>, DbErr> {
+    event::Entity::find()
+        .select_only()
+        .column(event::Column::Id)
+        .filter(event::Column::OrganizerId.eq(organizer_id))
+        .into_tuple()
+        .all(db)
+        .await
 }
 
 /// Whether an event has orders (then it cannot be deleted).

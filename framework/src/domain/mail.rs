@@ -35,6 +35,8 @@ pub struct Mail {
     pub body_html: Option<String>,
     /// The order whose tickets go with it, when they may be had as it is sent.
     pub attach_tickets_of: Option<i64>,
+    /// The invoices that go with it.
+    pub attach_invoices: Vec<i64>,
 }
 
 impl Mail {
@@ -65,6 +67,12 @@ impl Mail {
         self.attach_tickets_of = Some(order_id);
         self
     }
+
+    /// The same mail, carrying these invoices (made when it is sent).
+    pub fn with_invoices(mut self, ids: Vec<i64>) -> Self {
+        self.attach_invoices = ids;
+        self
+    }
 }
 
 /// A file sent with a mail.
@@ -84,6 +92,20 @@ pub struct Attachment {
 pub trait Attachments: Send + Sync + 'static {
     /// The files of this mail; none when it carries none, or they cannot be had now.
     async fn of(&self, mail: &outbox_mail::Model) -> Result<Vec<Attachment>, DbErr>;
+}
+
+/// The files of every source, one after the other (tickets, then invoices).
+pub struct AllAttachments(pub Vec<std::sync::Arc<dyn Attachments>>);
+
+#[async_trait::async_trait]
+impl Attachments for AllAttachments {
+    async fn of(&self, mail: &outbox_mail::Model) -> Result<Vec<Attachment>, DbErr> {
+        let mut all = Vec::new();
+        for source in &self.0 {
+            all.extend(source.of(mail).await?);
+        }
+        Ok(all)
+    }
 }
 
 /// Where a mail of the outbox stands.
@@ -128,6 +150,9 @@ pub async fn queue(txn: &impl ConnectionTrait, mail: Mail) -> Result<i64, DbErr>
         body_text: Set(mail.body_text),
         body_html: Set(mail.body_html),
         attach_tickets_of: Set(mail.attach_tickets_of),
+        attach_invoices: Set(
+            (!mail.attach_invoices.is_empty()).then(|| serde_json::json!(mail.attach_invoices))
+        ),
         created: Set(now),
         state: Set(MailState::Queued.as_str().into()),
         attempts: Set(0),

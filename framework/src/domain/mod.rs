@@ -16,6 +16,7 @@ pub mod extensions;
 pub mod files;
 pub mod giftcards;
 pub mod grants;
+pub mod invoices;
 pub mod items;
 pub mod layouts;
 pub mod login_failures;

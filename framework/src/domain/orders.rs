@@ -11,6 +11,7 @@
 mod change;
 mod details;
 pub mod file_answers;
+pub mod invoicing;
 mod lifecycle;
 mod mails;
 mod one_ticket;

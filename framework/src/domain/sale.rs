@@ -13,6 +13,7 @@ use crate::db::entities::{
 };
 use crate::domain::cache::Cache;
 use crate::domain::seating::sell::Seating;
+use crate::domain::tax_rules::reverse_charge::{self, Buyer};
 
 /// A product of an event: an item, its variation, on a date of a series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,6 +54,23 @@ impl Tax {
             rule_id: Some(rule.id),
             rate_bps: rate,
             value_cents: value,
+        }
+    }
+
+    /// The tax a gross price includes at this rule for this buyer: none (at a rate of 0)
+    /// when the EU reverse charge applies to them.
+    pub fn for_buyer(
+        rule: Option<&tax_rule::Model>,
+        gross_cents: i64,
+        buyer: Option<&Buyer>,
+    ) -> Self {
+        match rule {
+            Some(r) if reverse_charge::applies(r, buyer) => Self {
+                rule_id: Some(r.id),
+                rate_bps: 0,
+                value_cents: 0,
+            },
+            _ => Self::of(rule, gross_cents),
         }
     }
 }
@@ -307,8 +325,9 @@ impl Catalogue {
     }
 
     /// The product's price without vouchers: the date's price for the item, else the
-    /// variation's, else the item's; taxes added when the item's rule does not include them.
-    pub fn default_price(&self, p: &Product) -> i64 {
+    /// variation's, else the item's; taxes added when the item's rule does not include them,
+    /// and taken out for a buyer under reverse charge, who pays the net price.
+    pub fn default_price(&self, p: &Product, buyer: Option<&Buyer>) -> i64 {
         let item = &self.products.items[&p.item_id];
         let variation_price = p
             .variation_id
@@ -320,6 +339,10 @@ impl Catalogue {
             .or(variation_price)
             .unwrap_or(item.default_price_cents);
         match self.tax_rule_of(p.item_id) {
+            Some(rule) if reverse_charge::applies(rule, buyer) => match rule.price_includes_tax {
+                true => base - Tax::of(Some(rule), base).value_cents,
+                false => base,
+            },
             Some(rule) if !rule.price_includes_tax => {
                 base + (base * rule.rate_bps + 5_000).div_euclid(10_000)
             }
@@ -335,9 +358,24 @@ impl Catalogue {
             .and_then(|id| self.products.tax_rules.get(&id))
     }
 
-    /// The tax a gross price of the item includes.
-    pub fn tax(&self, item_id: i64, gross_cents: i64) -> Tax {
-        Tax::of(self.tax_rule_of(item_id), gross_cents)
+    /// The tax a gross price of the item includes for the buyer.
+    pub fn tax(&self, item_id: i64, gross_cents: i64, buyer: Option<&Buyer>) -> Tax {
+        Tax::for_buyer(self.tax_rule_of(item_id), gross_cents, buyer)
+    }
+
+    /// One of the event's tax rules.
+    pub fn tax_rule(&self, id: i64) -> Option<&tax_rule::Model> {
+        self.products.tax_rules.get(&id)
+    }
+
+    /// One of the dates the catalogue was loaded with.
+    pub fn subevent(&self, id: i64) -> Option<&subevent::Model> {
+        self.subevents.get(&id)
+    }
+
+    /// Whether the event is a series.
+    pub fn has_subevents(&self) -> bool {
+        self.has_subevents
     }
 
     /// Whether the event has this tax rule.
@@ -345,11 +383,12 @@ impl Catalogue {
         self.products.tax_rules.contains_key(&id)
     }
 
-    /// The tax a gross fee includes at one of the event's rules.
-    pub fn fee_tax(&self, rule_id: Option<i64>, gross_cents: i64) -> Tax {
-        Tax::of(
+    /// The tax a gross amount includes at one of the event's rules, for the buyer.
+    pub fn fee_tax(&self, rule_id: Option<i64>, gross_cents: i64, buyer: Option<&Buyer>) -> Tax {
+        Tax::for_buyer(
             rule_id.and_then(|id| self.products.tax_rules.get(&id)),
             gross_cents,
+            buyer,
         )
     }
 

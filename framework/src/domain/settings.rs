@@ -33,6 +33,12 @@ pub enum SettingType {
         /// Most characters (not bytes) of the value.
         max_length: usize,
     },
+    /// Text in several languages: an object of language code to text (each at most
+    /// `max_length` characters), or one text for every language.
+    I18nText {
+        /// Most characters of each language's text.
+        max_length: usize,
+    },
     /// An e-mail address (at most [`MAX_EMAIL_CHARS`] characters) or the empty string.
     Email,
     /// An `http(s)://` URL (at most [`MAX_URL_CHARS`] characters) or the empty string.
@@ -69,7 +75,9 @@ impl SettingType {
     /// Most characters of a string setting's value (of each entry, for a list).
     pub fn max_length(self) -> Option<usize> {
         match self {
-            SettingType::Text { max_length } => Some(max_length),
+            SettingType::Text { max_length } | SettingType::I18nText { max_length } => {
+                Some(max_length)
+            }
             SettingType::Email => Some(MAX_EMAIL_CHARS),
             SettingType::Url => Some(MAX_URL_CHARS),
             SettingType::Locale | SettingType::LocaleList => Some(MAX_LOCALE_CHARS),
@@ -244,7 +252,16 @@ impl SettingDef {
                 Some(_) if v.is_i64() => Ok(()),
                 _ => Err("A valid integer is required.".into()),
             },
-            (SettingType::Text { .. }, Value::String(_)) => Ok(()),
+            (SettingType::Text { .. } | SettingType::I18nText { .. }, Value::String(_)) => Ok(()),
+            (SettingType::I18nText { .. }, Value::Object(texts))
+                if texts.len() <= MAX_LOCALES
+                    && texts.iter().all(|(k, v)| is_locale(k) && v.is_string()) =>
+            {
+                Ok(())
+            }
+            (SettingType::I18nText { .. }, _) => {
+                Err("Enter a text, or an object of language codes to texts.".into())
+            }
             (SettingType::Email, Value::String(s)) if s.is_empty() || is_email(s) => Ok(()),
             (SettingType::Email, _) => Err("Enter a valid email address.".into()),
             (SettingType::Url, Value::String(s))
@@ -286,6 +303,11 @@ impl SettingDef {
             Value::Array(list) if list.iter().any(|v| v.as_str().is_some_and(too_long)) => Err(
                 format!("Ensure this field has no more than {max} characters."),
             ),
+            Value::Object(texts) if texts.values().any(|v| v.as_str().is_some_and(too_long)) => {
+                Err(format!(
+                    "Ensure this field has no more than {max} characters."
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -545,6 +567,17 @@ fn core_settings() -> Vec<SettingDef> {
             "An invoice address must be given.",
         ),
         SettingDef::new(
+            "invoice_address_vatid",
+            Bool,
+            json!(false),
+            "Ask for VAT ID",
+            "Business customers can enter a VAT ID (which the EU reverse charge needs).",
+        ),
+    ]
+    .into_iter()
+    .chain(invoice_settings())
+    .chain(vec![
+        SettingDef::new(
             "show_quota_left",
             Bool,
             json!(false),
@@ -598,7 +631,222 @@ fn core_settings() -> Vec<SettingDef> {
             "Number of characters of new gift card codes.",
         )
         .level(Level::Organizer),
+    ])
+    .collect()
+}
+
+/// pretix's invoice settings, with the defaults pretix gives new events.
+fn invoice_settings() -> Vec<SettingDef> {
+    use SettingType::*;
+    let text =
+        |key, label, help| SettingDef::new(key, Text { max_length: 190 }, json!(""), label, help);
+    let long_text = |key, label, help| {
+        SettingDef::new(key, I18nText { max_length: 10_000 }, json!(""), label, help)
+    };
+    vec![
+        SettingDef::new(
+            "invoice_generate",
+            Choice(&["False", "admin", "user", "True", "paid", "user_paid"]),
+            json!("False"),
+            "Generate invoices",
+            "Never, manually only, on the customer's request, for every order, or when paid.",
+        ),
+        SettingDef::new(
+            "invoice_generate_only_business",
+            Bool,
+            json!(false),
+            "Only for business customers",
+            "Invoices are made only for orders with a business invoice address.",
+        ),
+        SettingDef::new(
+            "invoice_numbers_consecutive",
+            Bool,
+            json!(true),
+            "Consecutive invoice numbers",
+            "Numbers count up per organizer and prefix; otherwise they are the order code and a count.",
+        ),
+        SettingDef::new(
+            "invoice_numbers_counter_length",
+            Int { min: 1, max: 15 },
+            json!(5),
+            "Minimum length of invoice numbers",
+            "Consecutive numbers are padded with zeros to this length.",
+        ),
+        text(
+            "invoice_numbers_prefix",
+            "Invoice number prefix",
+            "Empty for the event's short form and a dash. Date codes such as %Y are filled in.",
+        )
+        .validate(prefix_check),
+        text(
+            "invoice_numbers_prefix_cancellations",
+            "Cancellation number prefix",
+            "Empty for the invoices' prefix.",
+        )
+        .validate(prefix_check),
+        SettingDef::new(
+            "invoice_include_free",
+            Bool,
+            json!(true),
+            "Show free products on invoices",
+            "Lines of products that cost nothing are printed too.",
+        ),
+        SettingDef::new(
+            "invoice_attendee_name",
+            Bool,
+            json!(true),
+            "Show attendee names on invoices",
+            "Each line names its attendee.",
+        ),
+        SettingDef::new(
+            "invoice_event_location",
+            Bool,
+            json!(false),
+            "Show event location on invoices",
+            "The event's location is printed.",
+        ),
+        SettingDef::new(
+            "invoice_include_expire_date",
+            Bool,
+            json!(true),
+            "Show expiration date of order",
+            "Invoices of unpaid orders say when payment is due.",
+        ),
+        SettingDef::new(
+            "invoice_period",
+            Choice(&[
+                "auto",
+                "auto_no_event",
+                "event_date",
+                "order_date",
+                "invoice_date",
+            ]),
+            json!("auto"),
+            "Date of service",
+            "What each line gives as its period of service.",
+        ),
+        SettingDef::new(
+            "invoice_regenerate_allowed",
+            Bool,
+            json!(false),
+            "Allow to update existing invoices",
+            "An invoice of today or yesterday may be made again under its number.",
+        ),
+        SettingDef::new(
+            "invoice_reissue_after_modify",
+            Bool,
+            json!(false),
+            "Reissue after address changes",
+            "A customer's change of their invoice address cancels and reissues the invoice.",
+        ),
+        SettingDef::new(
+            "invoice_language",
+            Text {
+                max_length: MAX_LOCALE_CHARS,
+            },
+            json!("__user__"),
+            "Invoice language",
+            "A language code, or __user__ for the customer's.",
+        )
+        .validate(|v| match v.as_str() {
+            Some("__user__") => Ok(()),
+            Some(s) if is_locale(s) => Ok(()),
+            _ => Err("Enter a valid language code or __user__.".into()),
+        }),
+        SettingDef::new(
+            "invoice_email_attachment",
+            Bool,
+            json!(true),
+            "Attach invoices to e-mails",
+            "Order e-mails carry the order's invoice as a PDF file.",
+        ),
+        SettingDef::new(
+            "invoice_renderer",
+            Text { max_length: 190 },
+            json!("modern1"),
+            "Invoice style",
+            "The renderer of invoice files; an unknown one falls back to the built-in.",
+        ),
+        SettingDef::new(
+            "invoice_einvoice_embed",
+            Bool,
+            json!(false),
+            "Embed e-invoices in PDF invoices",
+            "Invoice PDFs are Factur-X/ZUGFeRD files (PDF/A-3) carrying the EN 16931 invoice.",
+        ),
+        SettingDef::new(
+            "invoice_address_from",
+            Text { max_length: 1000 },
+            json!(""),
+            "Your address",
+            "Street and further lines of the issuer's address.",
+        ),
+        text(
+            "invoice_address_from_name",
+            "Company name",
+            "The issuer's name.",
+        ),
+        text(
+            "invoice_address_from_zipcode",
+            "ZIP code",
+            "The issuer's postal code.",
+        ),
+        text("invoice_address_from_city", "City", "The issuer's city."),
+        text("invoice_address_from_state", "State", "The issuer's state."),
+        text(
+            "invoice_address_from_country",
+            "Country",
+            "The issuer's country (ISO 3166 code).",
+        )
+        .validate(|v| match v.as_str() {
+            Some(s)
+                if s.is_empty() || (s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())) =>
+            {
+                Ok(())
+            }
+            _ => Err("Use a two-letter ISO 3166 country code.".into()),
+        }),
+        text(
+            "invoice_address_from_tax_id",
+            "Domestic tax ID",
+            "The issuer's tax number.",
+        ),
+        text(
+            "invoice_address_from_phone",
+            "Phone",
+            "The issuer's phone number, which XRechnung e-invoices name as the seller's contact.",
+        ),
+        text(
+            "invoice_address_from_vat_id",
+            "EU VAT ID",
+            "The issuer's VAT ID.",
+        ),
+        long_text(
+            "invoice_introductory_text",
+            "Introductory text",
+            "Printed above the lines of every invoice.",
+        ),
+        long_text(
+            "invoice_additional_text",
+            "Additional text",
+            "Printed below the lines of every invoice.",
+        ),
+        long_text(
+            "invoice_footer_text",
+            "Footer",
+            "Printed at the bottom of every page.",
+        ),
     ]
+}
+
+/// A number prefix's rule: date codes that chrono can fill in.
+fn prefix_check(v: &Value) -> Result<(), String> {
+    let prefix = v.as_str().unwrap_or_default();
+    if chrono::format::StrftimeItems::new(prefix).any(|i| matches!(i, chrono::format::Item::Error))
+    {
+        return Err("The prefix has a date code that is not known.".into());
+    }
+    Ok(())
 }
 
 /// Whose settings.

@@ -1,5 +1,7 @@
 //! Tax rules of an event. The rate is kept exactly, in hundredths of a percent.
 
+pub mod reverse_charge;
+
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QueryOrder,
     Select, Set,

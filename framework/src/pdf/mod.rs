@@ -5,6 +5,7 @@
 //! give ([`Values`]).
 
 pub mod background;
+pub mod facturx;
 pub mod fonts;
 pub mod image;
 pub mod layout;

@@ -6,8 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use flate2::{Compress, Compression, FlushCompress, Status};
-use pdf_writer::types::{CidFontType, FontFlags, SystemInfo, UnicodeCmap};
-use pdf_writer::{Chunk, Content, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
+use pdf_writer::types::{
+    AssociationKind, CidFontType, FontFlags, OutputIntentSubtype, SystemInfo, UnicodeCmap,
+};
+use pdf_writer::{Chunk, Content, Date, Filter, Finish, Name, Pdf, Rect, Ref, Str, TextStr};
 use subsetter::GlyphRemapper;
 
 use super::fonts::{FaceId, glyph_for};
@@ -255,7 +257,19 @@ impl Writer {
 
     /// The finished file. `prelude` holds objects the pages draw (their refs below
     /// `first_free`, the first ref it leaves free).
-    pub fn finish(mut self, prelude: Option<&Chunk>, first_free: i32, title: &str) -> Vec<u8> {
+    pub fn finish(self, prelude: Option<&Chunk>, first_free: i32, title: &str) -> Vec<u8> {
+        self.finish_with(prelude, first_free, title, &Extras::default())
+    }
+
+    /// The finished file, as [`Writer::finish`], carrying `extras` too: what an archival
+    /// (PDF/A) file needs beside its pages. With no extras, the same file as `finish`.
+    pub fn finish_with(
+        mut self,
+        prelude: Option<&Chunk>,
+        first_free: i32,
+        title: &str,
+        extras: &Extras<'_>,
+    ) -> Vec<u8> {
         self.end_page();
         let mut next = Ref::new(first_free.max(1));
         let mut pdf = Pdf::new();
@@ -276,13 +290,21 @@ impl Writer {
             .iter()
             .map(|_| (next.bump(), next.bump()))
             .collect();
-        pdf.catalog(catalog).pages(tree);
+        let extra_refs = ExtraRefs::bump(extras, &mut next);
+        let mut cat = pdf.catalog(catalog);
+        cat.pages(tree);
+        extra_refs.catalog(extras, &mut cat);
+        cat.finish();
         pdf.pages(tree)
             .kids(page_refs.iter().map(|(p, _)| *p))
             .count(page_refs.len() as i32);
-        pdf.document_info(info)
-            .title(TextStr(title))
-            .producer(TextStr("Tessera"));
+        let mut doc_info = pdf.document_info(info);
+        doc_info.title(TextStr(title)).producer(TextStr(PRODUCER));
+        if let Some(date) = extras.date {
+            doc_info.creation_date(date).modified_date(date);
+        }
+        doc_info.finish();
+        extra_refs.write(extras, &mut pdf);
         for (page, (page_ref, content_ref)) in self.pages.iter().zip(&page_refs) {
             let mut p = pdf.page(*page_ref);
             p.parent(tree)
@@ -318,6 +340,155 @@ impl Writer {
             image.write(&mut pdf, id, &mut next);
         }
         pdf.finish()
+    }
+}
+
+/// The producer a document's information names (and, in an archival file, its metadata).
+pub const PRODUCER: &str = "Tessera";
+
+/// A file carried inside a document and associated with it, as PDF/A-3 allows (e.g. the
+/// XML of a hybrid invoice).
+#[derive(Debug, Clone, Copy)]
+pub struct Attachment<'a> {
+    /// Its file name.
+    pub name: &'a str,
+    /// What it is, for people.
+    pub description: &'a str,
+    /// Its media type, e.g. `text/xml`.
+    pub media_type: &'a str,
+    /// How it relates to the document.
+    pub relationship: AssociationKind,
+    /// The file.
+    pub data: &'a [u8],
+    /// When it last changed.
+    pub modified: Date,
+}
+
+/// The colour profile of the device the document is meant for: PDF/A's output intent,
+/// which gives the document's device colours a meaning.
+#[derive(Debug, Clone, Copy)]
+pub struct OutputProfile<'a> {
+    /// The ICC profile, deflated.
+    pub deflated: &'a [u8],
+    /// Its number of colour components (3 for RGB).
+    pub components: i32,
+    /// The output condition it stands for, e.g. `sRGB IEC61966-2.1`.
+    pub condition: &'a str,
+}
+
+/// What a finished document carries beside its pages and title: the parts an archival
+/// (PDF/A) file needs. The default carries nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// The XMP metadata packet, written unfiltered as PDF/A asks.
+    pub metadata: Option<&'a [u8]>,
+    /// The output intent.
+    pub output_intent: Option<OutputProfile<'a>>,
+    /// Files carried inside, each listed among the embedded files and the document's
+    /// associated files.
+    pub attachments: &'a [Attachment<'a>],
+    /// The file identifier of the trailer: the document's, and this version's.
+    pub id: Option<[[u8; 16]; 2]>,
+    /// When the document was made (its information's creation and modification dates).
+    pub date: Option<Date>,
+    /// The language of its text, e.g. `de`.
+    pub lang: Option<&'a str>,
+}
+
+/// The objects of a document's extras.
+struct ExtraRefs {
+    metadata: Option<Ref>,
+    profile: Option<Ref>,
+    /// Each attachment's file specification and stream.
+    attachments: Vec<(Ref, Ref)>,
+}
+
+impl ExtraRefs {
+    /// Numbers the extras' objects from `next` (none without extras).
+    fn bump(extras: &Extras<'_>, next: &mut Ref) -> Self {
+        ExtraRefs {
+            metadata: extras.metadata.map(|_| next.bump()),
+            profile: extras.output_intent.map(|_| next.bump()),
+            attachments: extras
+                .attachments
+                .iter()
+                .map(|_| (next.bump(), next.bump()))
+                .collect(),
+        }
+    }
+
+    /// Writes the catalog's entries for the extras.
+    fn catalog(&self, extras: &Extras<'_>, cat: &mut pdf_writer::writers::Catalog<'_>) {
+        if let Some(lang) = extras.lang {
+            cat.lang(TextStr(lang));
+        }
+        if let Some(metadata) = self.metadata {
+            cat.metadata(metadata);
+        }
+        if let (Some(profile), Some(intent)) = (self.profile, extras.output_intent) {
+            cat.output_intents()
+                .push()
+                .subtype(OutputIntentSubtype::PDFA)
+                .output_condition_identifier(TextStr(intent.condition))
+                .info(TextStr(intent.condition))
+                .dest_output_profile(profile);
+        }
+        if self.attachments.is_empty() {
+            return;
+        }
+        // A name tree lists its keys in order.
+        let mut named: Vec<(&str, Ref)> = extras
+            .attachments
+            .iter()
+            .zip(&self.attachments)
+            .map(|(a, (spec, _))| (a.name, *spec))
+            .collect();
+        named.sort_by(|a, b| a.0.cmp(b.0));
+        {
+            let mut names = cat.names();
+            let mut files = names.embedded_files();
+            let mut entries = files.names();
+            for (name, spec) in &named {
+                entries.insert(Str(name.as_bytes()), *spec);
+            }
+        }
+        cat.insert(Name(b"AF"))
+            .array()
+            .items(self.attachments.iter().map(|(spec, _)| *spec));
+    }
+
+    /// Writes the extras' objects.
+    fn write(&self, extras: &Extras<'_>, pdf: &mut Pdf) {
+        if let Some([first, this]) = extras.id {
+            pdf.set_file_id((first.to_vec(), this.to_vec()));
+        }
+        if let (Some(id), Some(metadata)) = (self.metadata, extras.metadata) {
+            pdf.metadata(id, metadata);
+        }
+        if let (Some(id), Some(intent)) = (self.profile, extras.output_intent) {
+            pdf.icc_profile(id, intent.deflated)
+                .n(intent.components)
+                .filter(Filter::FlateDecode);
+        }
+        for (a, (spec_ref, file_ref)) in extras.attachments.iter().zip(&self.attachments) {
+            let mut spec = pdf.file_spec(*spec_ref);
+            spec.path(Str(a.name.as_bytes()))
+                .unic_file(TextStr(a.name))
+                .description(TextStr(a.description))
+                .association_kind(a.relationship);
+            spec.insert(Name(b"EF"))
+                .dict()
+                .pair(Name(b"F"), *file_ref)
+                .pair(Name(b"UF"), *file_ref);
+            spec.finish();
+            let deflated = deflate(a.data);
+            let mut file = pdf.embedded_file(*file_ref, &deflated);
+            file.subtype(Name(a.media_type.as_bytes()));
+            file.filter(Filter::FlateDecode);
+            file.params()
+                .size(i32::try_from(a.data.len()).unwrap_or(i32::MAX))
+                .modification_date(a.modified);
+        }
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod dynamic;
+pub mod invoice_pdf;
 pub mod library;
 
 use std::sync::Arc;
@@ -19,12 +20,14 @@ use sea_orm::DbErr;
 use crate::db::entities::event;
 use crate::domain::devices::profiles::DeviceProfile;
 use crate::domain::extensions::Extensions;
+pub use crate::domain::extensions::invoices as invoice_renderer;
 pub use crate::domain::extensions::payments as payment;
 pub use crate::domain::extensions::tickets as ticket_output;
 pub use crate::domain::extensions::{Hook, OrderEvent};
 use crate::domain::orders::Order;
 use crate::domain::settings::{SettingDef, SettingsRegistry};
 pub use api::PluginApi;
+use invoice_renderer::InvoiceRenderer;
 use payment::{ManualPayment, PaymentProvider};
 use ticket_output::TicketOutput;
 
@@ -74,6 +77,10 @@ pub trait Plugin: Send + Sync + 'static {
     /// Ticket outputs (files a ticket can be downloaded as) offered for events that enable
     /// the plugin.
     fn ticket_outputs(&self) -> Vec<Arc<dyn TicketOutput>> {
+        Vec::new()
+    }
+    /// Invoice renderers events that enable the plugin may choose (`invoice_renderer`).
+    fn invoice_renderers(&self) -> Vec<Arc<dyn InvoiceRenderer>> {
         Vec::new()
     }
     /// HTTP endpoints under `/api/v1/organizers/{organizer}/events/{event}/plugins/{name}/`
@@ -222,6 +229,17 @@ impl Extensions for PluginRegistry {
             self.enabled_for(ev)
                 .into_iter()
                 .flat_map(|p| p.payment_providers()),
+        );
+        all
+    }
+
+    /// The built-in PDF renderer, then those of the plugins the event enables.
+    fn invoice_renderers(&self, ev: &event::Model) -> Vec<Arc<dyn InvoiceRenderer>> {
+        let mut all: Vec<Arc<dyn InvoiceRenderer>> = vec![Arc::new(invoice_pdf::PdfInvoices)];
+        all.extend(
+            self.enabled_for(ev)
+                .into_iter()
+                .flat_map(|p| p.invoice_renderers()),
         );
         all
     }

@@ -15,7 +15,7 @@ use crate::domain::cache::EventSettings;
 use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{self, Order};
 use crate::domain::sale::product_name;
-use crate::domain::{settings, tickets};
+use crate::domain::{invoices, settings, tickets};
 use crate::http::Money;
 use crate::state::AppState;
 use crate::values::i18n::I18nString;
@@ -176,18 +176,87 @@ async fn order_answer(state: &AppState, org: &str, ev: &str, code: &str, secret:
         Ok(offered) => offered,
         Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
     };
-    let link = format!("/{org}/{ev}/order/{}/{secret}/download", order.row.code);
+    let issued = match invoices::of_order(&state.db, order.row.id).await {
+        Ok(issued) => issued,
+        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
+    };
+    let base = format!("/{org}/{ev}/order/{}/{secret}", order.row.code);
+    let link = format!("{base}/download");
     let downloads = Downloads {
         link: &link,
         outputs: &offered.0,
         settings: &offered.1,
     };
+    let invoice_links: Vec<minijinja::Value> = issued
+        .iter()
+        .map(|i| {
+            minijinja::context! {
+                url => format!("{base}/invoice/{}", i.id),
+                number => i.full_invoice_no,
+                cancellation => i.is_cancellation,
+            }
+        })
+        .collect();
+    let context = order_context(&e, &order, &names, &tickets, &downloads);
     crate::web::render_with_policy(
         StatusCode::OK,
         "order.html",
-        order_context(&e, &order, &names, &tickets, &downloads),
+        minijinja::context! { invoices => invoice_links, ..context },
         ORDER_PAGE_POLICY,
     )
+}
+
+/// An invoice of the order through its secret link, as the order page offers it.
+#[handler]
+pub async fn invoice_download(req: &Request, state: Data<&AppState>) -> Response {
+    let names = ["organizer", "event", "code", "secret", "id"];
+    let Some([org, ev, code, secret, id]) = params(req, names) else {
+        return protect(not_found());
+    };
+    protect(
+        match invoice_answer(&state, [org, ev, code, secret], id).await {
+            Ok(answer) => answer,
+            Err(err) => crate::http::ApiError::from(err).as_response(),
+        },
+    )
+}
+
+async fn invoice_answer(
+    state: &AppState,
+    [org, ev, code, secret]: [&str; 4],
+    id: &str,
+) -> Result<Response, sea_orm::DbErr> {
+    let Some((e, order)) = find(state, org, ev, code, secret).await? else {
+        return Ok(not_found());
+    };
+    let Some(inv) = id.parse::<i64>().ok() else {
+        return Ok(not_found());
+    };
+    let Some(inv) = invoices::by_ids(&state.db, &[inv])
+        .await?
+        .pop()
+        .filter(|i| i.row.order_id == order.row.id)
+    else {
+        return Ok(not_found());
+    };
+    let cache = state.cache.current().await;
+    let values = settings::of_event(&state.db, &state.settings, cache, &e).await?;
+    let row = inv.row.clone();
+    match invoices::files::render(&*state.plugins, &e, &values, inv).await {
+        Ok(file) => Ok(crate::http::TicketDownload(tickets::Download {
+            file_name: invoices::file_name(&row, &file.extension),
+            file: crate::domain::extensions::tickets::TicketFile {
+                content_type: file.content_type,
+                extension: file.extension,
+                data: file.data,
+            },
+        })
+        .into_response()),
+        Err(error) => {
+            tracing::error!(%error, invoice = %row.full_invoice_no, "invoice file not made");
+            Ok(crate::http::ApiError::internal().as_response())
+        }
+    }
 }
 
 /// The ticket files the order page offers: outputs offered to buyers, when the event lets

@@ -291,3 +291,42 @@ async fn tickets_heavier_than_four_megabytes_stay_out_of_the_mail_which_still_go
         ticket.bytes.len()
     );
 }
+
+#[tokio::test]
+async fn the_mail_about_a_placed_order_carries_its_invoice_unless_the_event_keeps_it_out() {
+    let sink = SmtpSink::start().await;
+    let s = mailing_shop(&sink).await;
+    set(
+        &s,
+        json!({"invoice_generate": "True", "invoice_address_from_name": "Acme Events GmbH"}),
+    )
+    .await;
+    let address = json!({"company": "Buyer AG", "country": "DE"});
+    let o = s
+        .ordered(1, json!({"send_mail": true, "invoice_address": address}))
+        .await;
+    let code = code_of(&o);
+    let received = delivered(&s, &sink).await;
+    assert_eq!(received.len(), 1);
+    let files = attachments(&received[0]);
+    assert_eq!(
+        files.len(),
+        1,
+        "the invoice; a pending order has no tickets"
+    );
+    assert_eq!(files[0].0, "CONF-00001.pdf");
+    if let Some(text) = checked_text(&files[0].1) {
+        assert!(
+            text.contains("CONF-00001") && text.contains("Buyer AG"),
+            "{text}"
+        );
+        assert!(text.contains(&code), "{text}");
+    }
+
+    set(&s, json!({"invoice_email_attachment": false})).await;
+    s.ordered(1, json!({"send_mail": true, "invoice_address": address}))
+        .await;
+    let received = delivered(&s, &sink).await;
+    assert_eq!(received.len(), 2);
+    assert!(attachments(&received[1]).is_empty());
+}

@@ -128,7 +128,7 @@ pub struct OrderChangeBody {
     /// Tell the customer by e-mail.
     #[oai(default)]
     pub send_email: bool,
-    /// Issue the invoice anew (no invoices are issued yet: accepted and ignored).
+    /// Cancel the order's invoice and issue a new one that shows the change.
     #[oai(default = "yes")]
     pub reissue_invoice: bool,
     /// Compute the taxes again with the rules' current rates.
@@ -180,6 +180,7 @@ impl OrderChangeBody {
                 Recalculate::KeepGross => KeepTaxes::Gross,
             }),
             send_email: self.send_email,
+            reissue_invoice: self.reissue_invoice,
             check_quotas,
         }
     }

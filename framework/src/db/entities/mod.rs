@@ -11,6 +11,8 @@ pub mod giftcard;
 pub mod giftcard_acceptance;
 pub mod giftcard_transaction;
 pub mod idempotency_key;
+pub mod invoice;
+pub mod invoice_counter;
 pub mod item;
 pub mod item_addon;
 pub mod item_bundle;

@@ -35,6 +35,8 @@ pub struct Model {
     pub sent_at: Option<DateTimeUtc>,
     /// The order whose tickets the mail carries, made when it is sent.
     pub attach_tickets_of: Option<i64>,
+    /// The invoices it carries (their IDs), as PDF files.
+    pub attach_invoices: Option<Json>,
 }
 
 /// Relations (none declared; queries join explicitly).

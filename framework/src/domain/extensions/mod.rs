@@ -8,6 +8,7 @@
 //! one more listing method on [`Extensions`], which the registry fills from its plugins.
 
 pub mod hooks;
+pub mod invoices;
 pub mod payments;
 pub mod tickets;
 
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use sea_orm::DbErr;
 
 pub use hooks::{Hook, OrderEvent};
+use invoices::InvoiceRenderer;
 use payments::PaymentProvider;
 use tickets::TicketOutput;
 
@@ -48,6 +50,10 @@ pub trait Extensions: Send + Sync + 'static {
     /// The ticket outputs of the extensions the event enables, whether or not its settings
     /// switch them off ([`crate::domain::tickets::outputs`] minds those).
     fn ticket_outputs(&self, ev: &event::Model) -> Vec<Arc<dyn TicketOutput>>;
+
+    /// The invoice renderers an event may use: the built-in one first, then those of the
+    /// extensions it enables.
+    fn invoice_renderers(&self, ev: &event::Model) -> Vec<Arc<dyn InvoiceRenderer>>;
 
     /// The device security profiles the extensions bring, beside the core's.
     fn device_profiles(&self) -> Vec<DeviceProfile>;

@@ -31,9 +31,11 @@ use crate::db::entities::{
 };
 use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::extensions::OrderEvent;
+use crate::domain::invoices::when::Step;
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
+use crate::domain::tax_rules::reverse_charge::Buyer;
 use crate::domain::tokens::random_from;
 use crate::domain::{files, mail, settings, vouchers, webhooks};
 
@@ -149,6 +151,8 @@ pub struct OrderChange {
     pub recalculate_taxes: Option<KeepTaxes>,
     /// Tell the customer (of each order) by e-mail.
     pub send_email: bool,
+    /// Cancel the order's invoice and issue a new one (pretix's `reissue_invoice`).
+    pub reissue_invoice: bool,
     /// Check that the quotas have room for what the change adds (pretix's `check_quotas`).
     pub check_quotas: bool,
 }
@@ -382,7 +386,7 @@ pub async fn change(
     create_positions(&l, &mut plan, &c.create_positions).await?;
     change_fees(&l, &mut plan, &c);
     if let Some(keep) = c.recalculate_taxes {
-        recalculate(&l.catalogue, &mut plan, keep);
+        recalculate(&l.catalogue, l.buyer().as_ref(), &mut plan, keep);
     }
     let staying = plan.staying().count();
     if staying == 0 {
@@ -405,6 +409,7 @@ async fn patch_positions(
     patches: &[PositionPatch],
 ) -> Result<(), LifecycleError> {
     let mut errors = ElementErrors::new("patch_positions", patches.len());
+    let buyer = l.buyer();
     for (i, patch) in patches.iter().enumerate() {
         let catalogue = &l.catalogue;
         let Some(line) = plan.line(patch.position) else {
@@ -439,7 +444,7 @@ async fn patch_positions(
                         "addon_to": p.addon_to_id,
                     })),
                 ));
-                let tax = catalogue.tax(item, p.price_cents);
+                let tax = catalogue.tax(item, p.price_cents, buyer.as_ref());
                 (p.item_id, p.variation_id) = (item, variation);
                 (p.tax_rule_id, p.tax_rate_bps, p.tax_value_cents) =
                     (tax.rule_id, tax.rate_bps, tax.value_cents);
@@ -472,7 +477,7 @@ async fn patch_positions(
                 "pretix.event.order.changed.tax_rule",
                 with(json!({ "old_taxrule": p.tax_rule_id, "new_taxrule": rule })),
             ));
-            let tax = catalogue.fee_tax(rule, p.price_cents);
+            let tax = catalogue.fee_tax(rule, p.price_cents, buyer.as_ref());
             (p.tax_rule_id, p.tax_rate_bps, p.tax_value_cents) =
                 (rule, tax.rate_bps, tax.value_cents);
         }
@@ -486,7 +491,7 @@ async fn patch_positions(
                     "addon_to": p.addon_to_id,
                 })),
             ));
-            let tax = catalogue.fee_tax(p.tax_rule_id, price);
+            let tax = catalogue.fee_tax(p.tax_rule_id, price, buyer.as_ref());
             (p.price_cents, p.tax_value_cents) = (price, tax.value_cents);
         }
         for (key, value, action) in [
@@ -691,8 +696,8 @@ async fn create_positions(
         }
         let price = n
             .price
-            .unwrap_or_else(|| l.catalogue.default_price(&product));
-        let tax = l.catalogue.tax(n.item, price);
+            .unwrap_or_else(|| l.catalogue.default_price(&product, l.buyer().as_ref()));
+        let tax = l.catalogue.tax(n.item, price, l.buyer().as_ref());
         let mut row = order_position::Model {
             id: 0,
             order_id: l.order.id,
@@ -786,18 +791,20 @@ fn change_fees(l: &Locked<'_>, plan: &mut Plan, c: &OrderChange) {
                 "fee": f.id, "old_price": cents(f.value_cents), "new_price": cents(patch.value),
             }),
         ));
-        let tax = l.catalogue.fee_tax(f.tax_rule_id, patch.value);
+        let tax = l
+            .catalogue
+            .fee_tax(f.tax_rule_id, patch.value, l.buyer().as_ref());
         (f.value_cents, f.tax_value_cents) = (patch.value, tax.value_cents);
     }
 }
 
 /// Computes the taxes of the staying positions again with their rules' current rates,
 /// keeping the net or the gross price.
-fn recalculate(catalogue: &Catalogue, plan: &mut Plan, keep: KeepTaxes) {
+fn recalculate(catalogue: &Catalogue, buyer: Option<&Buyer>, plan: &mut Plan, keep: KeepTaxes) {
     let mut notices = Vec::new();
     for line in plan.lines.iter_mut().filter(|l| l.fate == Fate::Stays) {
         let p = &mut line.after;
-        let current = catalogue.fee_tax(p.tax_rule_id, p.price_cents);
+        let current = catalogue.fee_tax(p.tax_rule_id, p.price_cents, buyer);
         if p.tax_rule_id.is_none() || current.rate_bps == p.tax_rate_bps {
             continue;
         }
@@ -808,7 +815,7 @@ fn recalculate(catalogue: &Catalogue, plan: &mut Plan, keep: KeepTaxes) {
                 net + (net * current.rate_bps + 5_000).div_euclid(10_000)
             }
         };
-        let tax = catalogue.fee_tax(p.tax_rule_id, price);
+        let tax = catalogue.fee_tax(p.tax_rule_id, price, buyer);
         notices.push((
             "pretix.event.order.changed.price",
             json!({
@@ -1259,9 +1266,14 @@ impl<'a> Commit<'a> {
             row.update(txn).await?;
         }
         for f in &self.plan.new_fees {
-            let row = fee_row(&self.l.catalogue, self.l.order.id, f)
-                .insert(txn)
-                .await?;
+            let row = fee_row(
+                &self.l.catalogue,
+                self.l.buyer().as_ref(),
+                self.l.order.id,
+                f,
+            )
+            .insert(txn)
+            .await?;
             self.plan.notices.push((
                 "pretix.event.order.changed.addfee",
                 json!({ "fee": row.id }),
@@ -1328,14 +1340,22 @@ impl<'a> Commit<'a> {
                 webhooks::Notice::order(ev, &s.code, "pretix.event.order.changed.split_from", from);
             webhooks::notify(&self.l.txn, &notice).await?;
         }
+        let step = Step::Changed {
+            reissue: self.c.reissue_invoice,
+        };
+        let mut invoices = vec![self.l.invoices(None, step).await?];
+        if let Some(s) = split {
+            invoices.push(self.l.invoices(Some(s), step).await?);
+        }
         if !self.c.send_email {
             return Ok(());
         }
         let mut orders = vec![self.l.order.clone()];
         orders.extend(split.cloned());
-        for o in super::complete(&self.l.txn, orders).await? {
+        let shown = super::complete(&self.l.txn, orders).await?;
+        for (o, made) in shown.into_iter().zip(invoices) {
             if let Some(m) = mails::changed(ev, &self.l.catalogue, &o, &shop) {
-                mail::queue(&self.l.txn, m).await?;
+                mail::queue(&self.l.txn, m.with_invoices(made)).await?;
             }
         }
         Ok(())

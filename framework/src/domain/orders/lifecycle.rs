@@ -20,10 +20,13 @@ use crate::domain::extensions::payments::{
     FreeOrder, PaymentContext, PaymentProvider, PaymentRecord,
 };
 use crate::domain::extensions::{Extensions, Hook, OrderEvent};
+use crate::domain::invoices::build::Issuing;
+use crate::domain::invoices::when::{Step, mailed};
 use crate::domain::mail;
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::settings::SettingsRegistry;
+use crate::domain::tax_rules::reverse_charge::Buyer;
 use crate::domain::{settings, vouchers, webhooks};
 use sea_orm::DatabaseConnection;
 
@@ -159,6 +162,31 @@ pub(super) async fn open_with<'a>(
 }
 
 impl Locked<'_> {
+    /// Issues and cancels the invoices a step of this order (or of `other`, an order split
+    /// off it) calls for; gives the IDs of those a mail about the step carries.
+    pub(super) async fn invoices(
+        &self,
+        other: Option<&order::Model>,
+        step: Step,
+    ) -> Result<Vec<i64>, DbErr> {
+        let cache = self.seller.cache.current().await;
+        let values = settings::of_event(&self.txn, self.seller.settings, cache, self.event).await?;
+        let issuing = Issuing {
+            txn: &self.txn,
+            event: self.event,
+            settings: &values,
+            catalogue: &self.catalogue,
+            now: crate::values::now(),
+        };
+        let made = issuing.after(other.unwrap_or(&self.order), step).await?;
+        Ok(mailed(&values, &made))
+    }
+
+    /// The buyer of the order, as the tax rules see them.
+    pub(super) fn buyer(&self) -> Option<Buyer> {
+        Buyer::of_address(self.order.invoice_address.as_ref())
+    }
+
     fn products(&self) -> Vec<Product> {
         self.positions.iter().map(product_of).collect()
     }
@@ -567,8 +595,9 @@ async fn pay(
     row.payment_date = Set(Some(now));
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
+    let invoices = l.invoices(None, Step::Paid).await?;
     if notify && let Some(m) = mails::paid(l.event, &l.order, &l.seller.shop()) {
-        mail::queue(&l.txn, m).await?;
+        mail::queue(&l.txn, m.with_invoices(invoices)).await?;
     }
     Ok(())
 }
@@ -616,8 +645,9 @@ pub async fn cancel(
         return refused("The order has already been canceled.");
     }
     give_back_and_cancel(&mut l).await?;
+    let invoices = l.invoices(None, Step::Canceled).await?;
     if notify && let Some(m) = mails::canceled(ev, &l.order, &seller.shop()) {
-        mail::queue(&l.txn, m).await?;
+        mail::queue(&l.txn, m.with_invoices(invoices)).await?;
     }
     l.finish(Some(OrderEvent::Canceled)).await
 }
@@ -720,8 +750,9 @@ pub async fn approve(
             l.notify(action, json!({})).await?;
         }
     }
+    let invoices = l.invoices(None, Step::Approved).await?;
     if notify && let Some(m) = mails::approved(ev, &l.order, &seller.shop()) {
-        mail::queue(&l.txn, m).await?;
+        mail::queue(&l.txn, m.with_invoices(invoices)).await?;
     }
     l.finish(free.then_some(OrderEvent::Paid)).await
 }
@@ -741,8 +772,9 @@ pub async fn deny(
     }
     give_back_and_cancel(&mut l).await?;
     l.notify("pretix.event.order.denied", json!({})).await?;
+    let invoices = l.invoices(None, Step::Ended).await?;
     if notify && let Some(m) = mails::denied(ev, &l.order, &seller.shop(), comment) {
-        mail::queue(&l.txn, m).await?;
+        mail::queue(&l.txn, m.with_invoices(invoices)).await?;
     }
     l.finish(Some(OrderEvent::Canceled)).await
 }
@@ -808,6 +840,7 @@ pub async fn mark_expired(
     row.last_modified = Set(Some(now));
     l.order = row.update(&l.txn).await?;
     l.notify("pretix.event.order.expired", json!({})).await?;
+    l.invoices(None, Step::Ended).await?;
     l.finish(None).await
 }
 

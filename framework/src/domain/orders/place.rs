@@ -24,11 +24,14 @@ use crate::domain::extensions::payments::{
     FREE_REFUSED, FreeOrder, PaymentContext, PaymentProvider,
 };
 use crate::domain::extensions::{Extensions, Hook, OrderEvent};
+use crate::domain::invoices::build::Issuing;
+use crate::domain::invoices::when::{Step, mailed};
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
 use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
+use crate::domain::tax_rules::reverse_charge::Buyer;
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
 use crate::domain::{files, vouchers, webhooks};
 
@@ -224,6 +227,8 @@ pub struct Prepared {
     pub(super) answers: CheckedAnswers,
     /// Whether the organizer has a webhook that may hear of orders.
     listens: bool,
+    /// The buyer, as the tax rules see them (from the invoice address).
+    buyer: Option<Buyer>,
 }
 
 /// An order ready to be written: checked, with its lines and the vouchers they use (locked).
@@ -300,6 +305,7 @@ pub(super) async fn prepare(
     }
     Ok(Prepared {
         products: products.into_iter().flatten().collect(),
+        buyer: Buyer::of_address(new.invoice_address.as_ref()),
         ctx,
         new,
         catalogue,
@@ -402,7 +408,7 @@ pub(super) fn lines(
                 }
             },
         };
-        let base = catalogue.default_price(&product);
+        let base = catalogue.default_price(&product, p.buyer.as_ref());
         let price = pos.price.unwrap_or_else(|| match voucher {
             Some(vi) => vouchers::price(&locked_vouchers[vi], base),
             None => base,
@@ -450,10 +456,18 @@ pub(super) async fn announce(
             webhooks::notify(txn, &notice).await?;
         }
     }
+    let issuing = Issuing {
+        txn,
+        event: ev,
+        settings: &p.ctx.settings,
+        catalogue: &p.catalogue,
+        now: placed.row.datetime,
+    };
+    let invoices = issuing.after(&placed.row, Step::Placed).await?;
     if p.new.send_mail
         && let Some(m) = mails::placed(ev, &p.catalogue, placed, &p.ctx.shop())
     {
-        mail::queue(txn, m).await?;
+        mail::queue(txn, m.with_invoices(mailed(&p.ctx.settings, &invoices))).await?;
     }
     Ok(())
 }
@@ -975,7 +989,7 @@ fn positions_of(
         .enumerate()
         .map(|(n, (i, l))| {
             let p = &d.p.new.positions[*i];
-            let tax = catalogue.tax(l.product.item_id, l.price);
+            let tax = catalogue.tax(l.product.item_id, l.price, d.p.buyer.as_ref());
             order_position::ActiveModel {
                 id: NotSet,
                 order_id: Set(row.id),
@@ -1018,16 +1032,17 @@ fn fees_of<'a>(
     d.p.new
         .fees
         .iter()
-        .map(|f| fee_row(&d.p.catalogue, row.id, f))
+        .map(|f| fee_row(&d.p.catalogue, d.p.buyer.as_ref(), row.id, f))
 }
 
 /// The row of a fee as sent, of the order `order_id`, with the tax its rule includes.
 pub(super) fn fee_row(
     catalogue: &Catalogue,
+    buyer: Option<&Buyer>,
     order_id: i64,
     f: &FeeInput,
 ) -> order_fee::ActiveModel {
-    let tax = catalogue.fee_tax(f.tax_rule, f.value);
+    let tax = catalogue.fee_tax(f.tax_rule, f.value, buyer);
     order_fee::ActiveModel {
         id: NotSet,
         order_id: Set(order_id),

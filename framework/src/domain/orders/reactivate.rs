@@ -10,6 +10,7 @@ use super::lifecycle::{LifecycleError, Seller, lock_vouchers, open, refused};
 use super::place::hold_of;
 use crate::db::entities::{event, seat};
 use crate::domain::extensions::OrderEvent;
+use crate::domain::invoices::when::Step;
 use crate::domain::seating::sell;
 use crate::domain::vouchers;
 
@@ -62,5 +63,6 @@ pub async fn reactivate(
     l.new_secrets(true).await?;
     l.notify("pretix.event.order.reactivated", json!({}))
         .await?;
+    l.invoices(None, Step::Reactivated).await?;
     l.finish(paid.then_some(OrderEvent::Paid)).await
 }

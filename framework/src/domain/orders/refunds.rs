@@ -17,6 +17,7 @@ use super::{LifecycleError, Order};
 use crate::db::entities::{event, order_payment, order_refund};
 use crate::domain::extensions::OrderEvent;
 use crate::domain::giftcards::{self, TransactError, Visibility};
+use crate::domain::invoices::when::Step as InvoiceStep;
 
 /// States a refund can be in.
 pub const STATES: [&str; 6] = [
@@ -385,6 +386,7 @@ async fn finish(
     if canceled {
         l.notify("pretix.event.order.canceled", serde_json::json!({}))
             .await?;
+        l.invoices(None, InvoiceStep::Canceled).await?;
     }
     let refund = with_payment_numbers(&l.txn, vec![refund])
         .await?
