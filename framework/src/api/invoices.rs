@@ -539,15 +539,13 @@ impl InvoicesApi {
         number: Path<String>,
         format: Query<Option<InvoiceFormat>>,
     ) -> ConflictResult<TicketDownload> {
-        let (ev, inv) = invoice_of(
-            &state,
-            &auth,
-            &organizer,
-            &event,
-            &number,
-            Permission::ViewOrders,
-        )
-        .await?;
+        let ev = auth
+            .0
+            .event(&state.db, &organizer, &event, Some(Permission::ViewOrders))
+            .await?;
+        let inv = invoices::for_file(&state.db, ev.organizer.id, ev.event.id, &number)
+            .await?
+            .ok_or_else(ApiError::forbidden)?;
         Ok(file_of(&state, &ev.event, inv, format.0).await?)
     }
 

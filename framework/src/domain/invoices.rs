@@ -332,6 +332,46 @@ pub async fn list(
     named(db, rows).await
 }
 
+/// The invoice of this full number in the event, with its order's code and e-mail address
+/// read in the same query (and the number it refers to, for a cancellation): what its file
+/// needs. The lookup goes by organizer and number, which one index answers.
+pub async fn for_file(
+    db: &impl ConnectionTrait,
+    organizer_id: i64,
+    event_id: i64,
+    number: &str,
+) -> Result<Option<Invoice>, DbErr> {
+    let found = invoice::Entity::find()
+        .filter(invoice::Column::OrganizerId.eq(organizer_id))
+        .filter(invoice::Column::FullInvoiceNo.eq(number))
+        .select_also(order::Entity)
+        .join(
+            sea_orm::JoinType::InnerJoin,
+            invoice::Entity::belongs_to(order::Entity)
+                .from(invoice::Column::OrderId)
+                .to(order::Column::Id)
+                .into(),
+        )
+        .all(db)
+        .await?;
+    let Some((row, Some(o))) = found.into_iter().find(|(i, _)| i.event_id == event_id) else {
+        return Ok(None);
+    };
+    let refers = match row.refers_id {
+        Some(id) => invoice::Entity::find_by_id(id)
+            .one(db)
+            .await?
+            .map(|r| r.full_invoice_no),
+        None => None,
+    };
+    Ok(Some(Invoice::of(
+        row,
+        (o.code, o.email),
+        String::new(),
+        refers,
+    )))
+}
+
 /// The row of the invoice of this full number among these events.
 pub async fn find_row(
     db: &impl ConnectionTrait,
@@ -339,12 +379,13 @@ pub async fn find_row(
     events: &[i64],
     number: &str,
 ) -> Result<Option<invoice::Model>, DbErr> {
-    invoice::Entity::find()
+    Ok(invoice::Entity::find()
         .filter(invoice::Column::OrganizerId.eq(organizer_id))
-        .filter(invoice::Column::EventId.is_in(events.iter().copied()))
         .filter(invoice::Column::FullInvoiceNo.eq(number))
-        .one(db)
-        .await
+        .all(db)
+        .await?
+        .into_iter()
+        .find(|i| events.contains(&i.event_id)))
 }
 
 /// The invoice of this full number among these events, with its names.

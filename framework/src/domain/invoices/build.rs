@@ -19,6 +19,17 @@ use crate::domain::sale::Catalogue;
 use crate::domain::tax_rules::reverse_charge::{self, Buyer};
 use crate::values::I18nString;
 
+/// An order with the positions and fees its invoice lists (canceled ones are left out).
+#[derive(Clone, Copy)]
+pub struct OrderParts<'a> {
+    /// The order.
+    pub order: &'a order::Model,
+    /// Its positions.
+    pub positions: &'a [order_position::Model],
+    /// Its fees.
+    pub fees: &'a [order_fee::Model],
+}
+
 /// What issuing an invoice of an order needs: the transaction it is written in, the event,
 /// its settings and catalogue (with the dates of the order's positions), and the time.
 pub struct Issuing<'a, C: ConnectionTrait> {
@@ -75,18 +86,79 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
     /// Issues an invoice of the order as it is now; for a canceled order, its cancellation
     /// right away, as pretix does.
     pub async fn issue(&self, o: &order::Model) -> Result<invoice::Model, DbErr> {
-        let locale = self.locale(o);
-        let mut row = self.snapshot(o, &locale).await?;
+        let positions = order_position::Entity::find()
+            .filter(order_position::Column::OrderId.eq(o.id))
+            .filter(order_position::Column::Canceled.eq(false))
+            .all(self.txn)
+            .await?;
+        let fees = order_fee::Entity::find()
+            .filter(order_fee::Column::OrderId.eq(o.id))
+            .filter(order_fee::Column::Canceled.eq(false))
+            .order_by_asc(order_fee::Column::Id)
+            .all(self.txn)
+            .await?;
+        let parts = OrderParts {
+            order: o,
+            positions: &positions,
+            fees: &fees,
+        };
+        let mut issued = self.issue_all(&[parts]).await?;
+        issued.pop().ok_or_else(|| DbErr::RecordNotInserted)
+    }
+
+    /// Issues an invoice of each order, from the positions and fees given (those of orders
+    /// placed together, in one statement per kind of number); a canceled order's is
+    /// cancelled right away, as pretix does. Gives them in the orders' order.
+    pub async fn issue_all(&self, orders: &[OrderParts<'_>]) -> Result<Vec<invoice::Model>, DbErr> {
+        if orders.is_empty() {
+            return Ok(Vec::new());
+        }
+        let answered = orders
+            .iter()
+            .flat_map(|o| o.positions)
+            .any(|p| p.answers.as_array().is_some_and(|a| !a.is_empty()));
+        let printed = match answered {
+            true => {
+                question::Entity::find()
+                    .filter(question::Column::EventId.eq(self.event.id))
+                    .filter(question::Column::PrintOnInvoice.eq(true))
+                    .order_by_asc(question::Column::Position)
+                    .order_by_asc(question::Column::Id)
+                    .all(self.txn)
+                    .await?
+            }
+            false => Vec::new(),
+        };
         let date = self.today();
-        let prefix = numbers::prefix(self.settings, self.event, o, Kind::Invoice, date);
-        let number = numbers::next(self.txn, self.settings, self.event, o, &prefix).await?;
-        row.full_invoice_no = Set(format!("{prefix}{number}"));
-        row.prefix = Set(prefix);
-        row.invoice_no = Set(number);
-        row.date = Set(date);
-        let issued = row.insert(self.txn).await?;
-        if o.status == "c" {
-            self.cancel(o, &issued).await?;
+        let mut rows = Vec::with_capacity(orders.len());
+        let mut prefixes = Vec::with_capacity(orders.len());
+        for parts in orders {
+            let locale = self.locale(parts.order);
+            let mut row = self.snapshot(parts, &printed, &locale);
+            row.date = Set(date);
+            rows.push(row);
+            prefixes.push(numbers::prefix(
+                self.settings,
+                self.event,
+                parts.order,
+                Kind::Invoice,
+                date,
+            ));
+        }
+        let numbers =
+            numbers::for_new(self.txn, self.settings, self.event, orders, &prefixes).await?;
+        for ((row, prefix), number) in rows.iter_mut().zip(prefixes).zip(numbers) {
+            row.full_invoice_no = Set(format!("{prefix}{number}"));
+            row.prefix = Set(prefix);
+            row.invoice_no = Set(number);
+        }
+        let issued = invoice::Entity::insert_many(rows)
+            .exec_with_returning(self.txn)
+            .await?;
+        for (parts, inv) in orders.iter().zip(&issued) {
+            if parts.order.status == "c" {
+                self.cancel(parts.order, inv).await?;
+            }
         }
         Ok(issued)
     }
@@ -152,7 +224,30 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             self.set_issuer(&mut row);
             row
         } else {
-            let mut row = self.snapshot(o, &existing.locale).await?;
+            let positions = order_position::Entity::find()
+                .filter(order_position::Column::OrderId.eq(o.id))
+                .filter(order_position::Column::Canceled.eq(false))
+                .all(self.txn)
+                .await?;
+            let fees = order_fee::Entity::find()
+                .filter(order_fee::Column::OrderId.eq(o.id))
+                .filter(order_fee::Column::Canceled.eq(false))
+                .order_by_asc(order_fee::Column::Id)
+                .all(self.txn)
+                .await?;
+            let printed = question::Entity::find()
+                .filter(question::Column::EventId.eq(self.event.id))
+                .filter(question::Column::PrintOnInvoice.eq(true))
+                .order_by_asc(question::Column::Position)
+                .order_by_asc(question::Column::Id)
+                .all(self.txn)
+                .await?;
+            let parts = OrderParts {
+                order: o,
+                positions: &positions,
+                fees: &fees,
+            };
+            let mut row = self.snapshot(&parts, &printed, &existing.locale);
             row.id = Set(existing.id);
             row.prefix = Set(existing.prefix.clone());
             row.invoice_no = Set(existing.invoice_no.clone());
@@ -177,17 +272,20 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
         row.invoice_from_vat_id = Set(self.text("invoice_address_from_vat_id"));
     }
 
-    /// Everything of a new invoice but its number and date.
-    async fn snapshot(
+    /// Everything of a new invoice but its number and date, from the order's positions and
+    /// fees and the questions printed on invoices.
+    fn snapshot(
         &self,
-        o: &order::Model,
+        parts: &OrderParts<'_>,
+        printed: &[question::Model],
         locale: &str,
-    ) -> Result<invoice::ActiveModel, DbErr> {
+    ) -> invoice::ActiveModel {
+        let o = parts.order;
         let words = Words::of(locale);
         let address = o.invoice_address.as_ref().filter(|a| a.is_object());
         let buyer = Buyer::of_address(address);
         let mut additional = self.translated("invoice_additional_text", locale);
-        let (lines, notices, reverse_charge) = self.lines(o, locale, buyer.as_ref()).await?;
+        let (lines, notices, reverse_charge) = self.lines(parts, printed, locale, buyer.as_ref());
         if !notices.is_empty() {
             if !additional.is_empty() {
                 additional.push_str("\n\n");
@@ -269,35 +367,22 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             version: Set(1),
         };
         self.set_issuer(&mut row);
-        Ok(row)
+        row
     }
 
     /// The order's lines, the tax rules' notices, and whether reverse charge applied.
-    async fn lines(
+    fn lines(
         &self,
-        o: &order::Model,
+        parts: &OrderParts<'_>,
+        printed: &[question::Model],
         locale: &str,
         buyer: Option<&Buyer>,
-    ) -> Result<(Vec<Line>, Vec<String>, bool), DbErr> {
+    ) -> (Vec<Line>, Vec<String>, bool) {
+        let o = parts.order;
         let words = Words::of(locale);
-        let mut positions = order_position::Entity::find()
-            .filter(order_position::Column::OrderId.eq(o.id))
-            .filter(order_position::Column::Canceled.eq(false))
-            .all(self.txn)
-            .await?;
-        let fees = order_fee::Entity::find()
-            .filter(order_fee::Column::OrderId.eq(o.id))
-            .filter(order_fee::Column::Canceled.eq(false))
-            .order_by_asc(order_fee::Column::Id)
-            .all(self.txn)
-            .await?;
-        let printed = question::Entity::find()
-            .filter(question::Column::EventId.eq(self.event.id))
-            .filter(question::Column::PrintOnInvoice.eq(true))
-            .order_by_asc(question::Column::Position)
-            .order_by_asc(question::Column::Id)
-            .all(self.txn)
-            .await?;
+        let mut positions: Vec<&order_position::Model> =
+            parts.positions.iter().filter(|p| !p.canceled).collect();
+        let fees: Vec<&order_fee::Model> = parts.fees.iter().filter(|f| !f.canceled).collect();
         let parent_of: std::collections::HashMap<i64, i32> =
             positions.iter().map(|p| (p.id, p.positionid)).collect();
         positions.sort_by_key(|p| {
@@ -341,7 +426,7 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
                 description.push('\n');
                 description.push_str(&words.attendee(name));
             }
-            for q in &printed {
+            for q in printed {
                 if let Some(answer) = answer_of(&p.answers, q.id) {
                     let asked = I18nString::from_stored(&q.question).localize(locale);
                     let sep = if asked.ends_with('?') { "" } else { ":" };
@@ -428,7 +513,7 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
                 event_location: location.clone().filter(|_| !self.event.has_subevents),
             });
         }
-        Ok((lines, notices, reverse_charge))
+        (lines, notices, reverse_charge)
     }
 
     fn event_span(&self) -> (DateTime<Utc>, DateTime<Utc>) {

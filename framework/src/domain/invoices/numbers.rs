@@ -12,6 +12,7 @@ use chrono::NaiveDate;
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict, Query};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter};
 
+use super::build::OrderParts;
 use crate::db::entities::{event, invoice, invoice_counter, order};
 use crate::domain::cache::EventSettings;
 
@@ -91,7 +92,7 @@ pub async fn next(
             .await?;
         return Ok(format!("{}-{}", o.code, issued + 1));
     }
-    let n = advance(txn, ev.organizer_id, prefix).await?;
+    let n = advance(txn, ev.organizer_id, prefix, 1).await?;
     let width = settings
         .get("invoice_numbers_counter_length")
         .and_then(serde_json::Value::as_u64)
@@ -99,22 +100,66 @@ pub async fn next(
     Ok(format!("{n:0width$}"))
 }
 
-/// Advances the organizer's counter of the prefix, starting it at 1; gives the new value.
+/// The numbers of the first invoices of new orders, one per order under its prefix: a
+/// consecutive run taken from each prefix's counter in one statement, or each order's code
+/// and `-1`.
+pub async fn for_new(
+    txn: &impl ConnectionTrait,
+    settings: &EventSettings,
+    ev: &event::Model,
+    orders: &[OrderParts<'_>],
+    prefixes: &[String],
+) -> Result<Vec<String>, DbErr> {
+    let consecutive = settings
+        .get("invoice_numbers_consecutive")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(true);
+    if !consecutive {
+        let mut out = Vec::with_capacity(orders.len());
+        for (o, prefix) in orders.iter().zip(prefixes) {
+            out.push(next(txn, settings, ev, o.order, prefix).await?);
+        }
+        return Ok(out);
+    }
+    let width = settings
+        .get("invoice_numbers_counter_length")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(5) as usize;
+    let mut out = vec![String::new(); prefixes.len()];
+    let mut distinct: Vec<&String> = prefixes.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    for prefix in distinct {
+        let at: Vec<usize> = (0..prefixes.len())
+            .filter(|&i| &prefixes[i] == prefix)
+            .collect();
+        let last = advance(txn, ev.organizer_id, prefix, at.len() as i64).await?;
+        let first = last - at.len() as i64 + 1;
+        for (k, i) in at.into_iter().enumerate() {
+            out[i] = format!("{:0width$}", first + k as i64);
+        }
+    }
+    Ok(out)
+}
+
+/// Advances the organizer's counter of the prefix by `by`, starting it at `by`; gives the
+/// new value.
 async fn advance(
     txn: &impl ConnectionTrait,
     organizer_id: i64,
     prefix: &str,
+    by: i64,
 ) -> Result<i64, DbErr> {
     use invoice_counter::Column;
     let upsert = Query::insert()
         .into_table(invoice_counter::Entity)
         .columns([Column::OrganizerId, Column::Prefix, Column::Last])
-        .values_panic([organizer_id.into(), prefix.into(), 1i64.into()])
+        .values_panic([organizer_id.into(), prefix.into(), by.into()])
         .on_conflict(
             OnConflict::columns([Column::OrganizerId, Column::Prefix])
                 .value(
                     Column::Last,
-                    Expr::col((invoice_counter::Entity, Column::Last)).add(1),
+                    Expr::col((invoice_counter::Entity, Column::Last)).add(by),
                 )
                 .to_owned(),
         )

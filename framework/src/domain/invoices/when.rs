@@ -6,15 +6,13 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DbErr};
 use serde_json::Value;
 
-use super::build::Issuing;
+use super::build::{Issuing, OrderParts};
 use crate::db::entities::{invoice, order};
 use crate::domain::cache::EventSettings;
 
 /// A step of an order's life that may issue or cancel invoices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
-    /// Placed.
-    Placed,
     /// Approved by the organizer.
     Approved,
     /// Paid.
@@ -85,6 +83,34 @@ fn none_live(invoices: &[invoice::Model]) -> bool {
 }
 
 impl<C: ConnectionTrait> Issuing<'_, C> {
+    /// Issues the invoices of orders just placed (together, in one transaction): an order
+    /// gets one when it qualifies and the event issues invoices with every order (`True`),
+    /// or when paid (`paid`) and it is paid already. Gives each order's, in their order.
+    pub async fn placed(
+        &self,
+        orders: &[OrderParts<'_>],
+    ) -> Result<Vec<Option<invoice::Model>>, DbErr> {
+        let gen_setting = generate(self.settings);
+        let due: Vec<bool> = orders
+            .iter()
+            .map(|p| {
+                qualified(self.settings, p.order, self.now)
+                    && (gen_setting == "True" || (gen_setting == "paid" && p.order.status == "p"))
+            })
+            .collect();
+        let chosen: Vec<OrderParts<'_>> = orders
+            .iter()
+            .zip(&due)
+            .filter(|(_, due)| **due)
+            .map(|(p, _)| *p)
+            .collect();
+        let mut issued = self.issue_all(&chosen).await?.into_iter();
+        Ok(due
+            .iter()
+            .map(|d| if *d { issued.next() } else { None })
+            .collect())
+    }
+
     /// Issues an invoice on request (the API's `create_invoice`), as pretix allows it.
     pub async fn on_request(&self, o: &order::Model) -> Result<invoice::Model, NotIssuedOr> {
         let allowed = matches!(
@@ -117,11 +143,6 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
         let qualifies = qualified(self.settings, o, self.now);
         let mut made = Vec::new();
         let issue_now = match step {
-            Step::Placed => {
-                qualifies
-                    && invoices.is_empty()
-                    && (gen_setting == "True" || (gen_setting == "paid" && o.status == "p"))
-            }
             Step::Approved => qualifies && live.is_empty() && gen_setting == "True",
             Step::Paid => {
                 qualifies && none_live(&invoices) && matches!(gen_setting, "True" | "paid")

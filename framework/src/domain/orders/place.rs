@@ -24,8 +24,8 @@ use crate::domain::extensions::payments::{
     FREE_REFUSED, FreeOrder, PaymentContext, PaymentProvider,
 };
 use crate::domain::extensions::{Extensions, Hook, OrderEvent};
-use crate::domain::invoices::build::Issuing;
-use crate::domain::invoices::when::{Step, mailed};
+use crate::domain::invoices::build::{Issuing, OrderParts};
+use crate::domain::invoices::when::mailed;
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
@@ -361,7 +361,11 @@ pub(super) async fn place_alone(
         txn.rollback().await?;
         return Ok(placed);
     }
-    announce(&txn, p, &placed).await?;
+    let invoices = issue_invoices(&txn, p, &[&placed])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    announce(&txn, p, &placed, invoices).await?;
     crate::db::commit(txn).await?;
     Ok(placed)
 }
@@ -439,6 +443,7 @@ pub(super) async fn announce(
     txn: &DatabaseTransaction,
     p: &Prepared,
     placed: &Order,
+    invoices: Vec<i64>,
 ) -> Result<(), PlaceError> {
     let ev = &p.ctx.event;
     let hook = Hook { txn, event: ev };
@@ -456,20 +461,41 @@ pub(super) async fn announce(
             webhooks::notify(txn, &notice).await?;
         }
     }
-    let issuing = Issuing {
-        txn,
-        event: ev,
-        settings: &p.ctx.settings,
-        catalogue: &p.catalogue,
-        now: placed.row.datetime,
-    };
-    let invoices = issuing.after(&placed.row, Step::Placed).await?;
     if p.new.send_mail
         && let Some(m) = mails::placed(ev, &p.catalogue, placed, &p.ctx.shop())
     {
-        mail::queue(txn, m.with_invoices(mailed(&p.ctx.settings, &invoices))).await?;
+        mail::queue(txn, m.with_invoices(invoices)).await?;
     }
     Ok(())
+}
+
+/// Issues the invoices of orders just placed together (of one event, prepared as `p`), in
+/// their transaction; gives, per order, the IDs its confirmation mail carries.
+pub(super) async fn issue_invoices(
+    txn: &DatabaseTransaction,
+    p: &Prepared,
+    placed: &[&Order],
+) -> Result<Vec<Vec<i64>>, DbErr> {
+    let issuing = Issuing {
+        txn,
+        event: &p.ctx.event,
+        settings: &p.ctx.settings,
+        catalogue: &p.catalogue,
+        now: crate::values::now(),
+    };
+    let parts: Vec<OrderParts<'_>> = placed
+        .iter()
+        .map(|o| OrderParts {
+            order: &o.row,
+            positions: &o.positions,
+            fees: &o.fees,
+        })
+        .collect();
+    let issued = issuing.placed(&parts).await?;
+    Ok(issued
+        .into_iter()
+        .map(|i| mailed(&p.ctx.settings, &i.into_iter().collect::<Vec<_>>()))
+        .collect())
 }
 
 fn invalid(field: &str, message: &str) -> PlaceError {

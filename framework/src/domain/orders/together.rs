@@ -19,7 +19,7 @@ use crate::domain::cache::Cache;
 use super::Order;
 use super::place::{
     Draft, Left, NewOrder, PlaceContext, PlaceError, PositionErrors, Prepared, announce, hold_of,
-    lines, place_alone, prepare, quotas_of, unwrite, write,
+    issue_invoices, lines, place_alone, prepare, quotas_of, unwrite, write,
 };
 use crate::db::begin_write;
 use crate::domain::availability::{self, Demand, HoldKind};
@@ -193,9 +193,26 @@ async fn place_together(
     for (kind, until, demand) in &holds {
         availability::hold(&txn, &quotas, demand, *kind, *until).await?;
     }
+    // The orders' invoices in one go; the orders of a series each with its own catalogue,
+    // which holds the dates its lines name.
+    let mut invoices = Vec::with_capacity(answers.len());
+    match drafts.first() {
+        Some(d) if !d.p.ctx.event.has_subevents => {
+            let placed: Vec<&Order> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
+            invoices = issue_invoices(&txn, d.p, &placed).await?;
+        }
+        _ => {
+            for (d, answer) in drafts.iter().zip(&answers) {
+                if let Ok(o) = answer {
+                    invoices.extend(issue_invoices(&txn, d.p, &[o]).await?);
+                }
+            }
+        }
+    }
+    let mut invoices = invoices.into_iter();
     for (d, answer) in drafts.iter().zip(&answers) {
         if let Ok(o) = answer {
-            announce(&txn, d.p, o).await?;
+            announce(&txn, d.p, o, invoices.next().unwrap_or_default()).await?;
         }
     }
     crate::db::commit(txn).await.map_err(Failure::Commit)?;
