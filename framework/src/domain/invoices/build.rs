@@ -102,14 +102,21 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             positions: &positions,
             fees: &fees,
         };
-        let mut issued = self.issue_all(&[parts]).await?;
-        issued.pop().ok_or_else(|| DbErr::RecordNotInserted)
+        let id = self
+            .issue_all(&[parts])
+            .await?
+            .pop()
+            .ok_or(DbErr::RecordNotInserted)?;
+        invoice::Entity::find_by_id(id)
+            .one(self.txn)
+            .await?
+            .ok_or(DbErr::RecordNotInserted)
     }
 
     /// Issues an invoice of each order, from the positions and fees given (those of orders
     /// placed together, in one statement per kind of number); a canceled order's is
-    /// cancelled right away, as pretix does. Gives them in the orders' order.
-    pub async fn issue_all(&self, orders: &[OrderParts<'_>]) -> Result<Vec<invoice::Model>, DbErr> {
+    /// cancelled right away, as pretix does. Gives their IDs in the orders' order.
+    pub async fn issue_all(&self, orders: &[OrderParts<'_>]) -> Result<Vec<i64>, DbErr> {
         if orders.is_empty() {
             return Ok(Vec::new());
         }
@@ -153,11 +160,13 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             row.invoice_no = Set(number);
         }
         let issued = invoice::Entity::insert_many(rows)
-            .exec_with_returning(self.txn)
+            .exec_with_returning_keys(self.txn)
             .await?;
-        for (parts, inv) in orders.iter().zip(&issued) {
-            if parts.order.status == "c" {
-                self.cancel(parts.order, inv).await?;
+        for (parts, &id) in orders.iter().zip(&issued) {
+            if parts.order.status == "c"
+                && let Some(inv) = invoice::Entity::find_by_id(id).one(self.txn).await?
+            {
+                self.cancel(parts.order, &inv).await?;
             }
         }
         Ok(issued)

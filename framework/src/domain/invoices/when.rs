@@ -86,10 +86,7 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
     /// Issues the invoices of orders just placed (together, in one transaction): an order
     /// gets one when it qualifies and the event issues invoices with every order (`True`),
     /// or when paid (`paid`) and it is paid already. Gives each order's, in their order.
-    pub async fn placed(
-        &self,
-        orders: &[OrderParts<'_>],
-    ) -> Result<Vec<Option<invoice::Model>>, DbErr> {
+    pub async fn placed(&self, orders: &[OrderParts<'_>]) -> Result<Vec<Option<i64>>, DbErr> {
         let gen_setting = generate(self.settings);
         let due: Vec<bool> = orders
             .iter()
@@ -187,13 +184,13 @@ pub enum NotIssuedOr {
 
 /// The IDs of the invoices a mail about the step carries: those it made, when the event
 /// attaches invoices to mails (`invoice_email_attachment`).
-pub fn mailed(settings: &EventSettings, made: &[invoice::Model]) -> Vec<i64> {
+pub fn mailed(settings: &EventSettings, made: impl IntoIterator<Item = i64>) -> Vec<i64> {
     let attach = settings
         .get("invoice_email_attachment")
         .and_then(Value::as_bool)
         .unwrap_or(true);
     match attach {
-        true => made.iter().map(|i| i.id).collect(),
+        true => made.into_iter().collect(),
         false => Vec::new(),
     }
 }

@@ -179,7 +179,7 @@ impl Locked<'_> {
             now: crate::values::now(),
         };
         let made = issuing.after(other.unwrap_or(&self.order), step).await?;
-        Ok(mailed(&values, &made))
+        Ok(mailed(&values, made.iter().map(|i| i.id)))
     }
 
     /// The buyer of the order, as the tax rules see them.

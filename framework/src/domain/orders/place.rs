@@ -494,7 +494,7 @@ pub(super) async fn issue_invoices(
     let issued = issuing.placed(&parts).await?;
     Ok(issued
         .into_iter()
-        .map(|i| mailed(&p.ctx.settings, &i.into_iter().collect::<Vec<_>>()))
+        .map(|i| mailed(&p.ctx.settings, i))
         .collect())
 }
 
