@@ -83,9 +83,11 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
         }
     }
 
-    /// Issues an invoice of the order as it is now; for a canceled order, its cancellation
-    /// right away, as pretix does.
-    pub async fn issue(&self, o: &order::Model) -> Result<invoice::Model, DbErr> {
+    /// The order's positions and fees that are not canceled.
+    async fn current(
+        &self,
+        o: &order::Model,
+    ) -> Result<(Vec<order_position::Model>, Vec<order_fee::Model>), DbErr> {
         let positions = order_position::Entity::find()
             .filter(order_position::Column::OrderId.eq(o.id))
             .filter(order_position::Column::Canceled.eq(false))
@@ -97,6 +99,24 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             .order_by_asc(order_fee::Column::Id)
             .all(self.txn)
             .await?;
+        Ok((positions, fees))
+    }
+
+    /// The event's questions whose answers invoices print, in their order.
+    async fn printed_questions(&self) -> Result<Vec<question::Model>, DbErr> {
+        question::Entity::find()
+            .filter(question::Column::EventId.eq(self.event.id))
+            .filter(question::Column::PrintOnInvoice.eq(true))
+            .order_by_asc(question::Column::Position)
+            .order_by_asc(question::Column::Id)
+            .all(self.txn)
+            .await
+    }
+
+    /// Issues an invoice of the order as it is now; for a canceled order, its cancellation
+    /// right away, as pretix does.
+    pub async fn issue(&self, o: &order::Model) -> Result<invoice::Model, DbErr> {
+        let (positions, fees) = self.current(o).await?;
         let parts = OrderParts {
             order: o,
             positions: &positions,
@@ -125,15 +145,7 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             .flat_map(|o| o.positions)
             .any(|p| p.answers.as_array().is_some_and(|a| !a.is_empty()));
         let printed = match answered {
-            true => {
-                question::Entity::find()
-                    .filter(question::Column::EventId.eq(self.event.id))
-                    .filter(question::Column::PrintOnInvoice.eq(true))
-                    .order_by_asc(question::Column::Position)
-                    .order_by_asc(question::Column::Id)
-                    .all(self.txn)
-                    .await?
-            }
+            true => self.printed_questions().await?,
             false => Vec::new(),
         };
         let date = self.today();
@@ -233,24 +245,8 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             self.set_issuer(&mut row);
             row
         } else {
-            let positions = order_position::Entity::find()
-                .filter(order_position::Column::OrderId.eq(o.id))
-                .filter(order_position::Column::Canceled.eq(false))
-                .all(self.txn)
-                .await?;
-            let fees = order_fee::Entity::find()
-                .filter(order_fee::Column::OrderId.eq(o.id))
-                .filter(order_fee::Column::Canceled.eq(false))
-                .order_by_asc(order_fee::Column::Id)
-                .all(self.txn)
-                .await?;
-            let printed = question::Entity::find()
-                .filter(question::Column::EventId.eq(self.event.id))
-                .filter(question::Column::PrintOnInvoice.eq(true))
-                .order_by_asc(question::Column::Position)
-                .order_by_asc(question::Column::Id)
-                .all(self.txn)
-                .await?;
+            let (positions, fees) = self.current(o).await?;
+            let printed = self.printed_questions().await?;
             let parts = OrderParts {
                 order: o,
                 positions: &positions,
