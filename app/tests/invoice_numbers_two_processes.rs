@@ -1,7 +1,8 @@
 //! Two `tessera serve` processes on one PostgreSQL database placing 200 orders at once on an
 //! event that issues an invoice with every order: the invoices are numbered 1 to 200, each
 //! number once, none skipped, and every order has one; orders refused among them (a voucher
-//! that does not exist) take no number. It needs PostgreSQL (`TESSERA_TEST_DATABASE_URL`)
+//! that does not exist, or no room left in the quota of 200 for an order placed together
+//! with others) take no number. It needs PostgreSQL (`TESSERA_TEST_DATABASE_URL`)
 //! and says so in one line without it.
 
 use std::collections::BTreeSet;
@@ -64,7 +65,7 @@ async fn invoices_issued_by_two_processes_at_once_are_numbered_without_gaps_or_r
         &client,
         &format!("{}{EVENT}/quotas/", bases[1]),
         &auth,
-        &json!({"name": "Hall", "size": null, "items": [ticket]}),
+        &json!({"name": "Hall", "size": ORDERS, "items": [ticket]}),
     )
     .await;
     assert_eq!(status, 201, "{quota}");
@@ -77,7 +78,8 @@ async fn invoices_issued_by_two_processes_at_once_are_numbered_without_gaps_or_r
         .expect("settings");
     assert_eq!(settings.status().as_u16(), 200);
 
-    let tasks: Vec<_> = (0..ORDERS + ORDERS / 10)
+    // More orders than the quota holds: those that find it full are refused.
+    let tasks: Vec<_> = (0..ORDERS + ORDERS * 3 / 10)
         .map(|i| {
             let url = format!("{}{EVENT}/orders/", bases[i % 2]);
             let (client, auth) = (client.clone(), auth.clone());

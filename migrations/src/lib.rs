@@ -40,6 +40,7 @@ mod m0035_pdf_layouts;
 mod m0036_mail_attachments;
 mod m0037_layouts_are_configuration;
 mod m0038_invoices;
+mod m0039_invoice_writes;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -89,6 +90,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0036_mail_attachments::Migration),
             Box::new(m0037_layouts_are_configuration::Migration),
             Box::new(m0038_invoices::Migration),
+            Box::new(m0039_invoice_writes::Migration),
         ]
     }
 }

@@ -321,9 +321,9 @@ pub async fn list(
     if filter.by_date {
         select = select.order_by(invoice::Column::Date, dir.clone());
     }
+    // pretix's `nr`: the full number as text.
     let rows = select
-        .order_by(invoice::Column::Prefix, dir.clone())
-        .order_by(invoice::Column::InvoiceNo, dir.clone())
+        .order_by(invoice::Column::FullInvoiceNo, dir.clone())
         .order_by(invoice::Column::Id, dir)
         .offset(offset)
         .limit(limit)

@@ -30,6 +30,12 @@ pub struct OrderParts<'a> {
     pub fees: &'a [order_fee::Model],
 }
 
+/// Invoices taken from orders but not numbered yet (see [`Issuing::draft`]).
+pub struct Drafts {
+    rows: Vec<invoice::ActiveModel>,
+    prefixes: Vec<String>,
+}
+
 /// What issuing an invoice of an order needs: the transaction it is written in, the event,
 /// its settings and catalogue (with the dates of the order's positions), and the time.
 pub struct Issuing<'a, C: ConnectionTrait> {
@@ -133,13 +139,17 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             .ok_or(DbErr::RecordNotInserted)
     }
 
-    /// Issues an invoice of each order, from the positions and fees given (those of orders
-    /// placed together, in one statement per kind of number); a canceled order's is
-    /// cancelled right away, as pretix does. Gives their IDs in the orders' order.
+    /// Issues an invoice of each order, from the positions and fees given; a canceled
+    /// order's is cancelled right away, as pretix does. Gives their IDs in the orders' order.
     pub async fn issue_all(&self, orders: &[OrderParts<'_>]) -> Result<Vec<i64>, DbErr> {
-        if orders.is_empty() {
-            return Ok(Vec::new());
-        }
+        let drafts = self.draft(orders).await?;
+        let kept = vec![true; orders.len()];
+        self.store(orders, drafts, &kept).await
+    }
+
+    /// Takes the invoices of the orders without numbering them: everything that needs no
+    /// lock, done before the issuing transaction takes its locks.
+    pub async fn draft(&self, orders: &[OrderParts<'_>]) -> Result<Drafts, DbErr> {
         let answered = orders
             .iter()
             .flat_map(|o| o.positions)
@@ -149,14 +159,16 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
             false => Vec::new(),
         };
         let date = self.today();
-        let mut rows = Vec::with_capacity(orders.len());
-        let mut prefixes = Vec::with_capacity(orders.len());
+        let mut drafts = Drafts {
+            rows: Vec::with_capacity(orders.len()),
+            prefixes: Vec::with_capacity(orders.len()),
+        };
         for parts in orders {
             let locale = self.locale(parts.order);
             let mut row = self.snapshot(parts, &printed, &locale);
             row.date = Set(date);
-            rows.push(row);
-            prefixes.push(numbers::prefix(
+            drafts.rows.push(row);
+            drafts.prefixes.push(numbers::prefix(
                 self.settings,
                 self.event,
                 parts.order,
@@ -164,16 +176,30 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
                 date,
             ));
         }
-        let numbers =
-            numbers::for_new(self.txn, self.settings, self.event, orders, &prefixes).await?;
-        for ((row, prefix), number) in rows.iter_mut().zip(prefixes).zip(numbers) {
-            row.full_invoice_no = Set(format!("{prefix}{number}"));
-            row.prefix = Set(prefix);
-            row.invoice_no = Set(number);
+        Ok(drafts)
+    }
+
+    /// Numbers and stores the drafts `kept` says (as [`Issuing::draft`] took them);
+    /// `orders` are the kept drafts' orders, in order. A canceled order's invoice is
+    /// cancelled right away. Gives the IDs of the stored ones, in order.
+    pub async fn store(
+        &self,
+        orders: &[OrderParts<'_>],
+        drafts: Drafts,
+        kept: &[bool],
+    ) -> Result<Vec<i64>, DbErr> {
+        let (mut rows, mut prefixes) = (Vec::new(), Vec::new());
+        for ((row, prefix), keep) in drafts.rows.into_iter().zip(drafts.prefixes).zip(kept) {
+            if *keep {
+                rows.push(row);
+                prefixes.push(prefix);
+            }
         }
-        let issued = invoice::Entity::insert_many(rows)
-            .exec_with_returning_keys(self.txn)
-            .await?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let issued =
+            numbers::store(self.txn, self.settings, self.event, orders, rows, &prefixes).await?;
         for (parts, &id) in orders.iter().zip(&issued) {
             if parts.order.status == "c"
                 && let Some(inv) = invoice::Entity::find_by_id(id).one(self.txn).await?

@@ -9,8 +9,14 @@
 //! gives only while nothing rolls back.
 
 use chrono::NaiveDate;
-use sea_orm::sea_query::{Expr, ExprTrait, OnConflict, Query};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::ActiveValue::Set;
+use sea_orm::sea_query::{
+    CommonTableExpression, Expr, ExprTrait, InsertStatement, OnConflict, Query, WithClause,
+};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, Iterable,
+    PaginatorTrait, QueryFilter,
+};
 
 use super::build::OrderParts;
 use crate::db::entities::{event, invoice, invoice_counter, order};
@@ -100,46 +106,116 @@ pub async fn next(
     Ok(format!("{n:0width$}"))
 }
 
-/// The numbers of the first invoices of new orders, one per order under its prefix: a
-/// consecutive run taken from each prefix's counter in one statement, or each order's code
-/// and `-1`.
-pub async fn for_new(
+/// Numbers the first invoices of new orders (one row per order, each under its prefix) and
+/// stores them; gives their IDs in order. Consecutive numbers come as one run per prefix;
+/// otherwise each order's code and `-1`. On PostgreSQL, one prefix's run is taken and its
+/// invoices written in one statement: issuing then costs a sale one round trip while it
+/// holds its quota locks.
+pub async fn store(
     txn: &impl ConnectionTrait,
     settings: &EventSettings,
     ev: &event::Model,
     orders: &[OrderParts<'_>],
+    mut rows: Vec<invoice::ActiveModel>,
     prefixes: &[String],
-) -> Result<Vec<String>, DbErr> {
+) -> Result<Vec<i64>, DbErr> {
     let consecutive = settings
         .get("invoice_numbers_consecutive")
         .and_then(serde_json::Value::as_bool)
         .unwrap_or(true);
-    if !consecutive {
-        let mut out = Vec::with_capacity(orders.len());
-        for (o, prefix) in orders.iter().zip(prefixes) {
-            out.push(next(txn, settings, ev, o.order, prefix).await?);
-        }
-        return Ok(out);
-    }
     let width = settings
         .get("invoice_numbers_counter_length")
         .and_then(serde_json::Value::as_u64)
-        .unwrap_or(5) as usize;
-    let mut out = vec![String::new(); prefixes.len()];
-    let mut distinct: Vec<&String> = prefixes.iter().collect();
-    distinct.sort();
-    distinct.dedup();
-    for prefix in distinct {
-        let at: Vec<usize> = (0..prefixes.len())
-            .filter(|&i| &prefixes[i] == prefix)
-            .collect();
-        let last = advance(txn, ev.organizer_id, prefix, at.len() as i64).await?;
-        let first = last - at.len() as i64 + 1;
-        for (k, i) in at.into_iter().enumerate() {
-            out[i] = format!("{:0width$}", first + k as i64);
+        .map_or(5, |w| Ord::min(w, 19)) as usize;
+    let one_prefix = prefixes.windows(2).all(|w| w[0] == w[1]);
+    if consecutive
+        && one_prefix
+        && !rows.is_empty()
+        && txn.get_database_backend() == DbBackend::Postgres
+    {
+        return store_run(txn, ev.organizer_id, &prefixes[0], width, rows).await;
+    }
+    let mut numbers = vec![String::new(); prefixes.len()];
+    if consecutive {
+        let mut distinct: Vec<&String> = prefixes.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        for prefix in distinct {
+            let at: Vec<usize> = (0..prefixes.len())
+                .filter(|&i| &prefixes[i] == prefix)
+                .collect();
+            let last = advance(txn, ev.organizer_id, prefix, at.len() as i64).await?;
+            let first = last - at.len() as i64 + 1;
+            for (k, i) in at.into_iter().enumerate() {
+                numbers[i] = format!("{:0width$}", first + k as i64);
+            }
+        }
+    } else {
+        for (i, (o, prefix)) in orders.iter().zip(prefixes).enumerate() {
+            numbers[i] = next(txn, settings, ev, o.order, prefix).await?;
         }
     }
-    Ok(out)
+    for ((row, prefix), number) in rows.iter_mut().zip(prefixes).zip(numbers) {
+        row.full_invoice_no = Set(format!("{prefix}{number}"));
+        row.prefix = Set(prefix.clone());
+        row.invoice_no = Set(number);
+    }
+    invoice::Entity::insert_many(rows)
+        .exec_with_returning_keys(txn)
+        .await
+}
+
+/// Advances the counter of `prefix` by the number of rows and writes them numbered from
+/// the run, in one PostgreSQL statement: the counter's upsert as a common table expression
+/// that each row's number reads (zero-padded to `width`, never cut).
+async fn store_run(
+    txn: &impl ConnectionTrait,
+    organizer_id: i64,
+    prefix: &str,
+    width: usize,
+    rows: Vec<invoice::ActiveModel>,
+) -> Result<Vec<i64>, DbErr> {
+    use invoice::Column;
+    let by = rows.len() as i64;
+    let run = CommonTableExpression::new()
+        .query(counter_upsert(organizer_id, prefix, by))
+        .table_name("run")
+        .to_owned();
+    let columns: Vec<Column> = Column::iter()
+        .filter(|c| !matches!(c, Column::Id))
+        .collect();
+    let mut insert = Query::insert();
+    insert.into_table(invoice::Entity).columns(columns.clone());
+    for (k, row) in rows.iter().enumerate() {
+        let n = format!(
+            r#"((SELECT "last" FROM "run") - {})::text"#,
+            by - 1 - k as i64
+        );
+        let number = format!("lpad({n}, greatest({width}, length({n})), '0')");
+        let values = columns.iter().map(|&c| match c {
+            Column::Prefix => Expr::val(prefix),
+            Column::InvoiceNo => Expr::cust(number.clone()),
+            Column::FullInvoiceNo => {
+                Expr::cust_with_exprs(format!("$1 || {number}"), [Expr::val(prefix)])
+            }
+            c => match row.get(c).into_value() {
+                Some(v) => Expr::val(v),
+                None => Expr::cust("DEFAULT"),
+            },
+        });
+        insert
+            .values(values)
+            .map_err(|e| DbErr::Custom(e.to_string()))?;
+    }
+    insert
+        .returning_col(Column::Id)
+        .with_cte(WithClause::new().cte(run).to_owned());
+    let stmt = txn.get_database_backend().build(&insert);
+    txn.query_all_raw(stmt)
+        .await?
+        .iter()
+        .map(|r| r.try_get::<i64>("", "id"))
+        .collect()
 }
 
 /// Advances the organizer's counter of the prefix by `by`, starting it at `by`; gives the
@@ -150,8 +226,21 @@ async fn advance(
     prefix: &str,
     by: i64,
 ) -> Result<i64, DbErr> {
+    let stmt = txn
+        .get_database_backend()
+        .build(&counter_upsert(organizer_id, prefix, by));
+    let row = txn
+        .query_one_raw(stmt)
+        .await?
+        .ok_or_else(|| DbErr::RecordNotFound("invoice counter".into()))?;
+    row.try_get("", "last")
+}
+
+/// The upsert that advances the organizer's counter of the prefix by `by` (starting it at
+/// `by`) and returns its new `last`.
+fn counter_upsert(organizer_id: i64, prefix: &str, by: i64) -> InsertStatement {
     use invoice_counter::Column;
-    let upsert = Query::insert()
+    Query::insert()
         .into_table(invoice_counter::Entity)
         .columns([Column::OrganizerId, Column::Prefix, Column::Last])
         .values_panic([organizer_id.into(), prefix.into(), by.into()])
@@ -164,13 +253,7 @@ async fn advance(
                 .to_owned(),
         )
         .returning_col(Column::Last)
-        .to_owned();
-    let stmt = txn.get_database_backend().build(&upsert);
-    let row = txn
-        .query_one_raw(stmt)
-        .await?
-        .ok_or_else(|| DbErr::RecordNotFound("invoice counter".into()))?;
-    row.try_get("", "last")
+        .to_owned()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::{ConnectionTrait, DbErr};
 use serde_json::Value;
 
-use super::build::{Issuing, OrderParts};
+use super::build::{Drafts, Issuing, OrderParts};
 use crate::db::entities::{invoice, order};
 use crate::domain::cache::EventSettings;
 
@@ -77,16 +77,32 @@ impl NotIssued {
     }
 }
 
+/// The invoices drafted for orders just placed, with whether each order is due one.
+pub struct PlacedDrafts {
+    due: Vec<bool>,
+    drafts: Drafts,
+}
+
+/// The items whose order is due an invoice.
+fn of_due<T: Copy>(items: &[T], due: &[bool]) -> Vec<T> {
+    items
+        .iter()
+        .zip(due)
+        .filter(|(_, d)| **d)
+        .map(|(i, _)| *i)
+        .collect()
+}
+
 /// Whether invoices of an order are all cancelled (or there are none).
 fn none_live(invoices: &[invoice::Model]) -> bool {
     invoices.iter().all(|i| i.is_cancellation || i.canceled)
 }
 
 impl<C: ConnectionTrait> Issuing<'_, C> {
-    /// Issues the invoices of orders just placed (together, in one transaction): an order
-    /// gets one when it qualifies and the event issues invoices with every order (`True`),
-    /// or when paid (`paid`) and it is paid already. Gives each order's, in their order.
-    pub async fn placed(&self, orders: &[OrderParts<'_>]) -> Result<Vec<Option<i64>>, DbErr> {
+    /// Drafts the invoices of orders just placed (together, in one transaction), before
+    /// their locks are taken: an order gets one when it qualifies and the event issues
+    /// invoices with every order (`True`), or when paid (`paid`) and it is paid already.
+    pub async fn draft_placed(&self, orders: &[OrderParts<'_>]) -> Result<PlacedDrafts, DbErr> {
         let gen_setting = generate(self.settings);
         let due: Vec<bool> = orders
             .iter()
@@ -95,16 +111,38 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
                     && (gen_setting == "True" || (gen_setting == "paid" && p.order.status == "p"))
             })
             .collect();
-        let chosen: Vec<OrderParts<'_>> = orders
+        let chosen = of_due(orders, &due);
+        let drafts = self.draft(&chosen).await?;
+        Ok(PlacedDrafts { due, drafts })
+    }
+
+    /// Numbers and stores the drafted invoices of the orders `kept` says (those that got
+    /// their quotas; `orders` are those, in order); gives one per drafted order, in order.
+    pub async fn store_placed(
+        &self,
+        orders: &[OrderParts<'_>],
+        drafted: PlacedDrafts,
+        kept: &[bool],
+    ) -> Result<Vec<Option<i64>>, DbErr> {
+        let due = drafted.due;
+        let due_of_kept: Vec<bool> = due
             .iter()
-            .zip(&due)
-            .filter(|(_, due)| **due)
-            .map(|(p, _)| *p)
+            .zip(kept)
+            .filter(|(_, k)| **k)
+            .map(|(d, _)| *d)
             .collect();
-        let mut issued = self.issue_all(&chosen).await?.into_iter();
+        let mut issued = self
+            .store(
+                &of_due(orders, &due_of_kept),
+                drafted.drafts,
+                &of_due(kept, &due),
+            )
+            .await?
+            .into_iter();
         Ok(due
             .iter()
-            .map(|d| if *d { issued.next() } else { None })
+            .zip(kept)
+            .map(|(d, k)| if *d && *k { issued.next() } else { None })
             .collect())
     }
 

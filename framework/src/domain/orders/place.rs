@@ -25,7 +25,7 @@ use crate::domain::extensions::payments::{
 };
 use crate::domain::extensions::{Extensions, Hook, OrderEvent};
 use crate::domain::invoices::build::{Issuing, OrderParts};
-use crate::domain::invoices::when::mailed;
+use crate::domain::invoices::when::{PlacedDrafts, mailed};
 use crate::domain::mail;
 use crate::domain::questions::{self, OptionIndex, check_answer_indexed, option_index};
 use crate::domain::sale::{Catalogue, Product};
@@ -354,6 +354,7 @@ pub(super) async fn place_alone(
         .await?
         .pop()
         .ok_or_else(|| DbErr::Custom("the order was not written".into()))?;
+    let invoices = draft_invoices(&txn, p, &[&placed]).await?;
     if let Err(body) = take_capacity(&txn, &draft, &placed.row, now).await? {
         return Err(PlaceError::Invalid(body));
     }
@@ -361,7 +362,7 @@ pub(super) async fn place_alone(
         txn.rollback().await?;
         return Ok(placed);
     }
-    let invoices = issue_invoices(&txn, p, &[&placed])
+    let invoices = store_invoices(&txn, p, &[&placed], invoices, &[true])
         .await?
         .pop()
         .unwrap_or_default();
@@ -469,33 +470,53 @@ pub(super) async fn announce(
     Ok(())
 }
 
-/// Issues the invoices of orders just placed together (of one event, prepared as `p`), in
-/// their transaction; gives, per order, the IDs its confirmation mail carries.
-pub(super) async fn issue_invoices(
+/// Drafts the invoices of orders just written together (of one event, prepared as `p`),
+/// before the quota locks are taken.
+pub(super) async fn draft_invoices(
     txn: &DatabaseTransaction,
     p: &Prepared,
     placed: &[&Order],
+) -> Result<PlacedDrafts, DbErr> {
+    issuing(txn, p).draft_placed(&parts_of(placed)).await
+}
+
+/// Issues the drafted invoices of the orders `kept` says, in their transaction; gives, per
+/// order, the IDs its confirmation mail carries.
+pub(super) async fn store_invoices(
+    txn: &DatabaseTransaction,
+    p: &Prepared,
+    placed: &[&Order],
+    drafted: PlacedDrafts,
+    kept: &[bool],
 ) -> Result<Vec<Vec<i64>>, DbErr> {
-    let issuing = Issuing {
+    let issued = issuing(txn, p)
+        .store_placed(&parts_of(placed), drafted, kept)
+        .await?;
+    Ok(issued
+        .into_iter()
+        .map(|i| mailed(&p.ctx.settings, i))
+        .collect())
+}
+
+fn issuing<'a>(txn: &'a DatabaseTransaction, p: &'a Prepared) -> Issuing<'a, DatabaseTransaction> {
+    Issuing {
         txn,
         event: &p.ctx.event,
         settings: &p.ctx.settings,
         catalogue: &p.catalogue,
         now: crate::values::now(),
-    };
-    let parts: Vec<OrderParts<'_>> = placed
+    }
+}
+
+fn parts_of<'a>(placed: &[&'a Order]) -> Vec<OrderParts<'a>> {
+    placed
         .iter()
         .map(|o| OrderParts {
             order: &o.row,
             positions: &o.positions,
             fees: &o.fees,
         })
-        .collect();
-    let issued = issuing.placed(&parts).await?;
-    Ok(issued
-        .into_iter()
-        .map(|i| mailed(&p.ctx.settings, i))
-        .collect())
+        .collect()
 }
 
 fn invalid(field: &str, message: &str) -> PlaceError {

@@ -18,8 +18,9 @@ use crate::domain::cache::Cache;
 
 use super::Order;
 use super::place::{
-    Draft, Left, NewOrder, PlaceContext, PlaceError, PositionErrors, Prepared, announce, hold_of,
-    issue_invoices, lines, place_alone, prepare, quotas_of, unwrite, write,
+    Draft, Left, NewOrder, PlaceContext, PlaceError, PositionErrors, Prepared, announce,
+    draft_invoices, hold_of, lines, place_alone, prepare, quotas_of, store_invoices, unwrite,
+    write,
 };
 use crate::db::begin_write;
 use crate::domain::availability::{self, Demand, HoldKind};
@@ -163,6 +164,19 @@ async fn place_together(
     let txn = begin_write(&db).await?;
     let written = write(&txn, &drafts, now).await?;
     handoff.release();
+    // The invoices are drafted before the quota locks, so that the batch holds them for
+    // numbering and storing only; a series' orders each with its own catalogue, which
+    // holds the dates its lines name.
+    let series = batch.first().is_some_and(|p| p.ctx.event.has_subevents);
+    let mut drafted = Vec::new();
+    if series {
+        for (d, o) in drafts.iter().zip(&written) {
+            drafted.push(draft_invoices(&txn, d.p, &[o]).await?);
+        }
+    } else if let Some(d) = drafts.first() {
+        let all: Vec<&Order> = written.iter().collect();
+        drafted.push(draft_invoices(&txn, d.p, &all).await?);
+    }
     let mut quota_ids: Vec<i64> = drafts.iter().flat_map(quotas_of).collect();
     quota_ids.sort_unstable();
     quota_ids.dedup();
@@ -193,26 +207,24 @@ async fn place_together(
     for (kind, until, demand) in &holds {
         availability::hold(&txn, &quotas, demand, *kind, *until).await?;
     }
-    // The orders' invoices in one go; the orders of a series each with its own catalogue,
-    // which holds the dates its lines name.
     let mut invoices = Vec::with_capacity(answers.len());
-    match drafts.first() {
-        Some(d) if !d.p.ctx.event.has_subevents => {
-            let placed: Vec<&Order> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
-            invoices = issue_invoices(&txn, d.p, &placed).await?;
-        }
-        _ => {
-            for (d, answer) in drafts.iter().zip(&answers) {
-                if let Ok(o) = answer {
-                    invoices.extend(issue_invoices(&txn, d.p, &[o]).await?);
-                }
+    if series {
+        for ((d, answer), drafted) in drafts.iter().zip(&answers).zip(drafted) {
+            if let Ok(o) = answer {
+                invoices.extend(store_invoices(&txn, d.p, &[o], drafted, &[true]).await?);
+            } else {
+                invoices.push(Vec::new());
             }
         }
+    } else if let (Some(d), Some(drafted)) = (drafts.first(), drafted.pop()) {
+        let placed: Vec<&Order> = answers.iter().filter_map(|a| a.as_ref().ok()).collect();
+        let kept: Vec<bool> = answers.iter().map(Result::is_ok).collect();
+        invoices = store_invoices(&txn, d.p, &placed, drafted, &kept).await?;
     }
-    let mut invoices = invoices.into_iter();
-    for (d, answer) in drafts.iter().zip(&answers) {
+    invoices.resize_with(answers.len(), Vec::new);
+    for ((d, answer), invoices) in drafts.iter().zip(&answers).zip(invoices) {
         if let Ok(o) = answer {
-            announce(&txn, d.p, o, invoices.next().unwrap_or_default()).await?;
+            announce(&txn, d.p, o, invoices).await?;
         }
     }
     crate::db::commit(txn).await.map_err(Failure::Commit)?;

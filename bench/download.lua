@@ -1,7 +1,9 @@
--- wrk script: downloads distinct tickets as PDF through orderpositions/{id}/download/pdf/.
--- Each thread walks its own share of the positions in POSITIONS_FILE (thread i takes
--- positions i, i+THREADS, ...), so every ticket is rendered once; an exhausted thread asks
--- for an unknown position (404). Counts the files (200) of all threads: ok=<n>.
+-- wrk script: downloads distinct documents once each: the IDs or numbers in DOWNLOADS_FILE,
+-- each appended to the target path and followed by DOWNLOAD_SUFFIX (tickets:
+-- orderpositions/{id}/download/pdf/, invoices: invoices/{number}/download/). Each thread
+-- walks its own share (thread i takes lines i, i+THREADS, ...), so every document is made
+-- once; an exhausted thread asks for an unknown one (an error). Counts the files (200) of
+-- all threads: ok=<n>.
 local threads = {}
 local next_id = 0
 
@@ -12,10 +14,11 @@ function setup(thread)
 end
 
 function init(args)
-  positions = {}
-  for line in io.lines(os.getenv("POSITIONS_FILE")) do
-    if line ~= "" then table.insert(positions, line) end
+  keys = {}
+  for line in io.lines(os.getenv("DOWNLOADS_FILE")) do
+    if line ~= "" then table.insert(keys, line) end
   end
+  suffix = os.getenv("DOWNLOAD_SUFFIX") or "/"
   step = tonumber(os.getenv("THREADS") or "2")
   index = id + 1
   ok = 0
@@ -24,9 +27,9 @@ function init(args)
 end
 
 function request()
-  local position = positions[index] or "0"
+  local key = keys[index] or "0"
   index = index + step
-  return wrk.format("GET", base .. position .. "/download/pdf/")
+  return wrk.format("GET", base .. key .. suffix)
 end
 
 function response(status, headers, body)
