@@ -10,10 +10,12 @@
 
 use chrono::NaiveDate;
 use sea_orm::ActiveValue::Set;
-use sea_orm::sea_query::{Expr, ExprTrait, InsertStatement, OnConflict, Query};
+use sea_orm::sea_query::{
+    CommonTableExpression, Expr, ExprTrait, InsertStatement, OnConflict, Query, WithClause,
+};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, IdenStatic,
-    Iterable, PaginatorTrait, QueryFilter, Statement,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, DbErr, EntityTrait, Iterable,
+    PaginatorTrait, QueryFilter,
 };
 
 use super::build::OrderParts;
@@ -164,9 +166,8 @@ pub async fn store(
 }
 
 /// Advances the counter of `prefix` by the number of rows and writes them numbered from
-/// the run, in one PostgreSQL statement of one text whatever the number of rows: the
-/// counter's upsert as a common table expression, the rows as one JSON parameter read as
-/// `invoices` records, each numbered by its place (zero-padded to `width`, never cut).
+/// the run, in one PostgreSQL statement: the counter's upsert as a common table expression
+/// that each row's number reads (zero-padded to `width`, never cut).
 async fn store_run(
     txn: &impl ConnectionTrait,
     organizer_id: i64,
@@ -174,80 +175,47 @@ async fn store_run(
     width: usize,
     rows: Vec<invoice::ActiveModel>,
 ) -> Result<Vec<i64>, DbErr> {
-    let records: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|row| {
-            let fields = written_columns()
-                .map(|c| {
-                    (
-                        c.as_str().to_owned(),
-                        row.get(c)
-                            .into_value()
-                            .map_or(serde_json::Value::Null, json_of),
-                    )
-                })
-                .collect();
-            serde_json::Value::Object(fields)
-        })
+    use invoice::Column;
+    let by = rows.len() as i64;
+    let run = CommonTableExpression::new()
+        .query(counter_upsert(organizer_id, prefix, by))
+        .table_name("run")
+        .to_owned();
+    let columns: Vec<Column> = Column::iter()
+        .filter(|c| !matches!(c, Column::Id))
         .collect();
-    let stmt = Statement::from_sql_and_values(
-        DbBackend::Postgres,
-        run_sql(),
-        [
-            organizer_id.into(),
-            prefix.into(),
-            (rows.len() as i64).into(),
-            serde_json::Value::Array(records).into(),
-            (width as i32).into(),
-        ],
-    );
+    let mut insert = Query::insert();
+    insert.into_table(invoice::Entity).columns(columns.clone());
+    for (k, row) in rows.iter().enumerate() {
+        let n = format!(
+            r#"((SELECT "last" FROM "run") - {})::text"#,
+            by - 1 - k as i64
+        );
+        let number = format!("lpad({n}, greatest({width}, length({n})), '0')");
+        let values = columns.iter().map(|&c| match c {
+            Column::Prefix => Expr::val(prefix),
+            Column::InvoiceNo => Expr::cust(number.clone()),
+            Column::FullInvoiceNo => {
+                Expr::cust_with_exprs(format!("$1 || {number}"), [Expr::val(prefix)])
+            }
+            c => match row.get(c).into_value() {
+                Some(v) => Expr::val(v),
+                None => Expr::cust("DEFAULT"),
+            },
+        });
+        insert
+            .values(values)
+            .map_err(|e| DbErr::Custom(e.to_string()))?;
+    }
+    insert
+        .returning_col(Column::Id)
+        .with_cte(WithClause::new().cte(run).to_owned());
+    let stmt = txn.get_database_backend().build(&insert);
     txn.query_all_raw(stmt)
         .await?
         .iter()
         .map(|r| r.try_get::<i64>("", "id"))
         .collect()
-}
-
-/// The columns of an invoice a draft sets: all but its ID and number.
-fn written_columns() -> impl Iterator<Item = invoice::Column> {
-    use invoice::Column;
-    Column::iter().filter(|c| {
-        !matches!(
-            c,
-            Column::Id | Column::Prefix | Column::InvoiceNo | Column::FullInvoiceNo
-        )
-    })
-}
-
-/// The statement of [`store_run`]: $1 organizer, $2 prefix, $3 count, $4 rows, $5 width.
-fn run_sql() -> &'static str {
-    static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SQL.get_or_init(|| {
-        let columns: Vec<&str> = written_columns().map(|c| c.as_str()).collect();
-        let list = columns.join(", ");
-        format!(
-            "WITH run AS (INSERT INTO invoice_counters (organizer_id, prefix, last) \
-             VALUES ($1, $2, $3) ON CONFLICT (organizer_id, prefix) \
-             DO UPDATE SET last = invoice_counters.last + excluded.last RETURNING last), \
-             numbered AS (SELECT r.*, (run.last - $3 + r.ordinality)::text AS n FROM run, \
-             jsonb_populate_recordset(NULL::invoices, $4) WITH ORDINALITY AS r) \
-             INSERT INTO invoices ({list}, prefix, invoice_no, full_invoice_no) \
-             SELECT {list}, $2, lpad(n, greatest($5, length(n)), '0'), \
-             $2 || lpad(n, greatest($5, length(n)), '0') FROM numbered ORDER BY ordinality \
-             RETURNING id"
-        )
-    })
-}
-
-/// A column's value as `jsonb_populate_recordset` reads it (dates and times as ISO text).
-fn json_of(v: sea_orm::Value) -> serde_json::Value {
-    use sea_orm::Value as V;
-    match v {
-        V::ChronoDate(Some(d)) => d.to_string().into(),
-        V::ChronoDateTimeUtc(Some(t)) => t.to_rfc3339().into(),
-        V::ChronoDateTimeWithTimeZone(Some(t)) => t.to_rfc3339().into(),
-        v => sea_orm::sea_query::value::sea_value_to_json_value(&v),
-    }
 }
 
 /// Advances the organizer's counter of the prefix by `by`, starting it at `by`; gives the
