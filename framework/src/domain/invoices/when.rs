@@ -83,7 +83,7 @@ pub struct PlacedDrafts {
     drafts: Drafts,
 }
 
-/// The items whose order is due an invoice.
+/// The items whose flag in `due` is set (the orders due an invoice, say).
 fn of_due<T: Copy>(items: &[T], due: &[bool]) -> Vec<T> {
     items
         .iter()
@@ -125,12 +125,7 @@ impl<C: ConnectionTrait> Issuing<'_, C> {
         kept: &[bool],
     ) -> Result<Vec<Option<i64>>, DbErr> {
         let due = drafted.due;
-        let due_of_kept: Vec<bool> = due
-            .iter()
-            .zip(kept)
-            .filter(|(_, k)| **k)
-            .map(|(d, _)| *d)
-            .collect();
+        let due_of_kept = of_due(&due, kept);
         let mut issued = self
             .store(
                 &of_due(orders, &due_of_kept),
