@@ -42,7 +42,7 @@ impl MigrationTrait for Migration {
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
         if m.get_database_backend() == DbBackend::Postgres {
             for (col, to) in [("organizer_id", "organizers"), ("event_id", "events")] {
-                m.create_foreign_key(fk(TABLE, col, to).to_owned()).await?;
+                m.create_foreign_key(fk(TABLE, col, to)).await?;
             }
         }
         m.drop_index(

@@ -76,6 +76,24 @@ fn with_date(prefix: &str, date: NaiveDate) -> String {
     date.format_with_items(items.into_iter()).to_string()
 }
 
+/// Whether numbers are consecutive per organizer (`invoice_numbers_consecutive`, on unless
+/// set off).
+fn consecutive(settings: &EventSettings) -> bool {
+    settings
+        .get("invoice_numbers_consecutive")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(true)
+}
+
+/// How many digits a consecutive number is zero-padded to (`invoice_numbers_counter_length`;
+/// at most the 19 a number's column holds).
+fn width(settings: &EventSettings) -> usize {
+    settings
+        .get("invoice_numbers_counter_length")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(5, |w| Ord::min(w, 19)) as usize
+}
+
 /// The next number under `prefix`: consecutive per organizer (zero-padded to the counter
 /// length), or the order's code and its count of invoices under the prefix.
 pub async fn next(
@@ -85,10 +103,7 @@ pub async fn next(
     o: &order::Model,
     prefix: &str,
 ) -> Result<String, DbErr> {
-    let consecutive = settings
-        .get("invoice_numbers_consecutive")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(true);
+    let consecutive = consecutive(settings);
     if !consecutive {
         let issued = invoice::Entity::find()
             .filter(invoice::Column::OrderId.eq(o.id))
@@ -99,10 +114,7 @@ pub async fn next(
         return Ok(format!("{}-{}", o.code, issued + 1));
     }
     let n = advance(txn, ev.organizer_id, prefix, 1).await?;
-    let width = settings
-        .get("invoice_numbers_counter_length")
-        .and_then(serde_json::Value::as_u64)
-        .unwrap_or(5) as usize;
+    let width = width(settings);
     Ok(format!("{n:0width$}"))
 }
 
@@ -119,14 +131,8 @@ pub async fn store(
     mut rows: Vec<invoice::ActiveModel>,
     prefixes: &[String],
 ) -> Result<Vec<i64>, DbErr> {
-    let consecutive = settings
-        .get("invoice_numbers_consecutive")
-        .and_then(serde_json::Value::as_bool)
-        .unwrap_or(true);
-    let width = settings
-        .get("invoice_numbers_counter_length")
-        .and_then(serde_json::Value::as_u64)
-        .map_or(5, |w| Ord::min(w, 19)) as usize;
+    let consecutive = consecutive(settings);
+    let width = width(settings);
     let one_prefix = prefixes.windows(2).all(|w| w[0] == w[1]);
     if consecutive
         && one_prefix
