@@ -8,9 +8,14 @@ use tessera::App;
 
 /// The plugins this binary is built with, in one place.
 fn with_plugins(app: App) -> App {
+    let stripe = tessera_plugin_stripe::Stripe::new(tessera_plugin_stripe::StripeConfig {
+        api_base: app.config().stripe_api_base.clone(),
+        js_url: app.config().stripe_js_url.clone(),
+    });
     app.plugin(tessera_plugin_banktransfer::BankTransfer)
         .plugin(tessera_plugin_ticketoutputpdf::PdfTickets)
         .plugin(tessera_plugin_ticketoutputpdf::Badges)
+        .plugin(stripe)
 }
 
 /// Stack of each runtime thread. Requests are polled on the runtime's worker threads, and

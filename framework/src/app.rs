@@ -52,6 +52,11 @@ impl App {
         }
     }
 
+    /// The configuration the app was made with (plugins read theirs from it).
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     /// Adds a compiled-in plugin.
     pub fn plugin(mut self, plugin: impl Plugin) -> Self {
         self.plugins.register(Arc::new(plugin));
@@ -262,7 +267,7 @@ impl Server {
             )
             .at(
                 "/:organizer/:event/order/:code/:secret/pay/:local_id",
-                get(crate::web::orders::payment_page),
+                get(crate::web::payment::payment_page).post(crate::web::payment::pay),
             )
             .at(
                 "/:organizer/:event/order/:code/:secret/download/:output",
@@ -330,8 +335,8 @@ impl Server {
             .at(
                 "/orga/me/tokens/:id/disable",
                 post(crate::web::talk_tokens::disable),
-            )
-            .nest("/", service);
+            );
+        let api = crate::web::payment::notice_routes(api, &*self.state.plugins).nest("/", service);
         let state = self.state.clone();
         WithPlugins::new(api, mounts)
             .with(NormalizePath::new(TrailingSlash::Trim))

@@ -127,6 +127,11 @@ pub struct Config {
     /// Let webhooks call targets on loopback and private networks (development and tests;
     /// off by default, so that a webhook cannot reach the operator's internal services).
     pub webhooks_allow_private_targets: bool,
+    /// Where Stripe's REST API is (the `stripe` plugin's); a stand-in such as `localstripe`
+    /// may take its place.
+    pub stripe_api_base: String,
+    /// Where Stripe.js is, which the payment page loads.
+    pub stripe_js_url: String,
 }
 
 impl Default for Config {
@@ -163,6 +168,8 @@ impl Default for Config {
             metrics_bind: None,
             metrics_token: None,
             webhooks_allow_private_targets: false,
+            stripe_api_base: "https://api.stripe.com".into(),
+            stripe_js_url: "https://js.stripe.com/v3/".into(),
         }
     }
 }
@@ -351,6 +358,20 @@ impl Config {
             })?;
         }
         config.apply_mail_env(&env)?;
+        for (name, field) in [
+            ("TESSERA_STRIPE_API_BASE", &mut config.stripe_api_base),
+            ("TESSERA_STRIPE_JS_URL", &mut config.stripe_js_url),
+        ] {
+            if let Some(v) = env(name) {
+                if !(v.starts_with("https://") || v.starts_with("http://")) {
+                    return Err(ConfigError::Env {
+                        name,
+                        message: "expected an http(s):// address".into(),
+                    });
+                }
+                *field = v;
+            }
+        }
         if let Some(v) = env("TESSERA_METRICS_BIND") {
             config.metrics_bind = Some(v).filter(|a| !a.is_empty());
         }

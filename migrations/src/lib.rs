@@ -41,6 +41,7 @@ mod m0036_mail_attachments;
 mod m0037_layouts_are_configuration;
 mod m0038_invoices;
 mod m0039_invoice_writes;
+mod m0040_payments_on_the_page;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -91,6 +92,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0037_layouts_are_configuration::Migration),
             Box::new(m0038_invoices::Migration),
             Box::new(m0039_invoice_writes::Migration),
+            Box::new(m0040_payments_on_the_page::Migration),
         ]
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod process;
 pub mod smtp;
+pub mod stripe;
 pub mod talk;
 
 use std::sync::atomic::{AtomicU64, Ordering};

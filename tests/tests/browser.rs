@@ -684,3 +684,141 @@ async fn a_buyer_sees_the_download_buttons_of_their_pdf_tickets_on_the_order_pag
     assert_eq!(one.text().await.expect("text"), "Download PDF");
     screenshots(&browser, "order-downloads").await;
 }
+
+/// Types a card into the Stripe.js stand-in's fields (localstripe's: plain inputs known by
+/// their placeholders) and pays.
+async fn pay_by_card(browser: &Client, number: &str) {
+    for (field, text) in [
+        ("number", number),
+        ("exp_month", "12"),
+        ("exp_year", "30"),
+        ("cvc", "123"),
+        ("postal_code", "10115"),
+    ] {
+        let css = format!("#stripe-card input[placeholder={field}]");
+        wait_for(browser, &css)
+            .await
+            .send_keys(text)
+            .await
+            .expect("type");
+    }
+    browser
+        .find(Locator::Css("#stripe-pay"))
+        .await
+        .expect("the pay button")
+        .click()
+        .await
+        .expect("pay");
+}
+
+#[tokio::test]
+async fn a_buyer_pays_by_card_in_a_real_browser_and_stripes_notice_and_refund_follow() {
+    let test = "a_buyer_pays_by_card_in_a_real_browser_and_stripes_notice_and_refund_follow";
+    if !browser_available(test) {
+        return;
+    }
+    let Some(stripe) = tessera_tests::stripe::LocalStripe::start(test).await else {
+        return;
+    };
+    let app = tessera_tests::stripe::stripe_app(&stripe.base).await;
+    let tessera = app.serve().await;
+    stripe
+        .send_webhooks_to(&format!("{tessera}/_stripe/webhook/"))
+        .await;
+    let token = tessera_tests::stripe::card_event(&app).await;
+    let order = |code: String| {
+        let (app, token) = (&app, &token);
+        async move { tessera_tests::stripe::order(app, token, &code).await }
+    };
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+
+    // A declined card: the page says so, and the order waits for another card.
+    let (declined, path) = tessera_tests::stripe::card_order(&app, &token).await;
+    browser
+        .goto(&format!("{tessera}{path}"))
+        .await
+        .expect("open the payment page");
+    pay_by_card(&browser, "4000000000000341").await;
+    let said = wait_for(&browser, "#payment-message").await;
+    assert!(said.text().await.expect("text").contains("declined"));
+    screenshots(&browser, "payment-declined").await;
+    assert_eq!(order(declined.clone()).await["status"], "n");
+
+    // A good card pays the order; the order page says so.
+    let (code, path) = tessera_tests::stripe::card_order(&app, &token).await;
+    browser
+        .goto(&format!("{tessera}{path}"))
+        .await
+        .expect("open the payment page");
+    wait_for(&browser, "#stripe-card input").await;
+    screenshots(&browser, "payment-card").await;
+    pay_by_card(&browser, "4242424242424242").await;
+    wait_for(&browser, ".status").await;
+    assert_eq!(text_of(&browser, ".status").await, "Paid");
+    assert_eq!(order(code.clone()).await["status"], "p");
+
+    // A card that asks the bank: Stripe.js shows the bank's question, and Stripe's signed
+    // notice pays the order.
+    let (asked, path) = tessera_tests::stripe::card_order(&app, &token).await;
+    browser
+        .goto(&format!("{tessera}{path}"))
+        .await
+        .expect("open the payment page");
+    pay_by_card(&browser, "4000002500003155").await;
+    browser
+        .wait()
+        .at_most(WAIT)
+        .for_element(Locator::XPath("//button[text()='Complete authentication']"))
+        .await
+        .expect("the bank's question")
+        .click()
+        .await
+        .expect("answer it");
+    wait_for(&browser, ".status").await;
+    let mut paid = false;
+    for _ in 0..100 {
+        if order(asked.clone()).await["status"] == "p" {
+            paid = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(paid, "the order asked of the bank is paid");
+
+    // A refund through the API reaches Stripe, and the order shows it.
+    let paid = order(code.clone()).await;
+    let intent = paid["payments"][0]["details"]["id"]
+        .as_str()
+        .expect("intent")
+        .to_owned();
+    let r = app
+        .post(
+            &format!("/api/v1/organizers/shop/events/conf/orders/{code}/payments/1/refund/"),
+            &token,
+            json!({"amount": "23.00"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(stripe.refunds(&intent).await.len(), 1);
+    let refunded = order(code.clone()).await;
+    assert_eq!(refunded["payments"][0]["state"], "refunded");
+    assert_eq!(refunded["refunds"][0]["amount"], "23.00");
+
+    // A forged notice is refused.
+    let forged = reqwest::Client::new()
+        .post(format!("{tessera}/_stripe/webhook/"))
+        .header("Stripe-Signature", "t=1,v1=00")
+        .body(
+            json!({"id": "evt_forged", "type": "payment_intent.succeeded",
+                   "data": {"object": {"object": "payment_intent", "id": "pi_x", "status": "succeeded",
+                   "metadata": {"organizer": "shop", "event": "conf", "order": declined, "payment": "1"}}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(forged.status().as_u16(), 400);
+    assert_eq!(order(declined).await["status"], "n");
+}

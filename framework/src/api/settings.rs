@@ -85,10 +85,18 @@ async fn show(
     Ok(values
         .into_iter()
         .map(|(key, value)| {
-            let shown = match (explain, state.settings.get(key)) {
+            let def = state.settings.get(key);
+            let value = match def {
+                Some(def) => def.shown(value),
+                None => value,
+            };
+            let shown = match (explain, def) {
                 (true, Some(def)) => {
                     let mut shown =
                         json!({"value": value, "label": def.label, "help_text": def.help_text});
+                    if def.secret {
+                        shown["is_set"] = (value != "").into();
+                    }
                     if let Some((min, max)) = def.ty.bounds() {
                         shown["min"] = min.into();
                         shown["max"] = max.into();

@@ -139,6 +139,26 @@ async fn slug_taken(
         > 0)
 }
 
+/// The event of that slug of the organizer of that slug.
+pub async fn by_slugs(
+    db: &impl ConnectionTrait,
+    organizer: &str,
+    event: &str,
+) -> Result<Option<event::Model>, DbErr> {
+    let Some(o) = crate::db::entities::organizer::Entity::find()
+        .filter(crate::db::entities::organizer::Column::Slug.eq(organizer))
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    event::Entity::find()
+        .filter(event::Column::OrganizerId.eq(o.id))
+        .filter(event::Column::Slug.eq(event))
+        .one(db)
+        .await
+}
+
 /// The payment providers enabled for an event: those of the plugins it enables, and the
 /// built-in `manual` provider when the `payment_manual__enabled` setting says so.
 pub async fn enabled_payment_providers(

@@ -15,6 +15,7 @@ pub mod invoicing;
 mod lifecycle;
 mod mails;
 mod one_ticket;
+pub mod paying;
 mod place;
 pub mod positions;
 mod reactivate;

@@ -149,7 +149,13 @@ pub struct SettingDef {
     pub device_readable: bool,
     /// A check beyond the type's.
     pub validator: Option<Validator>,
+    /// A credential (an API key, a signing secret): answers show [`SECRET_SHOWN`] in its
+    /// place once it is set, and writing that text back keeps the value.
+    pub secret: bool,
 }
+
+/// What answers show in place of a secret setting's value once it is set.
+pub const SECRET_SHOWN: &str = "********";
 
 impl SettingDef {
     /// A setting on both levels, not readable by devices.
@@ -169,6 +175,21 @@ impl SettingDef {
             level: Level::Both,
             device_readable: false,
             validator: None,
+            secret: false,
+        }
+    }
+
+    /// A credential, never shown: see [`SettingDef::secret`].
+    pub fn secret(mut self) -> Self {
+        self.secret = true;
+        self
+    }
+
+    /// The value as answers show it: a secret's as [`SECRET_SHOWN`] once set.
+    pub fn shown(&self, value: Value) -> Value {
+        match value {
+            Value::String(s) if self.secret && !s.is_empty() => SECRET_SHOWN.into(),
+            value => value,
         }
     }
 
@@ -1026,6 +1047,7 @@ pub async fn update_as(
                 );
             }
             Some(_) if value.is_null() => {}
+            Some(def) if def.secret && value == SECRET_SHOWN => {}
             Some(def) => {
                 if let Err(e) = def.check(value) {
                     errors.insert(key.clone(), e);
@@ -1038,6 +1060,9 @@ pub async fn update_as(
     }
     let (scope_name, owner) = scope.own();
     for (key, value) in changes {
+        if value == SECRET_SHOWN && settable.iter().any(|d| d.key == key && d.secret) {
+            continue;
+        }
         if value.is_null() {
             setting::Entity::delete_many()
                 .filter(setting::Column::Scope.eq(scope_name))

@@ -49,6 +49,10 @@ pub const ACTION_TYPES: &[(&str, &str)] = &[
     ("pretix.event.order.denied", "Order denied"),
     ("pretix.event.order.payment.confirmed", "Payment confirmed"),
     ("pretix.event.order.refund.created", "Refund created"),
+    (
+        "pretix.event.order.refund.created.externally",
+        "External refund of payment",
+    ),
     ("pretix.event.order.refund.done", "Refund completed"),
     ("pretix.event.order.refund.canceled", "Refund canceled"),
     ("pretix.event.checkin", "Ticket checked in"),

@@ -233,6 +233,14 @@ impl Extensions for PluginRegistry {
         all
     }
 
+    fn notice_takers(&self) -> Vec<Arc<dyn PaymentProvider>> {
+        self.all()
+            .iter()
+            .flat_map(|p| p.payment_providers())
+            .filter(|p| p.takes_notices())
+            .collect()
+    }
+
     /// The built-in PDF renderer, then those of the plugins the event enables.
     fn invoice_renderers(&self, ev: &event::Model) -> Vec<Arc<dyn InvoiceRenderer>> {
         let mut all: Vec<Arc<dyn InvoiceRenderer>> = vec![Arc::new(invoice_pdf::PdfInvoices)];

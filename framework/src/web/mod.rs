@@ -14,6 +14,7 @@ pub mod login;
 pub mod oauth;
 pub mod orders;
 pub mod password_reset;
+pub mod payment;
 pub mod profile;
 pub mod session;
 pub mod talk_tokens;
@@ -71,6 +72,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
     ("orga_me.html", include_str!("templates/orga_me.html")),
     ("order.html", include_str!("templates/order.html")),
+    ("payment.html", include_str!("templates/payment.html")),
     ("invite.html", include_str!("templates/invite.html")),
     (
         "password_reset.html",

@@ -38,11 +38,11 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; form-action 'none
 /// [`CONTENT_SECURITY_POLICY`]. The page's URL is the order's only credential: the headers
 /// keep it out of caches and out of the `Referer` sent when following a link such as a
 /// payment provider's.
-fn protect(resp: Response) -> Response {
+pub(super) fn protect(resp: Response) -> Response {
     super::page_with_policy(resp, CONTENT_SECURITY_POLICY)
 }
 
-fn not_found() -> Response {
+pub(super) fn not_found() -> Response {
     (
         StatusCode::NOT_FOUND,
         Html("<!doctype html><title>Not found</title><p>Not found.</p>"),
@@ -57,7 +57,7 @@ fn not_found() -> Response {
 /// with a wrong secret take the same path and give the same answer: nothing about the order
 /// is read before its secret matched. The `(event_id, code)` index finds the row; comparing
 /// its secret there leaks nothing usable, as secrets are long random strings.
-async fn find(
+pub(super) async fn find(
     state: &AppState,
     org: &str,
     ev: &str,
@@ -450,58 +450,4 @@ fn order_context(
         total => Money(o.total_cents).to_string(),
         currency => e.currency,
     }
-}
-
-/// The page of one payment of an order: what to pay and how.
-#[handler]
-pub async fn payment_page(req: &Request, state: Data<&AppState>) -> Response {
-    let names = ["organizer", "event", "code", "secret", "local_id"];
-    protect(match params(req, names) {
-        Some([org, ev, code, secret, local_id]) => {
-            payment_answer(&state, org, ev, code, secret, local_id).await
-        }
-        None => not_found(),
-    })
-}
-
-async fn payment_answer(
-    state: &AppState,
-    org: &str,
-    ev: &str,
-    code: &str,
-    secret: &str,
-    local_id: &str,
-) -> Response {
-    let (e, order) = match find(state, org, ev, code, secret).await {
-        Ok(Some(found)) => found,
-        Ok(None) => return not_found(),
-        Err(err) => return crate::http::ApiError::from(err).as_response(),
-    };
-    // Not a number: no such payment, the page's own 404 (see `params`).
-    let Some(p) = local_id
-        .parse::<i32>()
-        .ok()
-        .and_then(|id| order.payments.iter().find(|p| p.local_id == id))
-    else {
-        return not_found();
-    };
-    let instructions = p.details["instructions"].as_str().unwrap_or_default();
-    Html(format!(
-        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Payment for order {code}</title>\
-         </head><body><h1>Payment for order {code}</h1><p>Amount: {amount} {currency}</p>\
-         <p class=\"state\">{state}</p><p class=\"instructions\">{instructions}</p>\
-         <p><a href=\"{back}\">Back to the order</a></p></body></html>",
-        code = escape(&order.row.code),
-        amount = Money(p.amount_cents),
-        currency = escape(&e.currency),
-        state = escape(&p.state),
-        instructions = escape(instructions),
-        back = escape(&orders::confirmation_page(
-            &state.public_url,
-            org,
-            ev,
-            &order.row
-        )),
-    ))
-    .into_response()
 }

@@ -69,6 +69,7 @@ mod security;
 mod selling_races;
 mod selling_support;
 mod settings;
+mod stripe;
 mod subevent_seats;
 mod subevents;
 mod talk_catalog;

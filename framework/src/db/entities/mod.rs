@@ -32,6 +32,8 @@ pub mod order_position;
 pub mod order_refund;
 pub mod organizer;
 pub mod outbox_mail;
+pub mod payment_claim;
+pub mod payment_notice;
 pub mod pdf_layout;
 pub mod pdf_layout_item;
 pub mod print_log;

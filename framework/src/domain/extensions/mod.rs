@@ -47,6 +47,10 @@ pub trait Extensions: Send + Sync + 'static {
             .find(|p| p.identifier() == identifier)
     }
 
+    /// Every payment provider of the extensions that takes notices from its service
+    /// ([`PaymentProvider::takes_notices`]), whichever events enable it.
+    fn notice_takers(&self) -> Vec<Arc<dyn PaymentProvider>>;
+
     /// The ticket outputs of the extensions the event enables, whether or not its settings
     /// switch them off ([`crate::domain::tickets::outputs`] minds those).
     fn ticket_outputs(&self, ev: &event::Model) -> Vec<Arc<dyn TicketOutput>>;

@@ -90,6 +90,134 @@ pub trait PaymentProvider: Send + Sync + 'static {
     ) -> Result<Value, String> {
         Err("This payment method cannot refund payments.".into())
     }
+
+    /// What the service's payment page shows to pay an open payment of this provider (a
+    /// card form, say); `None` shows the instructions only.
+    fn payment_form(&self, _ctx: &PaymentContext, _payment: &PaymentRecord) -> Option<PaymentForm> {
+        None
+    }
+
+    /// The buyer sent the payment page's form (its fields, the service's own left out).
+    /// Called for an open payment, one call per payment at a time; an `Err` is a message
+    /// for the buyer and changes nothing.
+    async fn pay(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+        _form: &[(String, String)],
+    ) -> Result<PaymentStep, String> {
+        Err("This payment method is not paid on this page.".into())
+    }
+
+    /// Whether the provider takes notices at `/_{identifier}/webhook/`.
+    fn takes_notices(&self) -> bool {
+        false
+    }
+
+    /// Which payment a notice (a request to `/_{identifier}/webhook/`) says it is about,
+    /// read from its body before anything is trusted; `None` refuses it.
+    fn notice_payment(&self, _body: &[u8]) -> Option<PaymentAddress> {
+        None
+    }
+
+    /// Checks a notice about this payment (its signature, with the event's settings) and
+    /// says what it changes; an `Err` refuses it and changes nothing. `headers` are named
+    /// in lower case.
+    fn read_notice(
+        &self,
+        _ctx: &PaymentContext,
+        _payment: &PaymentRecord,
+        _headers: &[(String, String)],
+        _body: &[u8],
+    ) -> Result<Notice, String> {
+        Err("This payment method takes no notices.".into())
+    }
+}
+
+/// A part of the payment page a provider brings: a template the service renders with
+/// autoescaping, and the outside addresses the page may then reach.
+#[derive(Debug, Clone, Default)]
+pub struct PaymentForm {
+    /// A minijinja template (HTML). Besides `values`, it sees `action` (where its form
+    /// posts), `csrf_token` (to send as the field `csrfmiddlewaretoken`), `nonce` (for its inline
+    /// `<script nonce>`), `amount` and `currency`.
+    pub template: &'static str,
+    /// The template's own values, as `values`.
+    pub values: Value,
+    /// Scripts the page loads (full URLs); their origins may run scripts.
+    pub scripts: Vec<String>,
+    /// Origins the page's scripts may call (`connect-src`) and frame (`frame-src`).
+    pub origins: Vec<String>,
+}
+
+/// Where a payment's provider is after the buyer paid on the payment page or a notice came.
+#[derive(Debug, Clone)]
+pub enum PaymentStep {
+    /// Paid: the payment is confirmed and the order paid.
+    Paid(Kept),
+    /// The provider is still working on it (a transfer clearing, say); the payment stays
+    /// open and the page says `message`.
+    Pending(Kept, String),
+    /// The buyer must act in the browser (3-D Secure, say): the payment page shows the
+    /// form again, which sees the kept state.
+    Action(Kept),
+    /// Declined; the payment stays open for another try, and the page says `message`.
+    Declined(Kept, String),
+}
+
+/// What a provider keeps of a payment: `details` appear in the API's payment `details`;
+/// `state` only the provider sees again ([`PaymentRecord::state`]).
+#[derive(Debug, Clone, Default)]
+pub struct Kept {
+    /// Shown to API clients: nothing secret.
+    pub details: Value,
+    /// The provider's own: client secrets, whole answers of its service.
+    pub state: Value,
+}
+
+/// A payment as a notice names it, before it is trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentAddress {
+    /// The organizer's slug.
+    pub organizer: String,
+    /// The event's slug.
+    pub event: String,
+    /// The order's code.
+    pub order_code: String,
+    /// The payment's number within the order.
+    pub local_id: i32,
+}
+
+/// A checked notice from a provider.
+#[derive(Debug, Clone)]
+pub struct Notice {
+    /// The provider's ID of the notice: a notice is acted on once.
+    pub id: String,
+    /// What it changes.
+    pub change: NoticeChange,
+}
+
+/// What a notice changes.
+#[derive(Debug, Clone)]
+pub enum NoticeChange {
+    /// The payment was paid (or is pending, declined: as on the payment page).
+    Step(PaymentStep),
+    /// Money of the payment was given back at the provider: these refunds, each recorded
+    /// once by its `reference`.
+    Refunded(Vec<ProviderRefund>),
+    /// Nothing to do (an event the service does not follow).
+    Nothing,
+}
+
+/// A refund the provider made.
+#[derive(Debug, Clone)]
+pub struct ProviderRefund {
+    /// The provider's ID of the refund.
+    pub reference: String,
+    /// How much, in cents.
+    pub amount_cents: i64,
+    /// Kept as the refund's details.
+    pub details: Value,
 }
 
 /// A stored payment as a provider sees it.
@@ -99,8 +227,12 @@ pub struct PaymentRecord {
     pub local_id: i32,
     /// Its amount, in cents.
     pub amount_cents: i64,
-    /// What the provider gave when creating it (`CreatedPayment::details`).
+    /// What the provider gave when creating it (`CreatedPayment::details`), or kept since.
     pub details: Value,
+    /// What the provider kept for itself ([`Kept::state`]).
+    pub state: Value,
+    /// Its state: `created`, `pending`, `confirmed`, `canceled`, `failed` or `refunded`.
+    pub status: String,
 }
 
 /// The core's provider for payments handled outside the service and confirmed through the

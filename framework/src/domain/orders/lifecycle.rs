@@ -84,7 +84,7 @@ impl Seller<'_> {
     /// no longer offers the provider (its plugin was switched off), which then has no say.
     pub(super) async fn provider_of(
         &self,
-        txn: &DatabaseTransaction,
+        txn: &impl sea_orm::ConnectionTrait,
         ev: &event::Model,
         o: &order::Model,
         p: &order_payment::Model,
@@ -99,6 +99,8 @@ impl Seller<'_> {
             local_id: p.local_id,
             amount_cents: p.amount_cents,
             details: p.details.get("provider").cloned().unwrap_or_default(),
+            state: p.details.get("provider_state").cloned().unwrap_or_default(),
+            status: p.state.clone(),
         };
         Ok(Some((provider, (ctx, record))))
     }
@@ -411,7 +413,7 @@ impl Locked<'_> {
     }
 
     /// Asks the payment's provider to confirm it, then marks it confirmed.
-    async fn confirm(
+    pub(super) async fn confirm(
         &self,
         p: order_payment::Model,
         now: DateTime<Utc>,
@@ -536,7 +538,7 @@ pub async fn receive_payment(
 }
 
 /// The local ID of an order's next payment.
-async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
+pub(super) async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, DbErr> {
     Ok(order_payment::Entity::find()
         .filter(order_payment::Column::OrderId.eq(order_id))
         .order_by_desc(order_payment::Column::LocalId)
@@ -547,7 +549,7 @@ async fn next_local_id(txn: &DatabaseTransaction, order_id: i64) -> Result<i32, 
 
 /// Marks the order paid through this payment (else its oldest open one, else a manual one),
 /// holding its quota as paid; with `notify`, queues the mail that says so.
-async fn pay(
+pub(super) async fn pay(
     l: &mut Locked<'_>,
     payment: Option<order_payment::Model>,
     notify: bool,

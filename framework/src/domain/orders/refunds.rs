@@ -323,7 +323,7 @@ pub(super) async fn insert(
 }
 
 /// A payment given back in full is `refunded`; one with something left is `confirmed`.
-async fn settle_payment(l: &Locked<'_>, p: &order_payment::Model) -> Result<(), DbErr> {
+pub(super) async fn settle_payment(l: &Locked<'_>, p: &order_payment::Model) -> Result<(), DbErr> {
     if !matches!(p.state.as_str(), "confirmed" | "refunded") {
         return Ok(());
     }
@@ -394,4 +394,54 @@ async fn finish(
         .ok_or(LifecycleError::NotFound)?;
     let order = l.finish(canceled.then_some(OrderEvent::Canceled)).await?;
     Ok((order, refund))
+}
+
+/// Records the refunds a payment's provider says it made (a notice from its service) that
+/// are not recorded yet, by their reference (`details.id` of the recorded ones, as
+/// [`refund_payment`] keeps the provider's answer): `external`, as pretix records money
+/// given back outside it, for the organizer to process. Gives how many were new.
+pub(super) async fn record_provider_refunds(
+    l: &mut Locked<'_>,
+    payment: &order_payment::Model,
+    refunds: Vec<crate::domain::extensions::payments::ProviderRefund>,
+) -> Result<usize, LifecycleError> {
+    let known = order_refund::Entity::find()
+        .filter(order_refund::Column::PaymentId.eq(payment.id))
+        .all(&l.txn)
+        .await?;
+    let mut new = 0;
+    for r in refunds {
+        if r.amount_cents <= 0
+            || known
+                .iter()
+                .any(|k| k.details.get("id").and_then(Value::as_str) == Some(&r.reference))
+        {
+            continue;
+        }
+        let mut details = r.details;
+        if let Some(d) = details.as_object_mut() {
+            d.insert("id".into(), r.reference.into());
+        }
+        let refund = insert(
+            &*l,
+            order_refund::ActiveModel {
+                state: Set("external".into()),
+                source: Set("external".into()),
+                amount_cents: Set(r.amount_cents),
+                payment_id: Set(Some(payment.id)),
+                provider: Set(payment.provider.clone()),
+                execution_date: Set(Some(crate::values::now())),
+                details: Set(details),
+                ..Default::default()
+            },
+        )
+        .await?;
+        l.notify(
+            "pretix.event.order.refund.created.externally",
+            json!({"refund": refund.local_id}),
+        )
+        .await?;
+        new += 1;
+    }
+    Ok(new)
 }

@@ -1,0 +1,462 @@
+//! Paying through a provider's own service (a card processor): the buyer sends the
+//! service's payment page, the provider talks to its service, and the step it reports is
+//! applied to the payment under the order's lock; later the service's notices say what
+//! became of it.
+//!
+//! The provider's service is called outside any transaction: a call may take seconds, and on
+//! SQLite a transaction holds every writer. One request at a time works on a payment,
+//! through a claim that ends by itself (`payment_claims`), so that a buyer who sends the form
+//! twice is charged once. Whatever arrives first, the page's answer or the notice, confirms
+//! the payment; the other finds it confirmed. A notice is acted on once
+//! (`payment_notices`, written with its effect).
+
+use chrono::Duration;
+use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, IntoActiveModel,
+    QueryFilter, Set,
+};
+
+use super::LifecycleError;
+use super::lifecycle::{Locked, Seller, open, pay};
+use super::refunds::{record_provider_refunds, settle_payment};
+use crate::db::entities::{event, order, order_payment, payment_claim, payment_notice};
+use crate::domain::extensions::OrderEvent;
+use crate::domain::extensions::payments::{
+    Kept, NoticeChange, PaymentAddress, PaymentForm, PaymentProvider, PaymentStep,
+};
+
+/// How long a request may work on a payment before another may.
+const CLAIM_SECONDS: i64 = 60;
+
+/// Where a payment stands after the buyer's form or a notice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Paying {
+    /// Paid, now or before.
+    Paid,
+    /// Still open: the page shows the provider's form again, with `message` if any.
+    Open(Option<String>),
+    /// Another request is working on the payment: look again in a moment.
+    Busy,
+    /// No longer open (canceled, failed, refunded).
+    Closed,
+}
+
+/// Whether a payment in this state can still be paid.
+pub fn is_open(state: &str) -> bool {
+    matches!(state, "created" | "pending")
+}
+
+/// The buyer sent the payment page of payment `local_id` of order `code`: its provider acts
+/// on the form's fields, and the step it reports is applied.
+pub async fn pay_on_page(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    local_id: i32,
+    form: &[(String, String)],
+) -> Result<Paying, LifecycleError> {
+    let (_, p) = payment_of(seller.db, ev, code, local_id).await?;
+    if !is_open(&p.state) {
+        return Ok(closed(&p));
+    }
+    if !claim(seller.db, p.id).await? {
+        return Ok(Paying::Busy);
+    }
+    let paid = async {
+        // Read again under the claim: the request before may have paid it meanwhile.
+        let (o, p) = payment_of(seller.db, ev, code, local_id).await?;
+        if !is_open(&p.state) {
+            return Ok(closed(&p));
+        }
+        let Some((provider, (ctx, record))) = seller.provider_of(seller.db, ev, &o, &p).await?
+        else {
+            return Err(LifecycleError::Refused(
+                "This payment method is not available any more.".into(),
+            ));
+        };
+        match provider.pay(&ctx, &record, form).await {
+            // Without a notice, a step is always applied.
+            Ok(step) => Ok(apply(seller, ev, code, local_id, step, None)
+                .await?
+                .unwrap_or(Paying::Busy)),
+            Err(message) => Ok(Paying::Open(Some(message))),
+        }
+    }
+    .await;
+    release(seller.db, p.id).await?;
+    paid
+}
+
+/// What the payment page shows to pay an open payment: its provider's form, if it brings
+/// one.
+pub async fn form_of(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    o: &order::Model,
+    p: &order_payment::Model,
+) -> Result<Option<PaymentForm>, DbErr> {
+    if !is_open(&p.state) {
+        return Ok(None);
+    }
+    Ok(seller
+        .provider_of(seller.db, ev, o, p)
+        .await?
+        .and_then(|(provider, (ctx, record))| provider.payment_form(&ctx, &record)))
+}
+
+/// What a provider's notice did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Noticed {
+    /// Acted on; where the payment stands now.
+    Applied(Paying),
+    /// Acted on before: nothing changed.
+    Repeated,
+}
+
+/// Takes a notice from `provider`'s service about the payment at `address` in `ev`: the
+/// provider checks it (its signature) with the event's settings, and what it says is
+/// applied once. Unknown payments, payments of another provider and notices the provider
+/// refuses are [`LifecycleError::Refused`], and change nothing.
+pub async fn take_notice(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    provider: &dyn PaymentProvider,
+    address: &PaymentAddress,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Result<Noticed, LifecycleError> {
+    let unknown = || LifecycleError::Refused("Unknown payment.".into());
+    let (o, p) = payment_of(seller.db, ev, &address.order_code, address.local_id)
+        .await
+        .map_err(|e| match e {
+            LifecycleError::NotFound => unknown(),
+            e => e,
+        })?;
+    if p.provider != provider.identifier() {
+        return Err(unknown());
+    }
+    let Some((offered, (ctx, record))) = seller.provider_of(seller.db, ev, &o, &p).await? else {
+        return Err(unknown());
+    };
+    let notice = offered
+        .read_notice(&ctx, &record, headers, body)
+        .map_err(LifecycleError::Refused)?;
+    let seen = (provider.identifier(), notice.id.as_str());
+    match notice.change {
+        NoticeChange::Nothing => Ok(Noticed::Applied(Paying::Open(None))),
+        NoticeChange::Step(step) => {
+            let applied = apply(
+                seller,
+                ev,
+                &address.order_code,
+                address.local_id,
+                step,
+                Some(seen),
+            )
+            .await?;
+            Ok(applied.map_or(Noticed::Repeated, Noticed::Applied))
+        }
+        NoticeChange::Refunded(refunds) => {
+            let mut l = open(seller, ev, &address.order_code).await?;
+            if !first_notice(&l, p.id, seen).await? {
+                return Ok(Noticed::Repeated);
+            }
+            let p = reread(&l, p.id).await?;
+            if record_provider_refunds(&mut l, &p, refunds).await? > 0 {
+                settle_payment(&l, &p).await?;
+            }
+            l.finish(None).await?;
+            Ok(Noticed::Applied(Paying::Paid))
+        }
+    }
+}
+
+/// Applies a provider's step to a payment under the order's lock; with `notice`, only if
+/// that notice was not acted on before (`None` then).
+async fn apply(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    local_id: i32,
+    step: PaymentStep,
+    notice: Option<(&str, &str)>,
+) -> Result<Option<Paying>, LifecycleError> {
+    let mut l = open(seller, ev, code).await?;
+    let p = order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(l.order.id))
+        .filter(order_payment::Column::LocalId.eq(local_id))
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    if let Some(seen) = notice
+        && !first_notice(&l, p.id, seen).await?
+    {
+        return Ok(None);
+    }
+    let (kept, paying, pending) = match step {
+        PaymentStep::Paid(kept) => (kept, Paying::Paid, false),
+        PaymentStep::Pending(kept, message) => (kept, Paying::Open(Some(message)), true),
+        PaymentStep::Action(kept) => (kept, Paying::Open(None), false),
+        PaymentStep::Declined(kept, message) => (kept, Paying::Open(Some(message)), false),
+    };
+    let open_before = is_open(&p.state);
+    let p = keep(&l, p, kept, pending && open_before).await?;
+    if !open_before {
+        l.finish(None).await?;
+        return Ok(Some(closed(&p)));
+    }
+    if paying != Paying::Paid {
+        l.finish(None).await?;
+        return Ok(Some(paying));
+    }
+    if l.order.status == "p" {
+        l.confirm(p, crate::values::now()).await?;
+        l.finish(None).await?;
+        return Ok(Some(Paying::Paid));
+    }
+    let id = p.id;
+    match pay(&mut l, Some(p), true).await {
+        Ok(()) => {
+            l.finish(Some(OrderEvent::Paid)).await?;
+            Ok(Some(Paying::Paid))
+        }
+        // The money arrived, but the order cannot be paid (canceled, sold out since): the
+        // payment waits as pending for the organizer, who refunds or reactivates.
+        Err(LifecycleError::Refused(why)) => {
+            let p = reread(&l, id).await?;
+            let mut row = p.into_active_model();
+            row.state = Set("pending".into());
+            row.update(&l.txn).await?;
+            l.finish(None).await?;
+            Ok(Some(Paying::Open(Some(format!(
+                "Your payment was received, but the order could not be marked paid: {why} \
+                 The organizer will be in touch."
+            )))))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes what the provider kept into the payment (and marks it `pending` when asked).
+async fn keep(
+    l: &Locked<'_>,
+    p: order_payment::Model,
+    kept: Kept,
+    pending: bool,
+) -> Result<order_payment::Model, DbErr> {
+    let mut details = p.details.clone();
+    if let Some(d) = details.as_object_mut() {
+        if !serde_json::Value::is_null(&kept.details) {
+            d.insert("provider".into(), kept.details);
+        }
+        if !serde_json::Value::is_null(&kept.state) {
+            d.insert("provider_state".into(), kept.state);
+        }
+    }
+    let mut row = p.into_active_model();
+    row.details = Set(details);
+    if pending {
+        row.state = Set("pending".into());
+    }
+    row.update(&l.txn).await
+}
+
+/// What the page says of a payment that is no longer open.
+fn closed(p: &order_payment::Model) -> Paying {
+    match p.state.as_str() {
+        "confirmed" | "refunded" => Paying::Paid,
+        _ => Paying::Closed,
+    }
+}
+
+/// The order and its payment `local_id`.
+async fn payment_of(
+    db: &impl ConnectionTrait,
+    ev: &event::Model,
+    code: &str,
+    local_id: i32,
+) -> Result<(order::Model, order_payment::Model), LifecycleError> {
+    let o = order::Entity::find()
+        .filter(order::Column::EventId.eq(ev.id))
+        .filter(order::Column::Code.eq(code))
+        .one(db)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    let p = order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(o.id))
+        .filter(order_payment::Column::LocalId.eq(local_id))
+        .one(db)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    Ok((o, p))
+}
+
+async fn reread(l: &Locked<'_>, id: i64) -> Result<order_payment::Model, LifecycleError> {
+    order_payment::Entity::find_by_id(id)
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)
+}
+
+/// Records the notice `(provider, id)` in the order's transaction; `false` when it was
+/// recorded before.
+async fn first_notice(l: &Locked<'_>, payment_id: i64, seen: (&str, &str)) -> Result<bool, DbErr> {
+    let inserted = payment_notice::Entity::insert(payment_notice::ActiveModel {
+        provider: Set(seen.0.to_owned()),
+        notice_id: Set(seen.1.to_owned()),
+        payment_id: Set(payment_id),
+        received: Set(crate::values::now()),
+    })
+    .on_conflict(
+        OnConflict::columns([
+            payment_notice::Column::Provider,
+            payment_notice::Column::NoticeId,
+        ])
+        .do_nothing()
+        .to_owned(),
+    )
+    .exec_without_returning(&l.txn)
+    .await?;
+    Ok(inserted == 1)
+}
+
+/// Claims the payment for this request unless another request holds a claim that has not
+/// ended; `true` when claimed.
+async fn claim(db: &impl ConnectionTrait, payment_id: i64) -> Result<bool, DbErr> {
+    let now = crate::values::now();
+    let until = now + Duration::seconds(CLAIM_SECONDS);
+    let claimed = payment_claim::Entity::insert(payment_claim::ActiveModel {
+        payment_id: Set(payment_id),
+        until: Set(until),
+    })
+    .on_conflict(
+        OnConflict::column(payment_claim::Column::PaymentId)
+            .update_column(payment_claim::Column::Until)
+            .action_and_where(
+                Expr::col((payment_claim::Entity, payment_claim::Column::Until)).lt(now),
+            )
+            .to_owned(),
+    )
+    .exec_without_returning(db)
+    .await?;
+    Ok(claimed == 1)
+}
+
+/// Ends this request's claim on the payment.
+async fn release(db: &impl ConnectionTrait, payment_id: i64) -> Result<(), DbErr> {
+    payment_claim::Entity::delete_by_id(payment_id)
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// A payment recorded through the API (pretix's `POST payments/`).
+#[derive(Debug, Clone)]
+pub struct NewPayment {
+    /// Its state; `confirmed` also marks the order paid, when it can be.
+    pub state: String,
+    /// Amount in cents.
+    pub amount_cents: i64,
+    /// When it was paid.
+    pub payment_date: Option<chrono::DateTime<chrono::Utc>>,
+    /// The provider's identifier.
+    pub provider: String,
+    /// Details, shown as the payment's `details`.
+    pub info: serde_json::Value,
+    /// Whether the buyer is told when it pays the order.
+    pub notify: bool,
+}
+
+/// The states a payment can be in.
+pub const STATES: [&str; 6] = [
+    "created",
+    "pending",
+    "confirmed",
+    "canceled",
+    "failed",
+    "refunded",
+];
+
+/// Records a payment of an order, as pretix's API does: in the state given, except that a
+/// `confirmed` one is confirmed the way any payment is, paying the order; where the order
+/// cannot be paid (its quota is gone), it stays `pending`, as in pretix. Gives the order and
+/// the payment's number.
+pub async fn add_payment(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    new: NewPayment,
+) -> Result<(super::Order, i32), LifecycleError> {
+    if !STATES.contains(&new.state.as_str()) {
+        return Err(LifecycleError::Invalid(serde_json::json!({
+            "state": [format!("\"{}\" is not a valid choice.", new.state)]
+        })));
+    }
+    let mut l = open(seller, ev, code).await?;
+    let local_id = super::lifecycle::next_local_id(&l.txn, l.order.id).await?;
+    let confirm = new.state == "confirmed";
+    let page = super::payment_page(
+        seller.public_url,
+        seller.organizer,
+        &ev.slug,
+        &l.order,
+        local_id,
+    );
+    let p = order_payment::ActiveModel {
+        id: sea_orm::ActiveValue::NotSet,
+        order_id: Set(l.order.id),
+        local_id: Set(local_id),
+        state: Set(if confirm { "pending".into() } else { new.state }),
+        amount_cents: Set(new.amount_cents),
+        provider: Set(new.provider),
+        created: Set(crate::values::now()),
+        payment_date: Set(new.payment_date),
+        details: Set(serde_json::json!({"payment_url": page, "provider": new.info})),
+    }
+    .insert(&l.txn)
+    .await?;
+    let paid = if !confirm {
+        None
+    } else if l.order.status == "p" {
+        l.confirm(p, crate::values::now()).await?;
+        None
+    } else {
+        match pay(&mut l, Some(p), new.notify).await {
+            Ok(()) => Some(OrderEvent::Paid),
+            Err(LifecycleError::Refused(_)) => None,
+            Err(e) => return Err(e),
+        }
+    };
+    Ok((l.finish(paid).await?, local_id))
+}
+
+/// Cancels an open payment (pretix's `payments/{id}/cancel/`), its provider first (a card
+/// payment's intent at Stripe, say); a provider's refusal is an external error.
+pub async fn cancel_payment(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    local_id: i32,
+) -> Result<super::Order, LifecycleError> {
+    let l = open(seller, ev, code).await?;
+    let p = order_payment::Entity::find()
+        .filter(order_payment::Column::OrderId.eq(l.order.id))
+        .filter(order_payment::Column::LocalId.eq(local_id))
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    if !is_open(&p.state) {
+        return Err(LifecycleError::Refused("Invalid state of payment".into()));
+    }
+    if let Some((provider, (ctx, record))) = seller.provider_of(&l.txn, ev, &l.order, &p).await? {
+        provider
+            .cancel_payment(&ctx, &record)
+            .await
+            .map_err(|e| LifecycleError::Refused(format!("External error: {e}")))?;
+    }
+    let mut row = p.into_active_model();
+    row.state = Set("canceled".into());
+    row.update(&l.txn).await?;
+    l.finish(None).await
+}

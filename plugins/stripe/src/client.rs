@@ -1,0 +1,313 @@
+//! The few calls of Stripe's REST API the provider makes: form-encoded requests with the
+//! secret key as bearer token, JSON answers. Written on reqwest rather than a Stripe crate:
+//! five calls do not need the thousands of generated types such crates compile.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tessera::domain::extensions::payments::PaymentContext;
+
+/// How long a call to Stripe may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Stripe's API at `base`.
+#[derive(Debug)]
+pub struct Stripe {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// What the provider reads of a PaymentIntent.
+#[derive(Debug, Clone)]
+pub struct Intent {
+    /// `pi_...`.
+    pub id: String,
+    /// Stripe's status: `succeeded`, `processing`, `requires_action`, ...
+    pub status: String,
+    /// The secret Stripe.js needs to ask the buyer's bank.
+    pub client_secret: String,
+    /// The payment method's ID.
+    pub payment_method: Option<String>,
+    /// The card (`brand`, `last4`), when Stripe gave it.
+    pub card: Option<Value>,
+    /// Why the last attempt failed, for the buyer.
+    pub error: Option<String>,
+}
+
+impl Intent {
+    /// Reads a PaymentIntent object; `None` when it is not one.
+    pub fn of(v: &Value) -> Option<Self> {
+        if v["object"].as_str() != Some("payment_intent") {
+            return None;
+        }
+        let method = &v["payment_method"];
+        // The card is on the payment method when it was expanded, or on the latest charge
+        // (Stripe's `payment_method_details`).
+        let card = method["card"]
+            .as_object()
+            .or_else(|| v["latest_charge"]["payment_method_details"]["card"].as_object())
+            .map(|c| serde_json::json!({"brand": c.get("brand"), "last4": c.get("last4")}));
+        Some(Self {
+            id: v["id"].as_str()?.to_owned(),
+            status: v["status"].as_str()?.to_owned(),
+            client_secret: v["client_secret"].as_str().unwrap_or_default().to_owned(),
+            payment_method: method
+                .as_str()
+                .or_else(|| method["id"].as_str())
+                .map(str::to_owned),
+            card,
+            error: v["last_payment_error"]["message"]
+                .as_str()
+                .map(str::to_owned),
+        })
+    }
+}
+
+/// Why a call did not give what was asked.
+#[derive(Debug)]
+pub enum StripeError {
+    /// The card was declined (HTTP 402); the intent, when Stripe named it.
+    Declined {
+        /// Stripe's message for the buyer.
+        message: String,
+        /// The intent as it stands.
+        intent: Option<Intent>,
+    },
+    /// Stripe refused the request (a 4xx other than 402).
+    Refused(String),
+    /// Stripe could not be reached, or failed.
+    Unreachable,
+}
+
+impl StripeError {
+    /// The message for the buyer on the payment page.
+    pub fn for_buyer(&self) -> String {
+        match self {
+            StripeError::Declined { message, .. } => message.clone(),
+            StripeError::Refused(message) => format!("The card could not be charged: {message}"),
+            StripeError::Unreachable => {
+                "The card service could not be reached; please try again in a moment.".into()
+            }
+        }
+    }
+
+    /// The message for the organizer (an API client).
+    pub fn for_organizer(&self) -> String {
+        match self {
+            StripeError::Declined { message, .. } | StripeError::Refused(message) => {
+                format!("Stripe refused: {message}")
+            }
+            StripeError::Unreachable => "Stripe could not be reached; try again later.".into(),
+        }
+    }
+}
+
+impl Stripe {
+    /// The API at `base` (no trailing slash needed).
+    pub fn new(base: String) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(TIMEOUT)
+            .build()
+            .unwrap_or_default();
+        Self {
+            base: base.trim_end_matches('/').to_owned(),
+            http,
+        }
+    }
+
+    /// Where the API is.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Creates and confirms the intent of a payment with the buyer's payment method. The
+    /// metadata name the payment, so that Stripe's notices find it; Stripe's idempotency
+    /// key makes a repeated call (the same method for the same payment) one intent.
+    pub async fn create(
+        &self,
+        key: &str,
+        ctx: &PaymentContext,
+        local_id: i32,
+        amount: i64,
+        method: &str,
+    ) -> Result<Intent, StripeError> {
+        let mut form = vec![
+            ("amount", amount.to_string()),
+            ("currency", ctx.currency.to_lowercase()),
+            ("payment_method", method.to_owned()),
+            ("confirm", "true".to_owned()),
+            ("metadata[organizer]", ctx.organizer.clone()),
+            ("metadata[event]", ctx.event.clone()),
+            ("metadata[order]", ctx.order_code.clone()),
+            ("metadata[payment]", local_id.to_string()),
+            ("expand[]", "payment_method".to_owned()),
+        ];
+        if let Some(postfix) = descriptor_suffix(ctx) {
+            form.push(("statement_descriptor_suffix", postfix));
+        }
+        let idempotency = format!(
+            "tessera-{}-{}-{}-{local_id}-{method}",
+            ctx.organizer, ctx.event, ctx.order_code
+        );
+        let v = self
+            .post(key, "/v1/payment_intents", &form, Some(&idempotency))
+            .await?;
+        Intent::of(&v).ok_or(StripeError::Unreachable)
+    }
+
+    /// Tries an intent again with another payment method (after a decline).
+    pub async fn retry(&self, key: &str, id: &str, method: &str) -> Result<Intent, StripeError> {
+        let current = self.intent(key, id).await?;
+        if current.status != "requires_payment_method" {
+            return Ok(current);
+        }
+        let path = format!("/v1/payment_intents/{id}");
+        self.post(key, &path, &[("payment_method", method.to_owned())], None)
+            .await?;
+        let v = self
+            .post(key, &format!("{path}/confirm"), &[], None)
+            .await?;
+        let confirmed = Intent::of(&v).ok_or(StripeError::Unreachable)?;
+        // The card is read from the payment method, which the confirmation does not expand.
+        match confirmed.card {
+            Some(_) => Ok(confirmed),
+            None => self.intent(key, id).await,
+        }
+    }
+
+    /// The intent as it stands, with its payment method.
+    pub async fn intent(&self, key: &str, id: &str) -> Result<Intent, StripeError> {
+        let url = format!("{}/v1/payment_intents/{id}", self.base);
+        let req = self
+            .http
+            .get(url)
+            .bearer_auth(key)
+            .query(&[("expand[]", "payment_method")]);
+        let v = answer(req).await?;
+        Intent::of(&v).ok_or(StripeError::Unreachable)
+    }
+
+    /// Cancels an intent that was not paid.
+    pub async fn cancel(&self, key: &str, id: &str) -> Result<Value, StripeError> {
+        self.post(key, &format!("/v1/payment_intents/{id}/cancel"), &[], None)
+            .await
+    }
+
+    /// Gives back `amount` (minor units) of an intent's payment.
+    pub async fn refund(&self, key: &str, intent: &str, amount: i64) -> Result<Value, StripeError> {
+        let form = [
+            ("payment_intent", intent.to_owned()),
+            ("amount", amount.to_string()),
+        ];
+        self.post(key, "/v1/refunds", &form, None).await
+    }
+
+    async fn post(
+        &self,
+        key: &str,
+        path: &str,
+        form: &[(&str, String)],
+        idempotency: Option<&str>,
+    ) -> Result<Value, StripeError> {
+        let mut req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(key)
+            .form(form);
+        if let Some(k) = idempotency {
+            req = req.header("Idempotency-Key", k);
+        }
+        answer(req).await
+    }
+}
+
+/// Sends a request and reads Stripe's answer: the object, or its error.
+async fn answer(req: reqwest::RequestBuilder) -> Result<Value, StripeError> {
+    let resp = req.send().await.map_err(|e| {
+        // The error names the URL, which carries no secret; the key is in a header.
+        tracing::warn!(error = %e.without_url(), "Stripe could not be reached");
+        StripeError::Unreachable
+    })?;
+    let status = resp.status();
+    let v: Value = resp.json().await.map_err(|_| StripeError::Unreachable)?;
+    if status.is_success() {
+        return Ok(v);
+    }
+    let message = v["error"]["message"]
+        .as_str()
+        .unwrap_or("no reason given")
+        .to_owned();
+    match status.as_u16() {
+        402 => Err(StripeError::Declined {
+            message,
+            intent: Intent::of(&v["error"]["payment_intent"]),
+        }),
+        400..=499 => {
+            tracing::warn!(
+                status = status.as_u16(),
+                message,
+                "Stripe refused a request"
+            );
+            Err(StripeError::Refused(message))
+        }
+        _ => {
+            tracing::warn!(status = status.as_u16(), "Stripe failed");
+            Err(StripeError::Unreachable)
+        }
+    }
+}
+
+/// pretix's statement descriptor suffix: the order code and the event's postfix, Stripe's
+/// characters only, at most 22; none without a postfix.
+fn descriptor_suffix(ctx: &PaymentContext) -> Option<String> {
+    let postfix = crate::settings::text(ctx, crate::settings::POSTFIX)?;
+    let text: String = format!("{} {postfix}", ctx.order_code)
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || " -_.".contains(*c))
+        .take(22)
+        .collect();
+    Some(text)
+}
+
+/// Whether a value from the browser looks like a Stripe ID (`pm_...`, `card_...`).
+pub fn is_id(value: &str) -> bool {
+    value.len() <= 255
+        && value.contains('_')
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Currencies Stripe counts in whole units.
+const ZERO_DECIMAL: [&str; 16] = [
+    "BIF", "CLP", "DJF", "GNF", "JPY", "KMF", "KRW", "MGA", "PYG", "RWF", "UGX", "VND", "VUV",
+    "XAF", "XOF", "XPF",
+];
+
+/// An amount in cents as Stripe counts it: cents, or whole units for zero-decimal
+/// currencies (`None` when it is not whole).
+pub fn minor_units(cents: i64, currency: &str) -> Option<i64> {
+    if ZERO_DECIMAL.contains(&currency.to_ascii_uppercase().as_str()) {
+        (cents % 100 == 0).then_some(cents / 100)
+    } else {
+        Some(cents)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_id, minor_units};
+
+    #[test]
+    fn amounts_are_cents_except_in_currencies_without_them() {
+        assert_eq!(minor_units(1234, "EUR"), Some(1234));
+        assert_eq!(minor_units(150_000, "JPY"), Some(1500));
+        assert_eq!(minor_units(150_050, "jpy"), None);
+    }
+
+    #[test]
+    fn only_stripe_ids_are_taken_from_the_browser() {
+        assert!(is_id("pm_1NXyz"));
+        assert!(is_id("card_abc123"));
+        assert!(!is_id("pm_1<script>"));
+        assert!(!is_id("nothing"));
+    }
+}
