@@ -74,9 +74,11 @@ pub fn read(body: &[u8], payment: &PaymentRecord) -> Result<Notice, String> {
         .ok_or("The notice has no ID.")?
         .to_owned();
     let object = &event["data"]["object"];
-    let ours = |intent: Option<&str>| {
-        intent.is_some() && intent == payment.state["intent"].as_str()
-            || payment.state["intent"].is_null()
+    // The payment's intent, or any when the payment has none yet (the page's answer was
+    // lost): the metadata named this payment, and the signature vouches for them.
+    let ours = |intent: Option<&str>| match payment.state["intent"].as_str() {
+        Some(known) => intent == Some(known),
+        None => intent.is_some(),
     };
     let change = match event["type"].as_str().unwrap_or_default() {
         "payment_intent.succeeded"

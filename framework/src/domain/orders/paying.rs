@@ -166,8 +166,9 @@ pub async fn take_notice(
             if record_provider_refunds(&mut l, &p, refunds).await? > 0 {
                 settle_payment(&l, &p).await?;
             }
+            let now = reread(&l, p.id).await?;
             l.finish(None).await?;
-            Ok(Noticed::Applied(Paying::Paid))
+            Ok(Noticed::Applied(closed(&now)))
         }
     }
 }
