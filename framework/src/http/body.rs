@@ -388,7 +388,19 @@ fn check(registry: &Registry, schema: &MetaSchemaRef, value: &Value) -> Option<V
         "integer" => check_integer(s, value),
         "number" => (!value.is_number()).then(|| json!(["A valid number is required."])),
         "boolean" => (!value.is_boolean()).then(|| json!(["Must be a valid boolean."])),
-        _ => None,
+        // Free-form JSON (a provider's `info`): stored as it is, where PostgreSQL takes no
+        // null character in any string or key.
+        _ => has_nul(value).then(|| json!(["Null characters are not allowed."])),
+    }
+}
+
+/// Whether a string or key anywhere in `value` holds a null character.
+fn has_nul(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(list) => list.iter().any(has_nul),
+        Value::Object(map) => map.iter().any(|(k, v)| k.contains('\0') || has_nul(v)),
+        _ => false,
     }
 }
 
@@ -445,6 +457,9 @@ fn check_object(registry: &Registry, s: &MetaSchema, value: &Value) -> Option<Va
                 return err(format!(
                     "Ensure no key of this field has more than {MAX_KEY_CHARS} characters."
                 ));
+            }
+            (None, Some(_)) if key.contains('\0') => {
+                return err("Null characters are not allowed.");
             }
             (None, Some(extra)) => extra.as_ref(),
             // Fields the resource does not have, or read-only ones, are ignored as pretix does.

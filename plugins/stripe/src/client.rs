@@ -84,7 +84,10 @@ impl StripeError {
     pub fn for_buyer(&self) -> String {
         match self {
             StripeError::Declined { message, .. } => message.clone(),
-            StripeError::Refused(message) => format!("The card could not be charged: {message}"),
+            // Stripe's own words may be about the organizer's account: they go to the log.
+            StripeError::Refused(_) => {
+                "The card could not be charged; please try again, or contact the organizer.".into()
+            }
             StripeError::Unreachable => {
                 "The card service could not be reached; please try again in a moment.".into()
             }
@@ -292,15 +295,26 @@ pub fn minor_units(cents: i64, currency: &str) -> Option<i64> {
     }
 }
 
+/// Stripe's amount in cents again ([`minor_units`] backwards).
+pub fn cents(amount: i64, currency: &str) -> Option<i64> {
+    if ZERO_DECIMAL.contains(&currency.to_ascii_uppercase().as_str()) {
+        amount.checked_mul(100)
+    } else {
+        Some(amount)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{is_id, minor_units};
+    use super::{cents, is_id, minor_units};
 
     #[test]
     fn amounts_are_cents_except_in_currencies_without_them() {
         assert_eq!(minor_units(1234, "EUR"), Some(1234));
         assert_eq!(minor_units(150_000, "JPY"), Some(1500));
         assert_eq!(minor_units(150_050, "jpy"), None);
+        assert_eq!(cents(1500, "JPY"), Some(150_000));
+        assert_eq!(cents(1234, "EUR"), Some(1234));
     }
 
     #[test]

@@ -254,7 +254,7 @@ impl PaymentProvider for CardPayments {
             .map(|(_, v)| v.as_str())
             .ok_or("The notice is not signed.")?;
         notices::verify(secret, signature, body, chrono::Utc::now().timestamp())?;
-        notices::read(body, payment)
+        notices::read(body, payment, &ctx.currency)
     }
 }
 

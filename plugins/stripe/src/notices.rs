@@ -21,7 +21,13 @@ pub const TOLERANCE_SECS: i64 = 300;
 pub fn address(body: &[u8]) -> Option<PaymentAddress> {
     let event: Value = serde_json::from_slice(body).ok()?;
     let meta = &event["data"]["object"]["metadata"];
-    let text = |k: &str| meta[k].as_str().map(str::to_owned);
+    // Slugs and codes: short, printable (a NUL would not even reach the database).
+    let text = |k: &str| {
+        meta[k]
+            .as_str()
+            .filter(|v| !v.is_empty() && v.len() <= 190 && !v.chars().any(char::is_control))
+            .map(str::to_owned)
+    };
     Some(PaymentAddress {
         organizer: text("organizer")?,
         event: text("event")?,
@@ -66,7 +72,7 @@ pub fn verify(secret: &str, header: &str, body: &[u8], now: i64) -> Result<(), S
 /// What a checked notice says about `payment`: a PaymentIntent's new status, or a charge's
 /// refunds. Notices about another intent than the payment's, and events the provider does
 /// not follow, change nothing.
-pub fn read(body: &[u8], payment: &PaymentRecord) -> Result<Notice, String> {
+pub fn read(body: &[u8], payment: &PaymentRecord, currency: &str) -> Result<Notice, String> {
     let event: Value = serde_json::from_slice(body).map_err(|_| "The notice is not JSON.")?;
     let id = event["id"]
         .as_str()
@@ -91,7 +97,7 @@ pub fn read(body: &[u8], payment: &PaymentRecord) -> Result<Notice, String> {
             _ => NoticeChange::Nothing,
         },
         "charge.refunded" if ours(object["payment_intent"].as_str()) => {
-            NoticeChange::Refunded(refunds(object))
+            NoticeChange::Refunded(refunds(object, currency))
         }
         _ => NoticeChange::Nothing,
     };
@@ -99,7 +105,7 @@ pub fn read(body: &[u8], payment: &PaymentRecord) -> Result<Notice, String> {
 }
 
 /// The refunds of a charge that went through or are on their way.
-fn refunds(charge: &Value) -> Vec<ProviderRefund> {
+fn refunds(charge: &Value, currency: &str) -> Vec<ProviderRefund> {
     charge["refunds"]["data"]
         .as_array()
         .into_iter()
@@ -108,7 +114,7 @@ fn refunds(charge: &Value) -> Vec<ProviderRefund> {
         .filter_map(|r| {
             Some(ProviderRefund {
                 reference: r["id"].as_str()?.to_owned(),
-                amount_cents: r["amount"].as_i64()?,
+                amount_cents: crate::client::cents(r["amount"].as_i64()?, currency)?,
                 details: json!({"status": r["status"], "amount": r["amount"]}),
             })
         })

@@ -217,6 +217,9 @@ async fn notices_without_a_valid_recent_signature_are_refused_and_change_nothing
     assert_eq!(r.status, 400);
     let r = notify(&app, "not json", None).await;
     assert_eq!(r.status, 400);
+    let nul = intent_event("evt_3", "payment_intent.succeeded", "AB\u{0}", "succeeded");
+    let r = notify(&app, &nul, None).await;
+    assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(order(&app, &token, &code).await["status"], "n");
 }
 
@@ -490,6 +493,11 @@ async fn payments_are_recorded_and_canceled_through_the_api_as_in_pretix() {
         .await;
     assert_eq!(r.status, 400);
     assert!(r.body.get("state").is_some(), "{}", r.body);
+    let nul = json!({"state": "created", "amount": "1.00", "provider": "manual",
+                     "info": {"a": ["x\u{0}"]}});
+    let r = app.post(&payments, &token, nul).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.get("info").is_some(), "{}", r.body);
     let (other, _) = card_order(&app, &token).await;
     let r = app
         .post(
@@ -508,4 +516,16 @@ async fn payments_are_recorded_and_canceled_through_the_api_as_in_pretix() {
         o["payments"][0]["state"], "created",
         "the card payment stays open"
     );
+
+    // A canceled order takes no card.
+    let (canceled, path) = card_order(&app, &token).await;
+    let page = open_page(&app, &path).await;
+    let cancel = format!("/api/v1/organizers/shop/events/conf/orders/{canceled}/mark_canceled/");
+    let r = app.post(&cancel, &token, json!({})).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let card = stripe.card("4242424242424242").await;
+    let before = stripe.intents().await.len();
+    let r = post_page(&app, &path, &page, &[("payment_method", &card)]).await;
+    assert!(r.status == 303 || !String::from_utf8_lossy(&r.bytes).contains("stripe-form"));
+    assert_eq!(stripe.intents().await.len(), before, "nothing was charged");
 }

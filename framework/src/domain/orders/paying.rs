@@ -26,8 +26,9 @@ use crate::domain::extensions::payments::{
     Kept, NoticeChange, PaymentAddress, PaymentForm, PaymentProvider, PaymentStep,
 };
 
-/// How long a request may work on a payment before another may.
-const CLAIM_SECONDS: i64 = 60;
+/// How long a request may work on a payment before another may: longer than a provider's
+/// calls may take together.
+const CLAIM_SECONDS: i64 = 300;
 
 /// Where a payment stands after the buyer's form or a notice.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,14 +61,17 @@ pub async fn pay_on_page(
     if !is_open(&p.state) {
         return Ok(closed(&p));
     }
-    if !claim(seller.db, p.id).await? {
+    let Some(claimed) = claim(seller.db, p.id).await? else {
         return Ok(Paying::Busy);
-    }
+    };
     let paid = async {
         // Read again under the claim: the request before may have paid it meanwhile.
         let (o, p) = payment_of(seller.db, ev, code, local_id).await?;
         if !is_open(&p.state) {
             return Ok(closed(&p));
+        }
+        if let Some(why) = unpayable(&o) {
+            return Err(LifecycleError::Refused(why.into()));
         }
         let Some((provider, (ctx, record))) = seller.provider_of(seller.db, ev, &o, &p).await?
         else {
@@ -84,8 +88,17 @@ pub async fn pay_on_page(
         }
     }
     .await;
-    release(seller.db, p.id).await?;
+    release(seller.db, p.id, claimed).await?;
     paid
+}
+
+/// Why the buyer cannot pay the order now (before any money is taken), if so.
+fn unpayable(o: &order::Model) -> Option<&'static str> {
+    match o.status.as_str() {
+        "c" => Some("The order has been canceled."),
+        _ if o.require_approval => Some("The order has not been approved yet."),
+        _ => None,
+    }
 }
 
 /// What the payment page shows to pay an open payment: its provider's form, if it brings
@@ -96,7 +109,7 @@ pub async fn form_of(
     o: &order::Model,
     p: &order_payment::Model,
 ) -> Result<Option<PaymentForm>, DbErr> {
-    if !is_open(&p.state) {
+    if !is_open(&p.state) || unpayable(o).is_some() {
         return Ok(None);
     }
     Ok(seller
@@ -201,12 +214,15 @@ async fn apply(
         PaymentStep::Action(kept) => (kept, Paying::Open(None), false),
         PaymentStep::Declined(kept, message) => (kept, Paying::Open(Some(message)), false),
     };
-    let open_before = is_open(&p.state);
-    let p = keep(&l, p, kept, pending && open_before).await?;
+    // Money that arrives for a canceled or failed payment still pays, as in pretix; other
+    // news of a closed payment changes nothing of it.
+    let open_before = is_open(&p.state)
+        || paying == Paying::Paid && matches!(p.state.as_str(), "canceled" | "failed");
     if !open_before {
         l.finish(None).await?;
         return Ok(Some(closed(&p)));
     }
+    let p = keep(&l, p, kept, pending).await?;
     if paying != Paying::Paid {
         l.finish(None).await?;
         return Ok(Some(paying));
@@ -323,8 +339,11 @@ async fn first_notice(l: &Locked<'_>, payment_id: i64, seen: (&str, &str)) -> Re
 }
 
 /// Claims the payment for this request unless another request holds a claim that has not
-/// ended; `true` when claimed.
-async fn claim(db: &impl ConnectionTrait, payment_id: i64) -> Result<bool, DbErr> {
+/// ended; gives the claim's end, which only this request's release matches.
+async fn claim(
+    db: &impl ConnectionTrait,
+    payment_id: i64,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, DbErr> {
     let now = crate::values::now();
     let until = now + Duration::seconds(CLAIM_SECONDS);
     let claimed = payment_claim::Entity::insert(payment_claim::ActiveModel {
@@ -341,12 +360,18 @@ async fn claim(db: &impl ConnectionTrait, payment_id: i64) -> Result<bool, DbErr
     )
     .exec_without_returning(db)
     .await?;
-    Ok(claimed == 1)
+    Ok((claimed == 1).then_some(until))
 }
 
-/// Ends this request's claim on the payment.
-async fn release(db: &impl ConnectionTrait, payment_id: i64) -> Result<(), DbErr> {
-    payment_claim::Entity::delete_by_id(payment_id)
+/// Ends this request's claim on the payment (not another's that took over an ended one).
+async fn release(
+    db: &impl ConnectionTrait,
+    payment_id: i64,
+    until: chrono::DateTime<chrono::Utc>,
+) -> Result<(), DbErr> {
+    payment_claim::Entity::delete_many()
+        .filter(payment_claim::Column::PaymentId.eq(payment_id))
+        .filter(payment_claim::Column::Until.eq(until))
         .exec(db)
         .await?;
     Ok(())
