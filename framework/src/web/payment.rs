@@ -254,6 +254,8 @@ fn policy(form: Option<&PaymentForm>, nonce: &str) -> String {
     let safe = |urls: &[String]| {
         urls.iter()
             .filter_map(|u| crate::domain::oauth::origin(u))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
             .collect::<Vec<_>>()
             .join(" ")
     };

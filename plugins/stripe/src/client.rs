@@ -10,6 +10,9 @@ use tessera::domain::extensions::payments::PaymentContext;
 /// How long a call to Stripe may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The API version the calls are written for (pretix's), whatever the account's default.
+const API_VERSION: &str = "2023-10-16";
+
 /// Stripe's API at `base`.
 #[derive(Debug)]
 pub struct Stripe {
@@ -138,6 +141,9 @@ impl Stripe {
             ("amount", amount.to_string()),
             ("currency", ctx.currency.to_lowercase()),
             ("payment_method", method.to_owned()),
+            // Cards only: without it, newer API versions offer the dashboard's methods and
+            // then want a return URL for redirecting ones.
+            ("payment_method_types[]", "card".to_owned()),
             ("confirm", "true".to_owned()),
             ("metadata[organizer]", ctx.organizer.clone()),
             ("metadata[event]", ctx.event.clone()),
@@ -185,6 +191,7 @@ impl Stripe {
             .http
             .get(url)
             .bearer_auth(key)
+            .header("Stripe-Version", API_VERSION)
             .query(&[("expand[]", "payment_method")]);
         let v = answer(req).await?;
         Intent::of(&v).ok_or(StripeError::Unreachable)
@@ -216,6 +223,7 @@ impl Stripe {
             .http
             .post(format!("{}{path}", self.base))
             .bearer_auth(key)
+            .header("Stripe-Version", API_VERSION)
             .form(form);
         if let Some(k) = idempotency {
             req = req.header("Idempotency-Key", k);

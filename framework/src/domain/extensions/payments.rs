@@ -146,7 +146,8 @@ pub struct PaymentForm {
     pub values: Value,
     /// Scripts the page loads (full URLs); their origins may run scripts.
     pub scripts: Vec<String>,
-    /// Origins the page's scripts may call (`connect-src`) and frame (`frame-src`).
+    /// Addresses whose origins the page's scripts may call (`connect-src`) and frame
+    /// (`frame-src`).
     pub origins: Vec<String>,
 }
 
@@ -231,8 +232,6 @@ pub struct PaymentRecord {
     pub details: Value,
     /// What the provider kept for itself ([`Kept::state`]).
     pub state: Value,
-    /// Its state: `created`, `pending`, `confirmed`, `canceled`, `failed` or `refunded`.
-    pub status: String,
 }
 
 /// The core's provider for payments handled outside the service and confirmed through the

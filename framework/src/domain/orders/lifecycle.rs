@@ -100,7 +100,6 @@ impl Seller<'_> {
             amount_cents: p.amount_cents,
             details: p.details.get("provider").cloned().unwrap_or_default(),
             state: p.details.get("provider_state").cloned().unwrap_or_default(),
-            status: p.state.clone(),
         };
         Ok(Some((provider, (ctx, record))))
     }
