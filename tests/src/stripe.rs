@@ -60,7 +60,8 @@ impl LocalStripe {
             .expect("start localstripe");
         let base = format!("http://localhost:{port}");
         let http = reqwest::Client::new();
-        for _ in 0..200 {
+        // Up to a minute: Python starts slowly while the whole suite runs beside it.
+        for _ in 0..1200 {
             let up = http.get(format!("{base}/js.stripe.com/v3/")).send().await;
             if up.is_ok_and(|r| r.status().is_success()) {
                 return Some(Self {
