@@ -133,16 +133,15 @@ impl Found {
         message: Option<String>,
         waiting: bool,
     ) -> Response {
-        let path = |n: &str| req.raw_path_param(n).unwrap_or_default().to_owned();
-        let again = match find(
+        let found = find(
             state,
-            &path("organizer"),
-            &path("event"),
-            &path("code"),
+            &self.organizer,
+            &self.event.slug,
+            &self.order.row.code,
             &self.secret,
         )
-        .await
-        {
+        .await;
+        let again = match found {
             Ok(Some((event, order))) => Self {
                 event,
                 order,
