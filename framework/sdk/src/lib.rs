@@ -394,6 +394,10 @@ pub struct PaymentAction {
     pub details: Value,
     /// Amount concerned, with two decimal places.
     pub amount: String,
+    /// For a refund: its name, the same when it is asked again (an idempotency key for the
+    /// provider's service).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 /// Input of [`method::HTTP`]: a request to one of the plugin's endpoints.

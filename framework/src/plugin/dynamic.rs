@@ -417,17 +417,20 @@ impl PaymentProvider for DynamicProvider {
         Ok(())
     }
 
+    /// A plugin library answers for itself: asked, it may refuse.
+    fn can_refund(&self) -> bool {
+        true
+    }
+
     async fn refund(
         &self,
         ctx: &PaymentContext,
         p: &PaymentRecord,
         amount_cents: i64,
+        reference: &str,
     ) -> Result<Value, String> {
-        call(
-            &self.lib,
-            "payment.refund",
-            self.action(ctx, p, amount_cents),
-        )
-        .await
+        let mut action = self.action(ctx, p, amount_cents);
+        action["reference"] = reference.into();
+        call(&self.lib, "payment.refund", action).await
     }
 }

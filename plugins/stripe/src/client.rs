@@ -27,6 +27,10 @@ pub struct Intent {
     pub id: String,
     /// Stripe's status: `succeeded`, `processing`, `requires_action`, ...
     pub status: String,
+    /// The amount, in Stripe's minor units.
+    pub amount: i64,
+    /// The metadata the intent was made with.
+    pub metadata: Value,
     /// The secret Stripe.js needs to ask the buyer's bank.
     pub client_secret: String,
     /// The payment method's ID.
@@ -53,6 +57,8 @@ impl Intent {
         Some(Self {
             id: v["id"].as_str()?.to_owned(),
             status: v["status"].as_str()?.to_owned(),
+            amount: v["amount"].as_i64().unwrap_or_default(),
+            metadata: v["metadata"].clone(),
             client_secret: v["client_secret"].as_str().unwrap_or_default().to_owned(),
             payment_method: method
                 .as_str()
@@ -74,7 +80,7 @@ pub enum StripeError {
         /// Stripe's message for the buyer.
         message: String,
         /// The intent as it stands.
-        intent: Option<Intent>,
+        intent: Option<Box<Intent>>,
     },
     /// Stripe refused the request (a 4xx other than 402).
     Refused(String),
@@ -126,37 +132,39 @@ impl Stripe {
         &self.base
     }
 
-    /// Creates and confirms the intent of a payment with the buyer's payment method. The
-    /// metadata name the payment, so that Stripe's notices find it; Stripe's idempotency
-    /// key makes a repeated call (the same method for the same payment) one intent.
+    /// Creates an intent of a payment, not confirmed: nothing is charged until
+    /// [`Stripe::attempt`]. The metadata name the payment, so that Stripe's notices find it.
+    /// Stripe's idempotency key names the payment and the failed intent this one follows
+    /// (`after`): asked again (its answer was lost on the way), Stripe gives the same intent,
+    /// so that a payment is never charged through two intents.
     pub async fn create(
         &self,
         key: &str,
         ctx: &PaymentContext,
         local_id: i32,
         amount: i64,
-        method: &str,
+        after: Option<&str>,
     ) -> Result<Intent, StripeError> {
         let mut form = vec![
             ("amount", amount.to_string()),
             ("currency", ctx.currency.to_lowercase()),
-            ("payment_method", method.to_owned()),
             // Cards only: without it, newer API versions offer the dashboard's methods and
             // then want a return URL for redirecting ones.
             ("payment_method_types[]", "card".to_owned()),
-            ("confirm", "true".to_owned()),
             ("metadata[organizer]", ctx.organizer.clone()),
             ("metadata[event]", ctx.event.clone()),
             ("metadata[order]", ctx.order_code.clone()),
             ("metadata[payment]", local_id.to_string()),
-            ("expand[]", "payment_method".to_owned()),
         ];
         if let Some(postfix) = descriptor_suffix(ctx) {
             form.push(("statement_descriptor_suffix", postfix));
         }
         let idempotency = format!(
-            "tessera-{}-{}-{}-{local_id}-{method}",
-            ctx.organizer, ctx.event, ctx.order_code
+            "tessera-{}-{}-{}-{local_id}-{}",
+            ctx.organizer,
+            ctx.event,
+            ctx.order_code,
+            after.unwrap_or("first")
         );
         let v = self
             .post(key, "/v1/payment_intents", &form, Some(&idempotency))
@@ -164,23 +172,48 @@ impl Stripe {
         Intent::of(&v).ok_or(StripeError::Unreachable)
     }
 
-    /// Tries an intent again with another payment method (after a decline).
-    pub async fn retry(&self, key: &str, id: &str, method: &str) -> Result<Intent, StripeError> {
-        let current = self.intent(key, id).await?;
-        if current.status != "requires_payment_method" {
-            return Ok(current);
+    /// Charges the buyer's payment method through an intent that waits for one; an intent
+    /// that went on meanwhile (paid, asking the bank) is given as it stands. Stripe's update
+    /// and confirmation, two calls (a confirmation that names the method is one, which
+    /// localstripe does not take).
+    pub async fn attempt(
+        &self,
+        key: &str,
+        intent: &Intent,
+        method: &str,
+    ) -> Result<Intent, StripeError> {
+        if !matches!(
+            intent.status.as_str(),
+            "requires_payment_method" | "requires_confirmation"
+        ) {
+            return Ok(intent.clone());
         }
-        let path = format!("/v1/payment_intents/{id}");
-        self.post(key, &path, &[("payment_method", method.to_owned())], None)
-            .await?;
-        let v = self
-            .post(key, &format!("{path}/confirm"), &[], None)
-            .await?;
-        let confirmed = Intent::of(&v).ok_or(StripeError::Unreachable)?;
-        // The card is read from the payment method, which the confirmation does not expand.
-        match confirmed.card {
-            Some(_) => Ok(confirmed),
-            None => self.intent(key, id).await,
+        let path = format!("/v1/payment_intents/{}", intent.id);
+        let confirmed = async {
+            self.post(key, &path, &[("payment_method", method.to_owned())], None)
+                .await?;
+            let v = self
+                .post(key, &format!("{path}/confirm"), &[], None)
+                .await?;
+            Intent::of(&v).ok_or(StripeError::Unreachable)
+        }
+        .await;
+        match confirmed {
+            // The card is read from the payment method, which the confirmation does not
+            // expand.
+            Ok(i) if i.card.is_some() => Ok(i),
+            Ok(_) => self.intent(key, &intent.id).await,
+            // Refused: the intent may have gone on since it was read (an earlier attempt
+            // whose answer was lost); as it stands, it says.
+            Err(StripeError::Refused(why)) => match self.intent(key, &intent.id).await {
+                Ok(now)
+                    if !now.status.starts_with("requires_") || now.status == "requires_action" =>
+                {
+                    Ok(now)
+                }
+                _ => Err(StripeError::Refused(why)),
+            },
+            Err(e) => Err(e),
         }
     }
 
@@ -203,13 +236,35 @@ impl Stripe {
             .await
     }
 
-    /// Gives back `amount` (minor units) of an intent's payment.
-    pub async fn refund(&self, key: &str, intent: &str, amount: i64) -> Result<Value, StripeError> {
+    /// Gives back `amount` (minor units) of an intent's payment; `reference` names the
+    /// refund (Stripe's idempotency key: asked again, Stripe gives the same refund).
+    pub async fn refund(
+        &self,
+        key: &str,
+        intent: &str,
+        amount: i64,
+        reference: &str,
+    ) -> Result<Value, StripeError> {
         let form = [
             ("payment_intent", intent.to_owned()),
             ("amount", amount.to_string()),
         ];
-        self.post(key, "/v1/refunds", &form, None).await
+        let idempotency = format!("tessera-refund-{reference}");
+        self.post(key, "/v1/refunds", &form, Some(&idempotency))
+            .await
+    }
+
+    /// The refunds of an intent's payment, as they stand (Stripe lists the latest 100).
+    pub async fn refunds(&self, key: &str, intent: &str) -> Result<Vec<Value>, StripeError> {
+        let url = format!("{}/v1/refunds", self.base);
+        let req = self
+            .http
+            .get(url)
+            .bearer_auth(key)
+            .header("Stripe-Version", API_VERSION)
+            .query(&[("payment_intent", intent), ("limit", "100")]);
+        let v = answer(req).await?;
+        Ok(v["data"].as_array().cloned().unwrap_or_default())
     }
 
     async fn post(
@@ -251,7 +306,7 @@ async fn answer(req: reqwest::RequestBuilder) -> Result<Value, StripeError> {
     match status.as_u16() {
         402 => Err(StripeError::Declined {
             message,
-            intent: Intent::of(&v["error"]["payment_intent"]),
+            intent: Intent::of(&v["error"]["payment_intent"]).map(Box::new),
         }),
         400..=499 => {
             tracing::warn!(

@@ -87,6 +87,36 @@ struct CardPayments {
     js_url: String,
 }
 
+impl CardPayments {
+    /// The intent a card is tried through: the payment's own while it has not failed, else a
+    /// new one (after the first, named by the one it follows). An intent is made once for its
+    /// name, however often it is asked for (Stripe's idempotency key).
+    async fn intent_for(
+        &self,
+        key: &str,
+        ctx: &PaymentContext,
+        payment: &PaymentRecord,
+    ) -> Result<Intent, StripeError> {
+        let after = match payment.state["intent"].as_str() {
+            Some(id) => {
+                let known = self.api.intent(key, id).await?;
+                let failed = known.status == "requires_payment_method" && known.error.is_some();
+                if !failed {
+                    return Ok(known);
+                }
+                Some(known.id)
+            }
+            None => None,
+        };
+        let amount = client::minor_units(payment.amount_cents, &ctx.currency).ok_or(
+            StripeError::Refused("This amount cannot be paid by card.".into()),
+        )?;
+        self.api
+            .create(key, ctx, payment.local_id, amount, after.as_deref())
+            .await
+    }
+}
+
 /// The form of the payment page.
 const FORM: &str = include_str!("form.html");
 
@@ -150,32 +180,36 @@ impl PaymentProvider for CardPayments {
                 .find(|(k, _)| k == name)
                 .map(|(_, v)| v.as_str())
         };
+        let method = field("payment_method").filter(|v| !v.is_empty());
         let known = payment.state["intent"].as_str();
-        let intent = match (field("payment_method").filter(|v| !v.is_empty()), known) {
-            (Some(method), _) if !client::is_id(method) => {
-                return Err("The card could not be read; please enter it again.".into());
-            }
-            (Some(method), Some(id)) => self.api.retry(keys.secret, id, method).await,
-            (Some(method), None) => {
-                let amount = client::minor_units(payment.amount_cents, &ctx.currency)
-                    .ok_or("This amount cannot be paid by card.")?;
-                self.api
-                    .create(keys.secret, ctx, payment.local_id, amount, method)
-                    .await
-            }
-            (None, Some(id)) => self.api.intent(keys.secret, id).await,
-            (None, None) => return Err("Please enter your card.".into()),
+        let Some(method) = method else {
+            // The page looks again after the buyer's bank answered.
+            let id = known.ok_or("Please enter your card.")?;
+            return match self.api.intent(keys.secret, id).await {
+                Ok(intent) => Ok(step_of(&intent, &payment.details)),
+                Err(e) => Err(e.for_buyer()),
+            };
         };
-        match intent {
-            Ok(intent) => Ok(step_of(&intent, &payment.details)),
-            Err(StripeError::Declined { message, intent }) => {
-                let kept = intent
-                    .map(|i| kept_of(&i, &payment.details))
-                    .unwrap_or_default();
-                Ok(PaymentStep::Declined(kept, message))
-            }
-            Err(e) => Err(e.for_buyer()),
+        if !client::is_id(method) {
+            return Err("The card could not be read; please enter it again.".into());
         }
+        let intent = self
+            .intent_for(keys.secret, ctx, payment)
+            .await
+            .map_err(|e| e.for_buyer())?;
+        Ok(match self.api.attempt(keys.secret, &intent, method).await {
+            Ok(now) => step_of(&now, &payment.details),
+            Err(StripeError::Declined {
+                message,
+                intent: now,
+            }) => PaymentStep::Declined(
+                kept_of(now.as_deref().unwrap_or(&intent), &payment.details),
+                message,
+            ),
+            // The intent is kept all the same: the next try goes on with it, and finds it
+            // paid if the charge went through unanswered.
+            Err(e) => PaymentStep::Declined(kept_of(&intent, &payment.details), e.for_buyer()),
+        })
     }
 
     async fn cancel_payment(
@@ -204,6 +238,7 @@ impl PaymentProvider for CardPayments {
         ctx: &PaymentContext,
         payment: &PaymentRecord,
         amount_cents: i64,
+        reference: &str,
     ) -> Result<Value, String> {
         let keys = settings::Keys::of(ctx).ok_or(NOT_SET_UP)?;
         let id = payment.state["intent"]
@@ -213,7 +248,7 @@ impl PaymentProvider for CardPayments {
             .ok_or("This amount cannot be refunded by card.")?;
         let refund = self
             .api
-            .refund(keys.secret, id, amount)
+            .refund(keys.secret, id, amount, reference)
             .await
             .map_err(|e| e.for_organizer())?;
         match refund["status"].as_str() {
@@ -231,6 +266,10 @@ impl PaymentProvider for CardPayments {
         }
     }
 
+    fn can_refund(&self) -> bool {
+        true
+    }
+
     fn takes_notices(&self) -> bool {
         true
     }
@@ -239,7 +278,7 @@ impl PaymentProvider for CardPayments {
         notices::address(body)
     }
 
-    fn read_notice(
+    async fn read_notice(
         &self,
         ctx: &PaymentContext,
         payment: &PaymentRecord,
@@ -254,7 +293,8 @@ impl PaymentProvider for CardPayments {
             .map(|(_, v)| v.as_str())
             .ok_or("The notice is not signed.")?;
         notices::verify(secret, signature, body, chrono::Utc::now().timestamp())?;
-        notices::read(body, payment, &ctx.currency)
+        let keys = settings::Keys::of(ctx).ok_or(NOT_SET_UP)?;
+        notices::read(&self.api, keys.secret, body, ctx, payment).await
     }
 }
 

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use tessera::domain::extensions::payments::{
-    Notice, NoticeChange, PaymentAddress, PaymentRecord, ProviderRefund,
+    Notice, NoticeChange, PaymentAddress, PaymentContext, PaymentRecord, ProviderRefund,
 };
 
-use crate::client::Intent;
+use crate::client::{self, Stripe};
 
 /// How old a signed notice may be, in seconds: Stripe's libraries' tolerance.
 pub const TOLERANCE_SECS: i64 = 300;
@@ -69,10 +69,19 @@ pub fn verify(secret: &str, header: &str, body: &[u8], now: i64) -> Result<(), S
     Ok(())
 }
 
-/// What a checked notice says about `payment`: a PaymentIntent's new status, or a charge's
-/// refunds. Notices about another intent than the payment's, and events the provider does
-/// not follow, change nothing.
-pub fn read(body: &[u8], payment: &PaymentRecord, currency: &str) -> Result<Notice, String> {
+/// What a checked notice says about `payment`. As pretix, the notice is only a cue: what
+/// it is about is read from Stripe as it stands (the notice's own copy is written in the
+/// endpoint's API version, and a leaked signing secret then forges nothing). A PaymentIntent
+/// event gives the intent's status; an intent of the payment other than the one it knows
+/// that was paid is money arrived ([`NoticeChange::Arrived`]); a charge's refund event gives
+/// the intent's refunds. Other events change nothing.
+pub async fn read(
+    api: &Stripe,
+    key: &str,
+    body: &[u8],
+    ctx: &PaymentContext,
+    payment: &PaymentRecord,
+) -> Result<Notice, String> {
     let event: Value = serde_json::from_slice(body).map_err(|_| "The notice is not JSON.")?;
     let id = event["id"]
         .as_str()
@@ -80,36 +89,53 @@ pub fn read(body: &[u8], payment: &PaymentRecord, currency: &str) -> Result<Noti
         .ok_or("The notice has no ID.")?
         .to_owned();
     let object = &event["data"]["object"];
-    // The payment's intent, or any when the payment has none yet (the page's answer was
-    // lost): the metadata named this payment, and the signature vouches for them.
-    let ours = |intent: Option<&str>| match payment.state["intent"].as_str() {
-        Some(known) => intent == Some(known),
-        None => intent.is_some(),
-    };
+    let known = payment.state["intent"].as_str();
+    let unreachable = |e: crate::client::StripeError| e.for_organizer();
     let change = match event["type"].as_str().unwrap_or_default() {
         "payment_intent.succeeded"
         | "payment_intent.payment_failed"
         | "payment_intent.processing"
-        | "payment_intent.canceled" => match Intent::of(object) {
-            Some(intent) if ours(Some(&intent.id)) => {
+        | "payment_intent.canceled" => {
+            let Some(named) = object["id"].as_str().filter(|i| client::is_id(i)) else {
+                return Err("The notice names no PaymentIntent.".into());
+            };
+            let intent = api.intent(key, named).await.map_err(unreachable)?;
+            if !names(&intent.metadata, ctx, payment) {
+                NoticeChange::Nothing
+            } else if known.is_none_or(|k| k == intent.id) {
                 NoticeChange::Step(crate::step_of(&intent, &payment.details))
+            } else if intent.status == "succeeded" {
+                let cents = client::cents(intent.amount, &ctx.currency)
+                    .ok_or("The notice's amount cannot be read.")?;
+                NoticeChange::Arrived(crate::kept_of(&intent, &Value::Null), cents)
+            } else {
+                NoticeChange::Nothing
+            }
+        }
+        "charge.refunded" | "charge.refund.updated" => match known {
+            Some(k) if object["payment_intent"].as_str() == Some(k) => {
+                let listed = api.refunds(key, k).await.map_err(unreachable)?;
+                NoticeChange::Refunded(refunds(&listed, &ctx.currency))
             }
             _ => NoticeChange::Nothing,
         },
-        "charge.refunded" if ours(object["payment_intent"].as_str()) => {
-            NoticeChange::Refunded(refunds(object, currency))
-        }
         _ => NoticeChange::Nothing,
     };
     Ok(Notice { id, change })
 }
 
-/// The refunds of a charge that went through or are on their way.
-fn refunds(charge: &Value, currency: &str) -> Vec<ProviderRefund> {
-    charge["refunds"]["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
+/// Whether an intent's metadata name this payment.
+fn names(metadata: &Value, ctx: &PaymentContext, payment: &PaymentRecord) -> bool {
+    metadata["organizer"].as_str() == Some(&ctx.organizer)
+        && metadata["event"].as_str() == Some(&ctx.event)
+        && metadata["order"].as_str() == Some(&ctx.order_code)
+        && metadata["payment"].as_str() == Some(&payment.local_id.to_string())
+}
+
+/// The refunds that went through or are on their way.
+fn refunds(listed: &[Value], currency: &str) -> Vec<ProviderRefund> {
+    listed
+        .iter()
         .filter(|r| matches!(r["status"].as_str(), Some("succeeded" | "pending")))
         .filter_map(|r| {
             Some(ProviderRefund {

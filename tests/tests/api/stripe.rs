@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use tessera_tests::stripe::{
     LocalStripe, PUBLISHABLE_KEY, SECRET_KEY, WEBHOOK_SECRET, card_event, card_order, notify,
@@ -17,16 +17,13 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// A PaymentIntent event about payment 1 of `code`, as Stripe sends it.
-fn intent_event(id: &str, kind: &str, code: &str, status: &str) -> String {
+/// A Stripe event of `kind` about the PaymentIntent `intent` of payment 1 of `code`, as
+/// Stripe sends it (the service reads the intent itself from Stripe).
+fn intent_event(id: &str, kind: &str, code: &str, intent: &str) -> String {
     json!({
         "id": id, "object": "event", "type": kind,
         "data": {"object": {
-            "id": "pi_notice1", "object": "payment_intent", "status": status,
-            "client_secret": "pi_notice1_secret_x", "payment_method": "pm_notice1",
-            "last_payment_error": if status == "requires_payment_method" {
-                json!({"message": "Your card was declined."})
-            } else { Value::Null },
+            "id": intent, "object": "payment_intent",
             "metadata": {"organizer": "shop", "event": "conf", "order": code, "payment": "1"}
         }}
     })
@@ -191,7 +188,7 @@ async fn notices_without_a_valid_recent_signature_are_refused_and_change_nothing
     let app = stripe_app("http://127.0.0.1:9").await;
     let token = card_event(&app).await;
     let (code, _) = card_order(&app, &token).await;
-    let body = intent_event("evt_1", "payment_intent.succeeded", &code, "succeeded");
+    let body = intent_event("evt_1", "payment_intent.succeeded", &code, "pi_1");
     for (signature, why) in [
         (None, "not signed"),
         (Some(signed(&body, now(), "whsec_wrong")), "does not match"),
@@ -207,7 +204,7 @@ async fn notices_without_a_valid_recent_signature_are_refused_and_change_nothing
             r.body
         );
     }
-    let unknown = intent_event("evt_2", "payment_intent.succeeded", "ZZZZZ", "succeeded");
+    let unknown = intent_event("evt_2", "payment_intent.succeeded", "ZZZZZ", "pi_1");
     let r = notify(
         &app,
         &unknown,
@@ -217,7 +214,7 @@ async fn notices_without_a_valid_recent_signature_are_refused_and_change_nothing
     assert_eq!(r.status, 400);
     let r = notify(&app, "not json", None).await;
     assert_eq!(r.status, 400);
-    let nul = intent_event("evt_3", "payment_intent.succeeded", "AB\u{0}", "succeeded");
+    let nul = intent_event("evt_3", "payment_intent.succeeded", "AB\u{0}", "pi_1");
     let r = notify(&app, &nul, None).await;
     assert_eq!(r.status, 400, "{}", r.body);
     assert_eq!(order(&app, &token, &code).await["status"], "n");
@@ -225,21 +222,23 @@ async fn notices_without_a_valid_recent_signature_are_refused_and_change_nothing
 
 #[tokio::test]
 async fn a_signed_notice_is_acted_on_once_however_often_it_arrives() {
-    let app = stripe_app("http://127.0.0.1:9").await;
+    let Some(stripe) = LocalStripe::start("notices once").await else {
+        return;
+    };
+    let app = stripe_app(&stripe.base).await;
     let token = card_event(&app).await;
     let (code, _) = card_order(&app, &token).await;
-    let failed = intent_event(
-        "evt_f",
-        "payment_intent.payment_failed",
-        &code,
-        "requires_payment_method",
-    );
+    // The buyer's attempts reached Stripe, but the page's answers were lost.
+    let declined = stripe.pay_directly(&code, "4000000000000341").await;
+    let failed = intent_event("evt_f", "payment_intent.payment_failed", &code, &declined);
     let r = notify(&app, &failed, Some(&signed(&failed, now(), WEBHOOK_SECRET))).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let o = order(&app, &token, &code).await;
     assert_eq!(o["status"], "n", "a failed attempt leaves the order open");
     assert_eq!(o["payments"][0]["state"], "created");
-    let body = intent_event("evt_s", "payment_intent.succeeded", &code, "succeeded");
+    assert_eq!(o["payments"][0]["details"]["id"], declined.as_str());
+    let paid = stripe.pay_directly(&code, "4242424242424242").await;
+    let body = intent_event("evt_s", "payment_intent.succeeded", &code, &paid);
     let signature = signed(&body, now(), WEBHOOK_SECRET);
     let (a, b) = tokio::join!(
         notify(&app, &body, Some(&signature)),
@@ -250,13 +249,15 @@ async fn a_signed_notice_is_acted_on_once_however_often_it_arrives() {
     assert!(said.contains(&Some("Acted on before.")), "{said:?}");
     let o = order(&app, &token, &code).await;
     assert_eq!(o["status"], "p");
-    assert_eq!(o["payments"][0]["details"]["id"], "pi_notice1");
-    // Later events about the intent find it paid.
+    assert_eq!(o["payments"].as_array().map(Vec::len), Some(1));
+    assert_eq!(o["payments"][0]["details"]["id"], paid.as_str());
+    assert_eq!(o["payments"][0]["details"]["last4"], "4242");
+    // Later events about the declined attempt find the payment paid.
     let late = intent_event(
         "evt_late",
         "payment_intent.payment_failed",
         &code,
-        "requires_payment_method",
+        &declined,
     );
     let r = notify(&app, &late, Some(&signed(&late, now(), WEBHOOK_SECRET))).await;
     assert_eq!(r.status, 200);
@@ -264,6 +265,70 @@ async fn a_signed_notice_is_acted_on_once_however_often_it_arrives() {
         order(&app, &token, &code).await["payments"][0]["state"],
         "confirmed"
     );
+}
+
+#[tokio::test]
+async fn a_notice_tells_what_stripe_says_not_what_the_notice_says() {
+    let Some(stripe) = LocalStripe::start("notice read at stripe").await else {
+        return;
+    };
+    let app = stripe_app(&stripe.base).await;
+    let token = card_event(&app).await;
+    let (code, _) = card_order(&app, &token).await;
+    let declined = stripe.pay_directly(&code, "4000000000000341").await;
+    // Signed, but the intent it names was not paid: Stripe's word counts.
+    let forged = intent_event("evt_x", "payment_intent.succeeded", &code, &declined);
+    let r = notify(&app, &forged, Some(&signed(&forged, now(), WEBHOOK_SECRET))).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(order(&app, &token, &code).await["status"], "n");
+    let unknown = intent_event("evt_y", "payment_intent.succeeded", &code, "pi_unknown");
+    let r = notify(
+        &app,
+        &unknown,
+        Some(&signed(&unknown, now(), WEBHOOK_SECRET)),
+    )
+    .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(order(&app, &token, &code).await["status"], "n");
+}
+
+#[tokio::test]
+async fn money_arriving_twice_for_a_payment_is_recorded_as_a_second_payment() {
+    let Some(stripe) = LocalStripe::start("second intent").await else {
+        return;
+    };
+    let app = stripe_app(&stripe.base).await;
+    let token = card_event(&app).await;
+    let (code, path) = card_order(&app, &token).await;
+    let page = open_page(&app, &path).await;
+    let method = stripe.card("4242424242424242").await;
+    let r = post_page(&app, &path, &page, &[("payment_method", &method)]).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let again = stripe.pay_directly(&code, "4242424242424242").await;
+    let body = intent_event("evt_2nd", "payment_intent.succeeded", &code, &again);
+    for _ in 0..2 {
+        let r = notify(&app, &body, Some(&signed(&body, now(), WEBHOOK_SECRET))).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    let o = order(&app, &token, &code).await;
+    assert_eq!(o["status"], "p");
+    let payments = o["payments"].as_array().expect("payments");
+    assert_eq!(payments.len(), 2, "{o}");
+    assert_eq!(payments[1]["state"], "confirmed");
+    assert_eq!(payments[1]["amount"], "23.00");
+    assert_eq!(payments[1]["provider"], "stripe");
+    assert_eq!(payments[1]["details"]["id"], again.as_str());
+    // The organizer gives the second one back.
+    let r = app
+        .post(
+            &format!("/api/v1/organizers/shop/events/conf/orders/{code}/payments/2/refund/"),
+            &token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(stripe.refunds(&again).await.len(), 1);
+    assert_eq!(order(&app, &token, &code).await["status"], "p");
 }
 
 #[tokio::test]
@@ -314,30 +379,58 @@ async fn refunds_through_the_api_reach_stripe_in_part_and_in_full() {
         )
         .await;
     assert_eq!(r.body["count"], 2);
+
+    // A refund Stripe cannot make is recorded as failed, as in pretix, and gives nothing
+    // back.
+    let (other, _) = card_order(&app, &token).await;
+    let payments = format!("/api/v1/organizers/shop/events/conf/orders/{other}/payments/");
+    let r = app
+        .post(
+            &payments,
+            &token,
+            json!({"state": "confirmed", "amount": "23.00", "provider": "stripe", "send_email": false}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = app
+        .post(&format!("{payments}2/refund/"), &token, json!({}))
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.body["detail"],
+        "External error: This payment was not made through Stripe."
+    );
+    let o = order(&app, &token, &other).await;
+    assert_eq!(o["payments"][1]["state"], "confirmed");
+    assert_eq!(o["refunds"][0]["state"], "failed", "{o}");
 }
 
 #[tokio::test]
 async fn a_refund_made_at_stripe_is_recorded_once_as_external() {
-    let app = stripe_app("http://127.0.0.1:9").await;
+    let Some(stripe) = LocalStripe::start("refund at stripe").await else {
+        return;
+    };
+    let app = stripe_app(&stripe.base).await;
     let token = card_event(&app).await;
-    let (code, _) = card_order(&app, &token).await;
-    let paid = intent_event("evt_p", "payment_intent.succeeded", &code, "succeeded");
-    assert_eq!(
-        notify(&app, &paid, Some(&signed(&paid, now(), WEBHOOK_SECRET)))
-            .await
-            .status,
-        200
-    );
+    let (code, path) = card_order(&app, &token).await;
+    let page = open_page(&app, &path).await;
+    let method = stripe.card("4242424242424242").await;
+    let r = post_page(&app, &path, &page, &[("payment_method", &method)]).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let intent = order(&app, &token, &code).await["payments"][0]["details"]["id"]
+        .as_str()
+        .expect("intent")
+        .to_owned();
+    let made = stripe.refund_directly(&intent, 700).await;
+    assert_eq!(made["status"], "succeeded", "{made}");
+    // Since API version 2022-11-15 a charge carries no list of its refunds: the service
+    // asks Stripe for them.
     let refunded = |id: &str| {
         json!({
             "id": id, "object": "event", "type": "charge.refunded",
             "data": {"object": {
-                "id": "ch_1", "object": "charge", "payment_intent": "pi_notice1",
-                "metadata": {"organizer": "shop", "event": "conf", "order": code, "payment": "1"},
-                "refunds": {"data": [
-                    {"id": "re_1", "amount": 700, "status": "succeeded"},
-                    {"id": "re_failed", "amount": 100, "status": "failed"}
-                ]}
+                "id": "ch_1", "object": "charge", "payment_intent": intent,
+                "metadata": {"organizer": "shop", "event": "conf", "order": code, "payment": "1"}
             }}
         })
         .to_string()
@@ -358,6 +451,7 @@ async fn a_refund_made_at_stripe_is_recorded_once_as_external() {
     assert_eq!(refund["state"], "external");
     assert_eq!(refund["source"], "external");
     assert_eq!(refund["amount"], "7.00");
+    assert_eq!(refund["details"]["id"], made["id"]);
 }
 
 #[tokio::test]

@@ -80,13 +80,23 @@ pub trait PaymentProvider: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Pays `amount_cents` of a confirmed payment back; the answer is kept in the payment's
-    /// details. Providers that cannot refund by themselves keep this default.
+    /// Whether [`PaymentProvider::refund`] can give money back; a refund is not even asked
+    /// of a provider that cannot.
+    fn can_refund(&self) -> bool {
+        false
+    }
+
+    /// Pays `amount_cents` of a confirmed payment back; the answer is kept in the refund's
+    /// details. `reference` names this refund and is the same when it is asked again (a
+    /// provider whose service takes idempotency keys passes it on, so that an answer lost on
+    /// the way does not refund twice). Called outside any transaction. Providers that cannot
+    /// refund by themselves keep this default.
     async fn refund(
         &self,
         _ctx: &PaymentContext,
         _payment: &PaymentRecord,
         _amount_cents: i64,
+        _reference: &str,
     ) -> Result<Value, String> {
         Err("This payment method cannot refund payments.".into())
     }
@@ -121,9 +131,10 @@ pub trait PaymentProvider: Send + Sync + 'static {
     }
 
     /// Checks a notice about this payment (its signature, with the event's settings) and
-    /// says what it changes; an `Err` refuses it and changes nothing. `headers` are named
-    /// in lower case.
-    fn read_notice(
+    /// says what it changes, asking its service where the notice alone is not to be
+    /// trusted; an `Err` refuses it and changes nothing. `headers` are named in lower case.
+    /// Called outside any transaction.
+    async fn read_notice(
         &self,
         _ctx: &PaymentContext,
         _payment: &PaymentRecord,
@@ -206,6 +217,11 @@ pub enum NoticeChange {
     /// Money of the payment was given back at the provider: these refunds, each recorded
     /// once by its `reference`.
     Refunded(Vec<ProviderRefund>),
+    /// Money for the payment's order arrived through another attempt than the one the
+    /// payment knows (made again after an answer was lost on the way): it pays the payment
+    /// while that is open and of this amount (in cents), else it is recorded as a payment of
+    /// its own, which the organizer sees and may refund.
+    Arrived(Kept, i64),
     /// Nothing to do (an event the service does not follow).
     Nothing,
 }
@@ -263,11 +279,16 @@ impl PaymentProvider for ManualPayment {
     }
 
     /// Money paid outside the service goes back outside it: the refund is recorded.
+    fn can_refund(&self) -> bool {
+        true
+    }
+
     async fn refund(
         &self,
         _ctx: &PaymentContext,
         _payment: &PaymentRecord,
         _amount_cents: i64,
+        _reference: &str,
     ) -> Result<Value, String> {
         Ok(json!({}))
     }

@@ -106,7 +106,7 @@ impl Seller<'_> {
 }
 
 /// What a provider is told of a payment.
-type Told = (PaymentContext, PaymentRecord);
+pub(super) type Told = (PaymentContext, PaymentRecord);
 
 /// An order locked in a transaction, with its positions and the catalogue they are of.
 pub(super) struct Locked<'a> {
@@ -417,9 +417,15 @@ impl Locked<'_> {
         p: order_payment::Model,
         now: DateTime<Utc>,
     ) -> Result<(), LifecycleError> {
+        self.provider_confirms(&p).await?;
+        mark_confirmed(&self.txn, p, now).await
+    }
+
+    /// Asks the payment's provider whether it may be confirmed (an `Err` refuses).
+    async fn provider_confirms(&self, p: &order_payment::Model) -> Result<(), LifecycleError> {
         if let Some((provider, (ctx, record))) = self
             .seller
-            .provider_of(&self.txn, self.event, &self.order, &p)
+            .provider_of(&self.txn, self.event, &self.order, p)
             .await?
         {
             provider
@@ -427,12 +433,21 @@ impl Locked<'_> {
                 .await
                 .map_err(LifecycleError::Refused)?;
         }
-        let mut row = p.into_active_model();
-        row.state = Set("confirmed".into());
-        row.payment_date = Set(Some(now));
-        row.update(&self.txn).await?;
         Ok(())
     }
+}
+
+/// Marks a payment confirmed at `now`.
+async fn mark_confirmed(
+    txn: &DatabaseTransaction,
+    p: order_payment::Model,
+    now: DateTime<Utc>,
+) -> Result<(), LifecycleError> {
+    let mut row = p.into_active_model();
+    row.state = Set("confirmed".into());
+    row.payment_date = Set(Some(now));
+    row.update(txn).await?;
+    Ok(())
 }
 
 /// Marks a pending (or expired) order paid, confirming its open payment or adding a manual
@@ -560,6 +575,21 @@ pub(super) async fn pay(
         _ if l.order.require_approval => return refused("The order has not been approved yet."),
         _ => {}
     }
+    let payment = match payment {
+        Some(p) => Some(p),
+        None => {
+            order_payment::Entity::find()
+                .filter(order_payment::Column::OrderId.eq(l.order.id))
+                .filter(order_payment::Column::State.is_in(["created", "pending"]))
+                .order_by_asc(order_payment::Column::LocalId)
+                .one(&l.txn)
+                .await?
+        }
+    };
+    // Every refusal comes before the first write: a caller may go on with the transaction.
+    if let Some(p) = &payment {
+        l.provider_confirms(p).await?;
+    }
     if expired(&l.order, now) {
         l.hold_again(HoldKind::Paid, None, false).await?;
     } else {
@@ -576,19 +606,8 @@ pub(super) async fn pay(
         .await?;
         hold_positions(&l.txn, &l.catalogue, &positions, HoldKind::Paid, None, 1).await?;
     }
-    let payment = match payment {
-        Some(p) => Some(p),
-        None => {
-            order_payment::Entity::find()
-                .filter(order_payment::Column::OrderId.eq(l.order.id))
-                .filter(order_payment::Column::State.is_in(["created", "pending"]))
-                .order_by_asc(order_payment::Column::LocalId)
-                .one(&l.txn)
-                .await?
-        }
-    };
     match payment {
-        Some(p) => l.confirm(p, now).await?,
+        Some(p) => mark_confirmed(&l.txn, p, now).await?,
         None => add_confirmed_payment(&l.txn, &l.order, now).await?,
     }
     let mut row = l.order.clone().into_active_model();

@@ -19,7 +19,7 @@ use sea_orm::{
 
 use super::LifecycleError;
 use super::lifecycle::{Locked, Seller, open, pay};
-use super::refunds::{record_provider_refunds, settle_payment};
+use super::refunds::{payment_in, record_provider_refunds, settle_payment};
 use crate::db::entities::{event, order, order_payment, payment_claim, payment_notice};
 use crate::domain::extensions::OrderEvent;
 use crate::domain::extensions::payments::{
@@ -154,6 +154,7 @@ pub async fn take_notice(
     };
     let notice = offered
         .read_notice(&ctx, &record, headers, body)
+        .await
         .map_err(LifecycleError::Refused)?;
     let seen = (provider.identifier(), notice.id.as_str());
     match notice.change {
@@ -169,6 +170,21 @@ pub async fn take_notice(
             )
             .await?;
             Ok(applied.map_or(Noticed::Repeated, Noticed::Applied))
+        }
+        NoticeChange::Arrived(kept, amount) if is_open(&p.state) && amount == p.amount_cents => {
+            let step = PaymentStep::Paid(kept);
+            let applied = apply(seller, ev, &o.code, p.local_id, step, Some(seen)).await?;
+            Ok(applied.map_or(Noticed::Repeated, Noticed::Applied))
+        }
+        NoticeChange::Arrived(kept, amount) => {
+            let mut l = open(seller, ev, &address.order_code).await?;
+            if !first_notice(&l, p.id, seen).await? {
+                return Ok(Noticed::Repeated);
+            }
+            let extra = insert_payment(&l, &p.provider, amount, &kept).await?;
+            let paying = take_money(&mut l, extra, true).await?;
+            l.finish(paying.paid_order()).await?;
+            Ok(Noticed::Applied(paying.shown()))
         }
         NoticeChange::Refunded(refunds) => {
             let mut l = open(seller, ev, &address.order_code).await?;
@@ -197,10 +213,7 @@ async fn apply(
     notice: Option<(&str, &str)>,
 ) -> Result<Option<Paying>, LifecycleError> {
     let mut l = open(seller, ev, code).await?;
-    let p = order_payment::Entity::find()
-        .filter(order_payment::Column::OrderId.eq(l.order.id))
-        .filter(order_payment::Column::LocalId.eq(local_id))
-        .one(&l.txn)
+    let p = payment_in(&l, local_id)
         .await?
         .ok_or(LifecycleError::NotFound)?;
     if let Some(seen) = notice
@@ -227,32 +240,89 @@ async fn apply(
         l.finish(None).await?;
         return Ok(Some(paying));
     }
-    if l.order.status == "p" {
-        l.confirm(p, crate::values::now()).await?;
-        l.finish(None).await?;
-        return Ok(Some(Paying::Paid));
+    let paying = take_money(&mut l, p, true).await?;
+    l.finish(paying.paid_order()).await?;
+    Ok(Some(paying.shown()))
+}
+
+/// What became of money that arrived.
+enum Taken {
+    /// The payment is confirmed; the order was paid before.
+    Confirmed,
+    /// The payment is confirmed and paid the order.
+    PaidOrder,
+    /// The order cannot be paid (canceled, sold out since): the payment waits as `pending`
+    /// for the organizer, who refunds or reactivates; why.
+    Waiting(String),
+}
+
+impl Taken {
+    /// The order event to tell of.
+    fn paid_order(&self) -> Option<OrderEvent> {
+        matches!(self, Taken::PaidOrder).then_some(OrderEvent::Paid)
     }
-    let id = p.id;
-    match pay(&mut l, Some(p), true).await {
-        Ok(()) => {
-            l.finish(Some(OrderEvent::Paid)).await?;
-            Ok(Some(Paying::Paid))
-        }
-        // The money arrived, but the order cannot be paid (canceled, sold out since): the
-        // payment waits as pending for the organizer, who refunds or reactivates.
-        Err(LifecycleError::Refused(why)) => {
-            let p = reread(&l, id).await?;
-            let mut row = p.into_active_model();
-            row.state = Set("pending".into());
-            row.update(&l.txn).await?;
-            l.finish(None).await?;
-            Ok(Some(Paying::Open(Some(format!(
+
+    /// What the payment page says.
+    fn shown(self) -> Paying {
+        match self {
+            Taken::Waiting(why) => Paying::Open(Some(format!(
                 "Your payment was received, but the order could not be marked paid: {why} \
                  The organizer will be in touch."
-            )))))
+            ))),
+            _ => Paying::Paid,
+        }
+    }
+}
+
+/// Confirms payment `p`, whose money arrived, paying the order with it where it can, in the
+/// order's transaction (the buyer is told when `notify`).
+async fn take_money(
+    l: &mut Locked<'_>,
+    p: order_payment::Model,
+    notify: bool,
+) -> Result<Taken, LifecycleError> {
+    if l.order.status == "p" {
+        l.confirm(p, crate::values::now()).await?;
+        return Ok(Taken::Confirmed);
+    }
+    let id = p.id;
+    match pay(l, Some(p), notify).await {
+        Ok(()) => Ok(Taken::PaidOrder),
+        // `pay` refuses before it writes anything.
+        Err(LifecycleError::Refused(why)) => {
+            let mut row = reread(l, id).await?.into_active_model();
+            row.state = Set("pending".into());
+            row.update(&l.txn).await?;
+            Ok(Taken::Waiting(why))
         }
         Err(e) => Err(e),
     }
+}
+
+/// Stores a new payment of the order by `provider` with what the provider kept, `created`.
+async fn insert_payment(
+    l: &Locked<'_>,
+    provider: &str,
+    amount_cents: i64,
+    kept: &Kept,
+) -> Result<order_payment::Model, DbErr> {
+    let local_id = super::lifecycle::next_local_id(&l.txn, l.order.id).await?;
+    order_payment::ActiveModel {
+        id: sea_orm::ActiveValue::NotSet,
+        order_id: Set(l.order.id),
+        local_id: Set(local_id),
+        state: Set("created".into()),
+        amount_cents: Set(amount_cents),
+        provider: Set(provider.to_owned()),
+        created: Set(crate::values::now()),
+        payment_date: Set(None),
+        details: Set(serde_json::json!({
+            "provider": kept.details,
+            "provider_state": kept.state,
+        })),
+    }
+    .insert(&l.txn)
+    .await
 }
 
 /// Writes what the provider kept into the payment (and marks it `pending` when asked).
@@ -442,47 +512,57 @@ pub async fn add_payment(
     }
     .insert(&l.txn)
     .await?;
-    let paid = if !confirm {
-        None
-    } else if l.order.status == "p" {
-        l.confirm(p, crate::values::now()).await?;
-        None
-    } else {
-        match pay(&mut l, Some(p), new.notify).await {
-            Ok(()) => Some(OrderEvent::Paid),
-            Err(LifecycleError::Refused(_)) => None,
-            Err(e) => return Err(e),
-        }
+    let paid = match confirm {
+        true => take_money(&mut l, p, new.notify).await?.paid_order(),
+        false => None,
     };
     Ok((l.finish(paid).await?, local_id))
 }
 
 /// Cancels an open payment (pretix's `payments/{id}/cancel/`), its provider first (a card
-/// payment's intent at Stripe, say); a provider's refusal is an external error.
+/// payment's intent at Stripe, say), outside any transaction and while no buyer is paying
+/// it (the payment's claim); a provider's refusal is an external error.
 pub async fn cancel_payment(
     seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
     local_id: i32,
 ) -> Result<super::Order, LifecycleError> {
-    let l = open(seller, ev, code).await?;
-    let p = order_payment::Entity::find()
-        .filter(order_payment::Column::OrderId.eq(l.order.id))
-        .filter(order_payment::Column::LocalId.eq(local_id))
-        .one(&l.txn)
-        .await?
-        .ok_or(LifecycleError::NotFound)?;
+    let invalid = || LifecycleError::Refused("Invalid state of payment".into());
+    let (_, p) = payment_of(seller.db, ev, code, local_id).await?;
     if !is_open(&p.state) {
-        return Err(LifecycleError::Refused("Invalid state of payment".into()));
+        return Err(invalid());
     }
-    if let Some((provider, (ctx, record))) = seller.provider_of(&l.txn, ev, &l.order, &p).await? {
-        provider
-            .cancel_payment(&ctx, &record)
-            .await
-            .map_err(|e| LifecycleError::Refused(format!("External error: {e}")))?;
+    let Some(claimed) = claim(seller.db, p.id).await? else {
+        return Err(LifecycleError::Refused(
+            "The payment is being paid just now; try again in a moment.".into(),
+        ));
+    };
+    let canceled = async {
+        // Read again under the claim: a buyer's try may have kept a new intent meanwhile.
+        let (o, p) = payment_of(seller.db, ev, code, local_id).await?;
+        if !is_open(&p.state) {
+            return Err(invalid());
+        }
+        if let Some((provider, (ctx, record))) = seller.provider_of(seller.db, ev, &o, &p).await? {
+            provider
+                .cancel_payment(&ctx, &record)
+                .await
+                .map_err(|e| LifecycleError::Refused(format!("External error: {e}")))?;
+        }
+        let l = open(seller, ev, code).await?;
+        let p = payment_in(&l, local_id)
+            .await?
+            .ok_or(LifecycleError::NotFound)?;
+        if !is_open(&p.state) {
+            return Err(invalid());
+        }
+        let mut row = p.into_active_model();
+        row.state = Set("canceled".into());
+        row.update(&l.txn).await?;
+        l.finish(None).await
     }
-    let mut row = p.into_active_model();
-    row.state = Set("canceled".into());
-    row.update(&l.txn).await?;
-    l.finish(None).await
+    .await;
+    release(seller.db, p.id, claimed).await?;
+    canceled
 }

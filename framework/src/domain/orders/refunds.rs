@@ -11,11 +11,14 @@ use sea_orm::{
 };
 use serde_json::{Value, json};
 
-use super::lifecycle::{Locked, Seller, give_back_and_cancel, open, refused};
+use std::sync::Arc;
+
+use super::lifecycle::{Locked, Seller, Told, give_back_and_cancel, open, refused};
 pub use super::read_model::Refund;
 use super::{LifecycleError, Order};
 use crate::db::entities::{event, order_payment, order_refund};
 use crate::domain::extensions::OrderEvent;
+use crate::domain::extensions::payments::PaymentProvider;
 use crate::domain::giftcards::{self, TransactError, Visibility};
 use crate::domain::invoices::when::Step as InvoiceStep;
 
@@ -127,7 +130,11 @@ async fn refundable(
     Ok(payment.amount_cents - given)
 }
 
-async fn payment_of(l: &Locked<'_>, local_id: i32) -> Result<Option<order_payment::Model>, DbErr> {
+/// The order's payment `local_id`, read in its transaction.
+pub(super) async fn payment_in(
+    l: &Locked<'_>,
+    local_id: i32,
+) -> Result<Option<order_payment::Model>, DbErr> {
     order_payment::Entity::find()
         .filter(order_payment::Column::OrderId.eq(l.order.id))
         .filter(order_payment::Column::LocalId.eq(local_id))
@@ -136,8 +143,12 @@ async fn payment_of(l: &Locked<'_>, local_id: i32) -> Result<Option<order_paymen
 }
 
 /// Gives back `amount_cents` (all that is left when `None`) of a confirmed payment through
-/// its provider; the refund is `done` when the provider accepts. With `mark_canceled` the
-/// order is canceled in the same transaction.
+/// its provider, as pretix: the refund is written `created` first (its amount counts as
+/// given back from then on, so refunds asked at once never give back more than was paid),
+/// the provider is asked outside any transaction (its service may take seconds, and on
+/// SQLite a transaction holds every writer), and the refund becomes `done`, or `failed`
+/// with the provider's word as an external error. With `mark_canceled` the order is
+/// canceled with the refund.
 pub async fn refund_payment(
     seller: Seller<'_>,
     ev: &event::Model,
@@ -146,8 +157,54 @@ pub async fn refund_payment(
     amount_cents: Option<i64>,
     mark_canceled: bool,
 ) -> Result<(Order, Refund), LifecycleError> {
+    let (provider, (ctx, record), refund) =
+        start_refund(seller, ev, code, payment_local_id, amount_cents).await?;
+    let reference = format!(
+        "{}-{}-{}-R{}",
+        seller.organizer, ev.slug, code, refund.local_id
+    );
+    let answer = provider
+        .refund(&ctx, &record, refund.amount_cents, &reference)
+        .await;
     let l = open(seller, ev, code).await?;
-    let payment = payment_of(&l, payment_local_id)
+    let mut row = order_refund::Entity::find_by_id(refund.id)
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)?
+        .into_active_model();
+    let failed = answer.as_ref().err().cloned();
+    match answer {
+        Ok(details) => {
+            row.state = Set("done".into());
+            row.details = Set(details);
+            row.execution_date = Set(Some(crate::values::now()));
+        }
+        Err(_) => row.state = Set("failed".into()),
+    }
+    let refund = row.update(&l.txn).await?;
+    if let Some(why) = failed {
+        l.finish(None).await?;
+        return refused(&format!("External error: {why}"));
+    }
+    let payment = order_payment::Entity::find_by_id(refund.payment_id.unwrap_or_default())
+        .one(&l.txn)
+        .await?
+        .ok_or(LifecycleError::NotFound)?;
+    settle_payment(&l, &payment).await?;
+    finish(l, refund, mark_canceled).await
+}
+
+/// The first half of [`refund_payment`], under the order's lock: checks the payment and the
+/// amount, and writes the refund `created`; gives the provider to ask and the refund.
+async fn start_refund(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    payment_local_id: i32,
+    amount_cents: Option<i64>,
+) -> Result<(Arc<dyn PaymentProvider>, Told, order_refund::Model), LifecycleError> {
+    let l = open(seller, ev, code).await?;
+    let payment = payment_in(&l, payment_local_id)
         .await?
         .ok_or(LifecycleError::NotFound)?;
     if payment.state != "confirmed" {
@@ -164,32 +221,27 @@ pub async fn refund_payment(
             ),
         );
     }
-    let Some((provider, (ctx, record))) =
-        seller.provider_of(&l.txn, ev, &l.order, &payment).await?
-    else {
+    let Some((provider, told)) = seller.provider_of(&l.txn, ev, &l.order, &payment).await? else {
         return refused("The payment method of this payment is not available any more.");
     };
-    let details = provider
-        .refund(&ctx, &record, amount)
-        .await
-        .map_err(LifecycleError::Refused)?;
-    let now = crate::values::now();
+    if !provider.can_refund() {
+        return refused("This payment method cannot refund payments.");
+    }
     let refund = insert(
         &l,
         order_refund::ActiveModel {
-            state: Set("done".into()),
+            state: Set("created".into()),
             source: Set("admin".into()),
             amount_cents: Set(amount),
             payment_id: Set(Some(payment.id)),
             provider: Set(payment.provider.clone()),
-            execution_date: Set(Some(now)),
-            details: Set(details),
+            details: Set(json!({})),
             ..Default::default()
         },
     )
     .await?;
-    settle_payment(&l, &payment).await?;
-    finish(l, refund, mark_canceled).await
+    l.finish(None).await?;
+    Ok((provider, told, refund))
 }
 
 /// Records a refund made elsewhere (or on its way). A `giftcard` refund that is `done`
@@ -211,7 +263,7 @@ pub async fn create(
         return field("amount", "The amount must be positive.");
     }
     let payment = match new.payment {
-        Some(n) => match payment_of(&l, n).await? {
+        Some(n) => match payment_in(&l, n).await? {
             Some(p) => Some(p),
             None => return field("payment", "No payment of this number in the order."),
         },
