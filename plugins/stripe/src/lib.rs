@@ -88,14 +88,15 @@ struct CardPayments {
 }
 
 impl CardPayments {
-    /// The intent a card is tried through: the payment's own while it has not failed, else a
-    /// new one (after the first, named by the one it follows). An intent is made once for its
+    /// The intent a card is tried through (for `amount` in Stripe's minor units): the
+    /// payment's own while it has not failed, else a new one (after the first, named by the one it follows). An intent is made once for its
     /// name, however often it is asked for (Stripe's idempotency key).
     async fn intent_for(
         &self,
         key: &str,
         ctx: &PaymentContext,
         payment: &PaymentRecord,
+        amount: i64,
     ) -> Result<Intent, StripeError> {
         let after = match payment.state["intent"].as_str() {
             Some(id) => {
@@ -108,9 +109,6 @@ impl CardPayments {
             }
             None => None,
         };
-        let amount = client::minor_units(payment.amount_cents, &ctx.currency).ok_or(
-            StripeError::Refused("This amount cannot be paid by card.".into()),
-        )?;
         self.api
             .create(key, ctx, payment.local_id, amount, after.as_deref())
             .await
@@ -193,8 +191,10 @@ impl PaymentProvider for CardPayments {
         if !client::is_id(method) {
             return Err("The card could not be read; please enter it again.".into());
         }
+        let amount = client::minor_units(payment.amount_cents, &ctx.currency)
+            .ok_or("This amount cannot be paid by card.")?;
         let intent = self
-            .intent_for(keys.secret, ctx, payment)
+            .intent_for(keys.secret, ctx, payment, amount)
             .await
             .map_err(|e| e.for_buyer())?;
         Ok(match self.api.attempt(keys.secret, &intent, method).await {
