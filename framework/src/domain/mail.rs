@@ -164,41 +164,6 @@ pub async fn queue(txn: &impl ConnectionTrait, mail: Mail) -> Result<i64, DbErr>
     Ok(row.id)
 }
 
-/// Whether a mail to somebody speaking `locale` goes out in German (`de`, `de-AT`, ...);
-/// every other language gets English, the two languages the service writes mails in.
-pub fn german(locale: &str) -> bool {
-    locale.split(['-', '_']).next() == Some("de")
-}
-
-/// Fills `{name}` placeholders of a mail text from `values`, as pretix's mail texts do
-/// (`"Your order {code} for {event}"`). Placeholders without a value, and braces that
-/// enclose no name, are left as they are.
-pub fn render(template: &str, values: &[(&str, &str)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let value = after.find('}').and_then(|close| {
-            let name = &after[..close];
-            let found = values.iter().find(|(n, _)| *n == name)?;
-            Some((found.1, close))
-        });
-        match value {
-            Some((value, close)) => {
-                out.push_str(value);
-                rest = &after[close + 1..];
-            }
-            None => {
-                out.push('{');
-                rest = after;
-            }
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// The mails of the outbox, newest first, at most `limit`, only those in `state` if given.
 pub async fn list(
     db: &impl ConnectionTrait,
@@ -219,24 +184,4 @@ pub async fn list(
 /// One mail of the outbox.
 pub async fn find(db: &impl ConnectionTrait, id: i64) -> Result<Option<outbox_mail::Model>, DbErr> {
     outbox_mail::Entity::find_by_id(id).one(db).await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::render;
-
-    #[test]
-    fn placeholders_are_filled_and_unknown_ones_kept() {
-        let text = render(
-            "Order {code} for {event}: {unknown} {}{",
-            &[("code", "ABC12"), ("event", "DemoCon")],
-        );
-        assert_eq!(text, "Order ABC12 for DemoCon: {unknown} {}{");
-    }
-
-    #[test]
-    fn a_value_is_not_searched_for_placeholders_again() {
-        let text = render("{a}{b}", &[("a", "{b}"), ("b", "x")]);
-        assert_eq!(text, "{b}x");
-    }
 }

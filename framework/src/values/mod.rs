@@ -1,5 +1,5 @@
 //! Small value types every layer shares, below `domain` and `http`: amounts of money and
-//! currencies, multi-language text, instants as the API prints them, and field errors in the spec's shape. They know nothing
+//! currencies, multi-language text, the service's own texts in the reader's language, instants as the API prints them, and field errors in the spec's shape. They know nothing
 //! of the database, the cache or the request path.
 
 pub mod currency;
@@ -7,6 +7,7 @@ pub mod error;
 pub mod i18n;
 pub mod money;
 pub mod stored;
+pub mod texts;
 pub mod timestamp;
 
 pub use error::FieldErrors;

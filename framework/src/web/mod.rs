@@ -82,6 +82,7 @@ const TEMPLATES: &[(&str, &str)] = &[
 
 static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     let mut env = Environment::new();
+    env.add_function("_", translated);
     for (name, source) in TEMPLATES {
         if let Err(error) = env.add_template(name, source) {
             tracing::error!(%error, name, "template does not compile");
@@ -89,6 +90,28 @@ static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
     }
     env
 });
+
+/// The templates' `_("text", name=value)`: the service's text in the page's language (the
+/// context's `lang`), its `{name}` placeholders filled (and escaped as any value).
+fn translated(
+    state: &minijinja::State,
+    text: String,
+    values: minijinja::value::Kwargs,
+) -> Result<String, minijinja::Error> {
+    let lang = state
+        .lookup("lang")
+        .and_then(|l| l.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let mut named = Vec::new();
+    for name in values.args() {
+        named.push((name, values.get::<minijinja::Value>(name)?.to_string()));
+    }
+    let named: Vec<(&str, &str)> = named.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    Ok(crate::values::texts::fill(
+        crate::values::texts::translate(&lang, &text),
+        &named,
+    ))
+}
 
 /// Renders a template with `context` (build it with `minijinja::context!`) to HTML.
 pub fn render_html(template: &str, context: minijinja::Value) -> Result<String, minijinja::Error> {
@@ -307,6 +330,45 @@ mod tests {
         ] {
             assert!(!is_local_path(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn every_text_the_templates_translate_is_in_every_catalog() {
+        use crate::values::texts::{LANGUAGES, translate};
+        for (name, source) in super::TEMPLATES {
+            for text in source
+                .split("_(\"")
+                .skip(1)
+                .filter_map(|s| s.split('"').next())
+            {
+                for lang in &LANGUAGES[1..] {
+                    assert_ne!(translate(lang, text), text, "{name}: {text} in {lang}");
+                }
+            }
+        }
+        for state in [
+            "created",
+            "pending",
+            "confirmed",
+            "canceled",
+            "failed",
+            "refunded",
+        ] {
+            let text = super::payment::state_text(state);
+            assert_ne!(translate("de", text), text, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_page_speaks_the_language_of_its_context() {
+        let html = super::render_html(
+            "payment.html",
+            minijinja::context! { lang => "de", code => "AB<C", state => "Paid", back => "/" },
+        )
+        .expect("renders");
+        assert!(html.contains(r#"<html lang="de">"#), "{html}");
+        assert!(html.contains("Zahlung für Bestellung AB&lt;C"), "{html}");
+        assert!(html.contains("Bezahlt"), "{html}");
     }
 
     #[test]

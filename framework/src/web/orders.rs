@@ -19,6 +19,7 @@ use crate::domain::{invoices, settings, tickets};
 use crate::http::Money;
 use crate::state::AppState;
 use crate::values::i18n::I18nString;
+use crate::values::texts;
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -99,6 +100,18 @@ pub(super) async fn find(
         .map(|order| (e, order)))
 }
 
+/// The language of an order's pages: the one `?locale=` names when the service writes it
+/// (pretix's widget and links pass it), else the order's.
+pub(super) fn reader_language(req: &Request, order_locale: &str) -> &'static str {
+    let asked = req.uri().query().and_then(|q| {
+        form_urlencoded::parse(q.as_bytes())
+            .find(|(k, _)| k == "locale")
+            .and_then(|(_, v)| texts::supported(&v))
+    });
+    asked.unwrap_or_else(|| texts::language(order_locale))
+}
+
+/// An order's status for people (English; the page translates it).
 fn status_text(status: &str) -> &'static str {
     match status {
         "p" => "Paid",
@@ -141,7 +154,7 @@ async fn product_names(state: &AppState, order: &Order) -> Result<Vec<String>, s
 #[handler]
 pub async fn order_page(req: &Request, state: Data<&AppState>) -> Response {
     match params(req, ["organizer", "event", "code", "secret"]) {
-        Some([org, ev, code, secret]) => order_answer(&state, org, ev, code, secret).await,
+        Some([org, ev, code, secret]) => order_answer(&state, req, [org, ev, code, secret]).await,
         None => protect(not_found()),
     }
 }
@@ -157,7 +170,8 @@ fn params<'a, const N: usize>(req: &'a Request, names: [&str; N]) -> Option<[&'a
     Some(values)
 }
 
-async fn order_answer(state: &AppState, org: &str, ev: &str, code: &str, secret: &str) -> Response {
+async fn order_answer(state: &AppState, req: &Request, link: [&str; 4]) -> Response {
+    let [org, ev, code, secret] = link;
     let found = match find(state, org, ev, code, secret).await {
         Ok(Some(found)) => found,
         Ok(None) => return protect(not_found()),
@@ -197,7 +211,13 @@ async fn order_answer(state: &AppState, org: &str, ev: &str, code: &str, secret:
             }
         })
         .collect();
-    let context = order_context(&e, &order, &names, &tickets, &downloads);
+    let lang = reader_language(req, &order.row.locale);
+    let methods: Vec<String> = order
+        .payments
+        .iter()
+        .map(|p| super::payment::provider_name(state, &e, &p.provider))
+        .collect();
+    let context = order_context(&e, &order, (&names, &methods), &tickets, &downloads, lang);
     crate::web::render_with_policy(
         StatusCode::OK,
         "order.html",
@@ -362,12 +382,15 @@ pub fn qr_svg(secret: &str) -> Option<String> {
     svg.find("<svg").map(|start| svg[start..].to_owned())
 }
 
+/// The order page's values: `names` are the positions' products, `methods` the payments'
+/// providers, for people.
 fn order_context(
     e: &event::Model,
     order: &Order,
-    names: &[String],
+    (names, methods): (&[String], &[String]),
     tickets: &TicketNames,
     downloads: &Downloads<'_>,
+    lang: &str,
 ) -> minijinja::Value {
     let o = &order.row;
     let status = orders::status(o, crate::values::now());
@@ -424,11 +447,12 @@ fn order_context(
     let payments: Vec<minijinja::Value> = order
         .payments
         .iter()
-        .map(|p| {
+        .zip(methods)
+        .map(|(p, method)| {
             minijinja::context! {
                 amount => Money(p.amount_cents).to_string(),
-                provider => p.provider,
-                state => p.state,
+                method => method,
+                state => super::payment::state_text(&p.state),
                 link => p.details["payment_url"].as_str().filter(|_| p.state == "created"),
             }
         })
@@ -440,7 +464,8 @@ fn order_context(
         .collect();
     minijinja::context! {
         downloads => order_files,
-        event => I18nString::from_stored(&e.name).localize(&o.locale),
+        lang => lang,
+        event => I18nString::from_stored(&e.name).localize(lang),
         code => o.code,
         status => status_text(status),
         waiting => status == "n",

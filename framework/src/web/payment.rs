@@ -196,14 +196,17 @@ impl Found {
             None => String::new(),
         };
         let method = provider_name(state, &self.event, &p.provider);
+        let lang = super::orders::reader_language(req, &self.order.row.locale);
         let mut resp = super::render_with_policy(
             StatusCode::OK,
             "payment.html",
             minijinja::context! {
-                event => I18nString::from_stored(&self.event.name).localize(&self.order.row.locale),
+                lang,
+                event => I18nString::from_stored(&self.event.name).localize(lang),
                 code => self.order.row.code,
                 amount, currency, method,
                 state => state_text(&p.state),
+                received => p.state == "confirmed",
                 instructions => p.details["instructions"].as_str().unwrap_or_default(),
                 form => html,
                 message, waiting,
@@ -222,8 +225,8 @@ impl Found {
     }
 }
 
-/// A payment state for people.
-fn state_text(state: &str) -> &'static str {
+/// A payment state for people (English; the pages translate it).
+pub(super) fn state_text(state: &str) -> &'static str {
     match state {
         "created" => "Waiting for payment",
         "pending" => "Payment pending",
@@ -236,7 +239,11 @@ fn state_text(state: &str) -> &'static str {
 }
 
 /// The provider's name for people.
-fn provider_name(state: &AppState, ev: &crate::db::entities::event::Model, id: &str) -> String {
+pub(super) fn provider_name(
+    state: &AppState,
+    ev: &crate::db::entities::event::Model,
+    id: &str,
+) -> String {
     state
         .plugins
         .payment_provider(ev, id)

@@ -63,6 +63,73 @@ async fn an_order_is_created_pending_with_a_manual_payment_and_a_confirmation_pa
 }
 
 #[tokio::test]
+async fn the_order_and_payment_pages_speak_the_orders_language_and_a_received_payment_says_so() {
+    let s = shop(Some(10)).await;
+    let r = s
+        .app
+        .patch(
+            &format!("{EVENT}/settings/"),
+            &s.token,
+            json!({"locales": ["en", "de"], "payment_manual__enabled": true}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = s
+        .order(json!({
+            "email": "ada@example.org", "locale": "de", "sales_channel": "web",
+            "payment_provider": "manual",
+            "positions": [{"item": s.ticket, "variation": null}],
+        }))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let public = |url: &Value| {
+        url.as_str()
+            .and_then(|u| u.strip_prefix("http://tessera.test"))
+            .expect("public url")
+            .to_owned()
+    };
+    let (path, pay) = (
+        public(&r.body["url"]),
+        public(&r.body["payments"][0]["payment_url"]),
+    );
+    let html = |page: tessera_tests::Reply| page.body.as_str().unwrap_or_default().to_owned();
+    let german = html(s.app.get(&path, "").await);
+    assert!(german.contains(r#"<html lang="de">"#), "{german}");
+    assert!(german.contains("Zahlung ausstehend"), "{german}");
+    assert!(german.contains("Jetzt bezahlen"), "{german}");
+    assert!(
+        german.contains("Manual payment"),
+        "the provider by name: {german}"
+    );
+    let english = html(s.app.get(&format!("{path}?locale=en"), "").await);
+    assert!(english.contains(r#"<html lang="en">"#), "{english}");
+    assert!(english.contains("Pending payment"), "{english}");
+    let unknown = html(s.app.get(&format!("{path}?locale=xx"), "").await);
+    assert!(unknown.contains("Zahlung ausstehend"), "{unknown}");
+    let open = html(s.app.get(&pay, "").await);
+    assert!(open.contains("Please pay 23.00 EUR"), "{open}");
+    let code = r.body["code"].as_str().expect("code");
+    let paid = s
+        .app
+        .post(
+            &format!("{EVENT}/orders/{code}/mark_paid/"),
+            &s.token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(paid.status, 200, "{}", paid.body);
+    let received = html(s.app.get(&pay, "").await);
+    assert!(
+        received.contains("Diese Zahlung ist eingegangen"),
+        "{received}"
+    );
+    assert!(
+        !received.contains("Please pay"),
+        "no instructions once paid: {received}"
+    );
+}
+
+#[tokio::test]
 async fn a_paid_order_holds_paid_quota_and_a_pending_one_pending_quota() {
     let s = shop(Some(10)).await;
     s.ordered(2, json!({"status": "p", "payment_provider": "manual"}))

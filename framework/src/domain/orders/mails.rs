@@ -1,4 +1,5 @@
-//! The mails about an order, in the customer's language (German or English): the
+//! The mails about an order, in the customer's language (English, translated through the
+//! service's catalogs, `values::texts`): the
 //! confirmation when it is placed, word of its payment, approval or denial, change and
 //! cancellation. Those after which the order may have tickets carry them
 //! ([`Mail::with_tickets_of`]).
@@ -6,8 +7,9 @@
 use chrono::{DateTime, Utc};
 
 use crate::db::entities::{event, order};
-use crate::domain::mail::{Mail, german, render};
+use crate::domain::mail::Mail;
 use crate::domain::sale::Catalogue;
+use crate::values::texts::{fill, translate};
 use crate::values::{I18nString, Money};
 
 use super::{Order, confirmation_page};
@@ -48,7 +50,8 @@ struct Texts {
     paid_body: &'static str,
 }
 
-const EN: Texts = Texts {
+/// The texts, in English; `framework/locale/{lang}.po` translate them.
+const TEXTS: Texts = Texts {
     placed_subject: "Your order for {event}: {code}",
     placed_body: "Hello,
 
@@ -143,105 +146,6 @@ The {event} team
 ",
 };
 
-const DE: Texts = Texts {
-    placed_subject: "Ihre Bestellung für {event}: {code}",
-    placed_body: "Hallo,
-
-vielen Dank für Ihre Bestellung für {event}.
-
-Bestellung {code}
-{positions}
-Summe: {total}
-
-{payment}
-
-Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-    pending: "Bitte zahlen Sie {total} bis zum {expires}; bis dahin ist die Bestellung für Sie reserviert.",
-    paid: "Die Bestellung ist bezahlt.",
-    canceled_subject: "Ihre Bestellung für {event} wurde storniert: {code}",
-    canceled_body: "Hallo,
-
-Ihre Bestellung {code} für {event} wurde storniert.
-
-Einzelheiten finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-    awaiting: "Der Veranstalter muss Ihre Bestellung erst freigeben; wir schreiben Ihnen dann erneut.",
-    approved_subject: "Ihre Bestellung für {event} wurde freigegeben: {code}",
-    approved_body: "Hallo,
-
-Ihre Bestellung {code} für {event} wurde freigegeben.
-
-{payment}
-
-Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-    denied_subject: "Ihre Bestellung für {event} wurde abgelehnt: {code}",
-    denied_body: "Hallo,
-
-leider wurde Ihre Bestellung {code} für {event} abgelehnt.
-{comment}
-Einzelheiten finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-    link_subject: "Ihre Bestellung für {event}: {code}",
-    link_body: "Hallo,
-
-hier ist noch einmal der Link zu Ihrer Bestellung {code} für {event}. Ihre Bestellung und
-Ihre Tickets finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-    changed_subject: "Ihre Bestellung für {event} wurde geändert: {code}",
-    changed_body: "Hallo,
-
-Ihre Bestellung {code} für {event} wurde geändert. Sie lautet jetzt:
-
-{positions}
-Summe: {total}
-
-{payment}
-
-Ihre Bestellung und Ihre Tickets finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-    paid_subject: "Zahlung für Ihre Bestellung erhalten: {code}",
-    paid_body: "Hallo,
-
-wir haben Ihre Zahlung für {event} erhalten. Vielen Dank!
-
-Ihre Bestellung {code} und Ihre Tickets finden Sie auf dieser Seite:
-{url}
-
-Viele Grüße
-Ihr Team von {event}
-",
-};
-
-fn texts(locale: &str) -> &'static Texts {
-    if german(locale) { &DE } else { &EN }
-}
-
 fn amount(cents: i64, currency: &str) -> String {
     format!("{currency} {}", Money(cents).to_decimal_string())
 }
@@ -254,15 +158,17 @@ fn day(ev: &event::Model, at: DateTime<Utc>) -> String {
 
 /// What the customer has to do about paying: nothing (paid), wait (approval), or pay by
 /// the end of the term.
-fn payment_line(ev: &event::Model, o: &order::Model, t: &Texts) -> String {
+fn payment_line(ev: &event::Model, o: &order::Model) -> String {
+    let lang = &o.locale;
     if o.status == "p" {
-        t.paid.to_owned()
+        translate(lang, TEXTS.paid).to_owned()
     } else if o.require_approval {
-        t.awaiting.to_owned()
+        translate(lang, TEXTS.awaiting).to_owned()
     } else {
         let total = amount(o.total_cents, &ev.currency);
         let expires = o.expires.map(|e| day(ev, e)).unwrap_or_default();
-        render(t.pending, &[("total", &total), ("expires", &expires)])
+        let values = [("total", total.as_str()), ("expires", expires.as_str())];
+        fill(translate(lang, TEXTS.pending), &values)
     }
 }
 
@@ -317,7 +223,7 @@ fn summary(
         .collect();
     let positions = positions.join("\n");
     let total = amount(o.total_cents, &ev.currency);
-    let payment = payment_line(ev, o, texts(&o.locale));
+    let payment = payment_line(ev, o);
     let extra = [
         ("positions", positions.as_str()),
         ("total", total.as_str()),
@@ -337,7 +243,8 @@ fn to_customer(
     extra: &[(&str, &str)],
 ) -> Option<Mail> {
     let to = recipient(o)?;
-    let (subject, body) = pick(texts(&o.locale));
+    let (subject, body) = pick(&TEXTS);
+    let (subject, body) = (translate(&o.locale, subject), translate(&o.locale, body));
     let event = I18nString::from_stored(&ev.name).localize(&o.locale);
     let url = shop.order_url(ev, o);
     let mut values = vec![
@@ -346,7 +253,7 @@ fn to_customer(
         ("url", url.as_str()),
     ];
     values.extend_from_slice(extra);
-    let mail = Mail::text(to, render(subject, &values), render(body, &values));
+    let mail = Mail::text(to, fill(subject, &values), fill(body, &values));
     Some(mail.about(Some(ev.organizer_id), Some(ev.id)))
 }
 
@@ -358,7 +265,7 @@ pub fn canceled(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> O
 /// Word that an order was approved, with what to pay by when (or that it is paid, when it
 /// was free, and then its tickets). `None` when the order has no e-mail address.
 pub fn approved(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
-    let payment = payment_line(ev, o, texts(&o.locale));
+    let payment = payment_line(ev, o);
     let pick = |t: &Texts| (t.approved_subject, t.approved_body);
     to_customer(ev, o, shop, pick, &[("payment", payment.as_str())])
         .map(|m| m.with_tickets_of(o.id))
@@ -391,4 +298,36 @@ pub fn denied(
 /// has no e-mail address.
 pub fn link(ev: &event::Model, o: &order::Model, shop: &Storefront<'_>) -> Option<Mail> {
     to_customer(ev, o, shop, |t| (t.link_subject, t.link_body), &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TEXTS;
+    use crate::values::texts::translate;
+
+    #[test]
+    fn every_mail_text_has_a_german_translation() {
+        let t = &TEXTS;
+        for text in [
+            t.placed_subject,
+            t.placed_body,
+            t.pending,
+            t.paid,
+            t.canceled_subject,
+            t.canceled_body,
+            t.awaiting,
+            t.approved_subject,
+            t.approved_body,
+            t.denied_subject,
+            t.denied_body,
+            t.link_subject,
+            t.link_body,
+            t.changed_subject,
+            t.changed_body,
+            t.paid_subject,
+            t.paid_body,
+        ] {
+            assert_ne!(translate("de", text), text, "{text}");
+        }
+    }
 }

@@ -1,6 +1,6 @@
-//! The e-mail that brings a waiting person their voucher, in English and German.
+//! The e-mail that brings a waiting person their voucher, in their language.
 
-use crate::domain::mail::{german, render};
+use crate::values::texts::{fill, translate};
 
 /// What the e-mail tells.
 #[derive(Debug, Clone, Copy)]
@@ -15,8 +15,8 @@ pub struct VoucherNotice<'a> {
     pub hours: i64,
 }
 
-const SUBJECT_EN: &str = "You have been selected from the waiting list for {event}";
-const BODY_EN: &str = "Hello,
+const SUBJECT: &str = "You have been selected from the waiting list for {event}";
+const BODY: &str = "Hello,
 
 a place for {event} has become available for you: {product}.
 
@@ -30,29 +30,9 @@ Best regards,
 The {event} team
 ";
 
-const SUBJECT_DE: &str = "Sie wurden von der Warteliste für {event} ausgewählt";
-const BODY_DE: &str = "Hallo,
-
-für {event} ist ein Platz für Sie frei geworden: {product}.
-
-Lösen Sie dafür innerhalb von {hours} Stunden diesen Gutscheincode ein:
-
-{code}
-
-Danach verfällt der Gutschein, und der Platz geht an die nächste Person auf der Warteliste.
-
-Viele Grüße
-Ihr Team von {event}
-";
-
-/// Subject and body in the person's `locale`: German for `de` (and `de-…`), English for any
-/// other.
+/// Subject and body in the person's `locale` (English, or a translation from the service's
+/// catalogs).
 pub fn voucher_mail(locale: &str, n: &VoucherNotice) -> (String, String) {
-    let (subject, body) = if german(locale) {
-        (SUBJECT_DE, BODY_DE)
-    } else {
-        (SUBJECT_EN, BODY_EN)
-    };
     let hours = n.hours.to_string();
     let values = [
         ("event", n.event),
@@ -60,7 +40,10 @@ pub fn voucher_mail(locale: &str, n: &VoucherNotice) -> (String, String) {
         ("code", n.code),
         ("hours", hours.as_str()),
     ];
-    (render(subject, &values), render(body, &values))
+    (
+        fill(translate(locale, SUBJECT), &values),
+        fill(translate(locale, BODY), &values),
+    )
 }
 
 #[cfg(test)]
