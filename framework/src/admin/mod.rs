@@ -105,6 +105,11 @@ async fn insert_organizer(
             "invalid slug {slug:?}: use letters, digits, '-' and '.', starting with a letter or digit"
         )));
     }
+    if !slug::is_free_for_organizer(slug) {
+        return Err(invalid(format!(
+            "the slug {slug:?} is reserved for the service's own pages"
+        )));
+    }
     if name.trim().is_empty() {
         return Err(invalid("the name must not be empty"));
     }

@@ -49,6 +49,9 @@ pub async fn validate(
                     "slug",
                     "Use letters, digits, \"-\" and \".\", starting with a letter or digit.",
                 );
+            } else if !super::slug::is_free_for_event(&e.slug) {
+                slug_ok = false;
+                errors.push("slug", super::slug::reserved_message(&e.slug));
             } else if slug_taken(db, e.organizer_id, &e.slug).await? {
                 slug_ok = false;
                 errors.push(

@@ -71,6 +71,8 @@ pub async fn create_organizer(
             "Enter a valid slug: letters, digits, '-' and '.', starting with a letter or digit."
                 .to_owned(),
         ));
+    } else if !slug::is_free_for_organizer(new_slug) {
+        invalid.push(("slug", slug::reserved_message(new_slug)));
     }
     if !invalid.is_empty() {
         return Err(CreateError::Invalid(invalid));

@@ -161,6 +161,19 @@ async fn a_slug_is_unique_per_organizer_and_fixed() {
 }
 
 #[tokio::test]
+async fn a_slug_the_shops_paths_take_is_refused() {
+    let (app, token) = setup().await;
+    for taken in ["widget", "Redeem"] {
+        let r = app.post(EVENTS, &token, conf(taken)).await;
+        assert_eq!(r.status, 400, "{taken}: {}", r.body);
+        assert_eq!(
+            r.body["slug"][0],
+            format!("This field has an invalid value: {taken}.")
+        );
+    }
+}
+
+#[tokio::test]
 async fn patch_changes_only_the_sent_fields() {
     let (app, token) = setup().await;
     create(&app, &token, conf("conf")).await;
