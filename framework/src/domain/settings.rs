@@ -49,7 +49,17 @@ pub enum SettingType {
     LocaleList,
     /// One of the given values.
     Choice(&'static [&'static str]),
+    /// A colour as pages write it in their stylesheet: `#` and six hexadecimal digits.
+    Colour,
 }
+
+/// Whether `s` is `#` and six hexadecimal digits: a colour that is safe in a stylesheet.
+pub fn is_colour(s: &str) -> bool {
+    s.len() == 7 && s.starts_with('#') && s[1..].chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// The pages' colour unless an organizer or event chooses its own (`primary_color`).
+pub const BRAND_COLOUR: &str = "#24292f";
 
 /// Most characters of an e-mail address: Django's `EmailField`, which pretix uses.
 pub const MAX_EMAIL_CHARS: usize = 254;
@@ -81,7 +91,10 @@ impl SettingType {
             SettingType::Email => Some(MAX_EMAIL_CHARS),
             SettingType::Url => Some(MAX_URL_CHARS),
             SettingType::Locale | SettingType::LocaleList => Some(MAX_LOCALE_CHARS),
-            SettingType::Bool | SettingType::Int { .. } | SettingType::Choice(_) => None,
+            SettingType::Bool
+            | SettingType::Int { .. }
+            | SettingType::Choice(_)
+            | SettingType::Colour => None,
         }
     }
 }
@@ -303,6 +316,10 @@ impl SettingDef {
                 Ok(())
             }
             (SettingType::Choice(_), v) => Err(format!("{v} is not a valid choice.")),
+            (SettingType::Colour, Value::String(s)) if is_colour(s) => Ok(()),
+            (SettingType::Colour, _) => {
+                Err("Enter a colour as # and six hexadecimal digits, e.g. #24292f.".into())
+            }
             (SettingType::Text { .. }, _) => Err("Not a valid string.".into()),
         }
     }
@@ -612,6 +629,21 @@ fn core_settings() -> Vec<SettingDef> {
             "Show event times",
             "Show the times of the event, not only the dates.",
         ),
+        SettingDef::new(
+            "primary_color",
+            Colour,
+            json!(BRAND_COLOUR),
+            "Primary colour",
+            "The colour of the pages' header and buttons, as #rrggbb.",
+        ),
+        SettingDef::new(
+            "frontpage_text",
+            I18nText { max_length: 10_000 },
+            json!(""),
+            "Frontpage text",
+            "Shown on the event's shop page above the products.",
+        )
+        .level(Level::Event),
         SettingDef::new(
             "cancel_allow_user",
             Bool,
@@ -938,6 +970,15 @@ pub async fn languages_of(
     ev: &event::Model,
 ) -> Result<Vec<String>, DbErr> {
     Ok(locales(&*of_event(db, registry, cache, ev).await?))
+}
+
+/// The colour of an event's pages (`primary_color`, as stored only when valid).
+pub fn brand(values: &EventSettings) -> &str {
+    values
+        .get("primary_color")
+        .and_then(Value::as_str)
+        .filter(|c| is_colour(c))
+        .unwrap_or(BRAND_COLOUR)
 }
 
 /// The languages (`locales`) among an event's effective settings.

@@ -113,6 +113,23 @@ fn translated(
     ))
 }
 
+/// The layout's colours for an event's pages: its `primary_color`, and white or near-black
+/// text on it, whichever reads better (by the colour's luminance).
+pub fn brand_colours(values: &crate::domain::cache::EventSettings) -> minijinja::Value {
+    let brand = crate::domain::settings::brand(values);
+    let channel = |i: usize| {
+        let c = f64::from(u8::from_str_radix(&brand[i..i + 2], 16).unwrap_or(0)) / 255.0;
+        if c <= 0.039_28 {
+            c / 12.92
+        } else {
+            ((c + 0.055) / 1.055).powf(2.4)
+        }
+    };
+    let luminance = 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
+    let on_brand = if luminance > 0.179 { "#1d1d1f" } else { "#fff" };
+    minijinja::context! { brand, on_brand }
+}
+
 /// Renders a template with `context` (build it with `minijinja::context!`) to HTML.
 pub fn render_html(template: &str, context: minijinja::Value) -> Result<String, minijinja::Error> {
     TEMPLATE_ENV

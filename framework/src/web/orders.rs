@@ -474,5 +474,6 @@ fn order_context(
         payments => payments,
         total => Money(o.total_cents).to_string(),
         currency => e.currency,
+        ..super::brand_colours(downloads.settings)
     }
 }

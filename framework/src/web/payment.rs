@@ -15,7 +15,7 @@ use crate::domain::extensions::Extensions;
 use crate::domain::extensions::payments::{PaymentForm, PaymentProvider};
 use crate::domain::orders::paying::{self, Noticed, Paying};
 use crate::domain::orders::{LifecycleError, Order};
-use crate::domain::{events, tokens};
+use crate::domain::{events, settings, tokens};
 use crate::http::Money;
 use crate::state::AppState;
 use crate::values::i18n::I18nString;
@@ -197,6 +197,12 @@ impl Found {
         };
         let method = provider_name(state, &self.event, &p.provider);
         let lang = super::orders::reader_language(req, &self.order.row.locale);
+        let cache = state.cache.current().await;
+        let values = match settings::of_event(&state.db, &state.settings, cache, &self.event).await
+        {
+            Ok(values) => values,
+            Err(e) => return super::server_error(e),
+        };
         let mut resp = super::render_with_policy(
             StatusCode::OK,
             "payment.html",
@@ -211,6 +217,7 @@ impl Found {
                 form => html,
                 message, waiting,
                 back => self.order_page(),
+                ..super::brand_colours(&values)
             },
             &policy(form.as_ref(), &nonce),
         );

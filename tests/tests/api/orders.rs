@@ -130,6 +130,39 @@ async fn the_order_and_payment_pages_speak_the_orders_language_and_a_received_pa
 }
 
 #[tokio::test]
+async fn the_events_primary_colour_dresses_its_pages_and_only_colours_are_taken() {
+    let s = shop(Some(10)).await;
+    let settings = format!("{EVENT}/settings/");
+    for bad in ["red", "#ffcc0", "#ffcc00; }", "#GGGGGG"] {
+        let r = s
+            .app
+            .patch(&settings, &s.token, json!({"primary_color": bad}))
+            .await;
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+        assert!(r.body["primary_color"][0].is_string(), "{}", r.body);
+    }
+    let r = s
+        .app
+        .patch(&settings, &s.token, json!({"primary_color": "#ffcc00"}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let o = s
+        .order(json!({
+            "email": "ada@example.org", "locale": "en", "sales_channel": "web",
+            "positions": [{"item": s.ticket, "variation": null}],
+        }))
+        .await;
+    assert_eq!(o.status, 201, "{}", o.body);
+    let path = o.body["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://tessera.test"))
+        .expect("public url");
+    let page = s.app.get(path, "").await;
+    let html = page.body.as_str().unwrap_or_default();
+    assert!(html.contains("--brand: #ffcc00; --on-brand: #1d1d1f;"), "dark text on yellow: {html}");
+}
+
+#[tokio::test]
 async fn a_paid_order_holds_paid_quota_and_a_pending_one_pending_quota() {
     let s = shop(Some(10)).await;
     s.ordered(2, json!({"status": "p", "payment_provider": "manual"}))
