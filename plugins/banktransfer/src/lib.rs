@@ -130,6 +130,22 @@ pub fn reference(prefix: &str, event: &str, order: &str) -> String {
     format!("{prefix}{event}-{order}").to_uppercase()
 }
 
+/// What the buyer is asked to do, naming only the account details that are set.
+fn instructions(amount: &str, holder: &str, iban: &str, bic: &str, reference: &str) -> String {
+    let mut account = Vec::new();
+    if !holder.is_empty() {
+        account.push(holder.to_owned());
+    }
+    account.push(format!("IBAN {iban}"));
+    if !bic.is_empty() {
+        account.push(format!("BIC {bic}"));
+    }
+    format!(
+        "Please transfer {amount} to {}, quoting the reference {reference}.",
+        account.join(", ")
+    )
+}
+
 #[async_trait::async_trait]
 impl PaymentProvider for BankTransferProvider {
     fn identifier(&self) -> &str {
@@ -169,9 +185,12 @@ impl PaymentProvider for BankTransferProvider {
         let amount = Money(ctx.amount_cents);
         Ok(CreatedPayment {
             payment_url: None,
-            instructions: format!(
-                "Please transfer {amount} {} to {holder}, IBAN {iban}, BIC {bic}, quoting the reference {reference}.",
-                ctx.currency
+            instructions: instructions(
+                &format!("{amount} {}", ctx.currency),
+                &holder,
+                &iban,
+                &bic,
+                &reference,
             ),
             details: json!({
                 "reference": reference,

@@ -159,7 +159,10 @@ async fn the_events_primary_colour_dresses_its_pages_and_only_colours_are_taken(
         .expect("public url");
     let page = s.app.get(path, "").await;
     let html = page.body.as_str().unwrap_or_default();
-    assert!(html.contains("--brand: #ffcc00; --on-brand: #1d1d1f;"), "dark text on yellow: {html}");
+    assert!(
+        html.contains("--brand: #ffcc00; --on-brand: #1d1d1f;"),
+        "dark text on yellow: {html}"
+    );
 }
 
 #[tokio::test]
