@@ -62,20 +62,28 @@ pub fn translate<'a>(lang: &str, text: &'a str) -> &'a str {
 /// `text` with each `{name}` replaced by its value, in one pass (a value that holds braces
 /// is not read again); other braces stay as they are.
 pub fn fill(text: &str, values: &[(&str, &str)]) -> String {
+    fill_with(text, |name| {
+        values.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+    })
+}
+
+/// `text` with each `{name}` (`[-a-zA-Z0-9:_]+`) replaced by what `value` gives for it, in one
+/// pass; names without a value, and other braces, stay as written.
+pub fn fill_with<'v>(text: &str, value: impl Fn(&str) -> Option<&'v str>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find('{') {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 1..];
-        let named = after.find('}').and_then(|end| {
-            let name = &after[..end];
-            let (_, value) = values.iter().find(|(n, _)| *n == name)?;
-            Some((value, end))
-        });
-        match named {
-            Some((value, end)) => {
-                out.push_str(value);
-                rest = &after[end + 1..];
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '_')))
+            .unwrap_or(after.len());
+        let name = &after[..name_len];
+        let closed = !name.is_empty() && after[name_len..].starts_with('}');
+        match closed.then(|| value(name)).flatten() {
+            Some(v) => {
+                out.push_str(v);
+                rest = &after[name_len + 1..];
             }
             None => {
                 out.push('{');

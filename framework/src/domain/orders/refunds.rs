@@ -4,14 +4,14 @@
 //! payment's state, the order's cancellation and a gift card's credit in the same
 //! transaction; a payment never gives back more than was paid on it.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
     IntoActiveModel, QueryFilter, QueryOrder, Set,
 };
 use serde_json::{Value, json};
-
-use std::sync::Arc;
 
 use super::lifecycle::{Locked, Seller, Told, give_back_and_cancel, open, refused};
 pub use super::read_model::Refund;

@@ -541,35 +541,7 @@ impl Sheet {
     /// Replaces each `{name}` of a text (`[-a-zA-Z0-9:_]+`) with the variable's value;
     /// unknown names stay as written.
     fn fill_in(&self, text: &str, lang: &str) -> String {
-        let mut out = String::with_capacity(text.len());
-        let mut rest = text;
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            let after = &rest[open + 1..];
-            let name_len = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | ':' | '_')))
-                .unwrap_or(after.len());
-            let name = &after[..name_len];
-            match (after[name_len..].starts_with('}'), name.is_empty()) {
-                (true, false) => {
-                    match self.variable(name, lang) {
-                        Some(value) => out.push_str(value),
-                        None => {
-                            out.push('{');
-                            out.push_str(name);
-                            out.push('}');
-                        }
-                    }
-                    rest = &after[name_len + 1..];
-                }
-                _ => {
-                    out.push('{');
-                    rest = after;
-                }
-            }
-        }
-        out.push_str(rest);
-        out
+        crate::values::texts::fill_with(text, |name| self.variable(name, lang))
     }
 }
 
