@@ -337,6 +337,21 @@ pub async fn post_page(
     .await
 }
 
+/// A new card order of `app`'s event paid on its payment page with a good card; gives its
+/// code and its PaymentIntent's ID.
+pub async fn paid_card_order(app: &TestApp, token: &str, stripe: &LocalStripe) -> (String, String) {
+    let (code, path) = card_order(app, token).await;
+    let page = open_page(app, &path).await;
+    let method = stripe.card("4242424242424242").await;
+    let r = post_page(app, &path, &page, &[("payment_method", &method)]).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let intent = order(app, token, &code).await["payments"][0]["details"]["id"]
+        .as_str()
+        .expect("intent")
+        .to_owned();
+    (code, intent)
+}
+
 /// The order as the API shows it.
 pub async fn order(app: &TestApp, token: &str, code: &str) -> Value {
     let r = app

@@ -363,14 +363,7 @@ mod tests {
                 }
             }
         }
-        for state in [
-            "created",
-            "pending",
-            "confirmed",
-            "canceled",
-            "failed",
-            "refunded",
-        ] {
+        for state in crate::domain::orders::paying::STATES {
             let text = super::payment::state_text(state);
             assert_ne!(translate("de", text), text, "{text}");
         }

@@ -219,14 +219,10 @@ impl Stripe {
 
     /// The intent as it stands, with its payment method.
     pub async fn intent(&self, key: &str, id: &str) -> Result<Intent, StripeError> {
-        let url = format!("{}/v1/payment_intents/{id}", self.base);
-        let req = self
-            .http
-            .get(url)
-            .bearer_auth(key)
-            .header("Stripe-Version", API_VERSION)
-            .query(&[("expand[]", "payment_method")]);
-        let v = answer(req).await?;
+        let path = format!("/v1/payment_intents/{id}");
+        let v = self
+            .get(key, &path, &[("expand[]", "payment_method")])
+            .await?;
         Intent::of(&v).ok_or(StripeError::Unreachable)
     }
 
@@ -256,15 +252,24 @@ impl Stripe {
 
     /// The refunds of an intent's payment, as they stand (Stripe lists the latest 100).
     pub async fn refunds(&self, key: &str, intent: &str) -> Result<Vec<Value>, StripeError> {
-        let url = format!("{}/v1/refunds", self.base);
+        let query = [("payment_intent", intent), ("limit", "100")];
+        let v = self.get(key, "/v1/refunds", &query).await?;
+        Ok(v["data"].as_array().cloned().unwrap_or_default())
+    }
+
+    async fn get(
+        &self,
+        key: &str,
+        path: &str,
+        query: &[(&str, &str)],
+    ) -> Result<Value, StripeError> {
         let req = self
             .http
-            .get(url)
+            .get(format!("{}{path}", self.base))
             .bearer_auth(key)
             .header("Stripe-Version", API_VERSION)
-            .query(&[("payment_intent", intent), ("limit", "100")]);
-        let v = answer(req).await?;
-        Ok(v["data"].as_array().cloned().unwrap_or_default())
+            .query(query);
+        answer(req).await
     }
 
     async fn post(

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use tessera_tests::stripe::{
     LocalStripe, PUBLISHABLE_KEY, SECRET_KEY, WEBHOOK_SECRET, card_event, card_order, notify,
-    open_page, order, post_page, signed, stripe_app,
+    open_page, order, paid_card_order, post_page, signed, stripe_app,
 };
 
 const SETTINGS: &str = "/api/v1/organizers/shop/events/conf/settings/";
@@ -299,11 +299,7 @@ async fn money_arriving_twice_for_a_payment_is_recorded_as_a_second_payment() {
     };
     let app = stripe_app(&stripe.base).await;
     let token = card_event(&app).await;
-    let (code, path) = card_order(&app, &token).await;
-    let page = open_page(&app, &path).await;
-    let method = stripe.card("4242424242424242").await;
-    let r = post_page(&app, &path, &page, &[("payment_method", &method)]).await;
-    assert_eq!(r.status, 303, "{}", r.body);
+    let (code, _) = paid_card_order(&app, &token, &stripe).await;
     let again = stripe.pay_directly(&code, "4242424242424242").await;
     let body = intent_event("evt_2nd", "payment_intent.succeeded", &code, &again);
     for _ in 0..2 {
@@ -338,19 +334,7 @@ async fn refunds_through_the_api_reach_stripe_in_part_and_in_full() {
     };
     let app = stripe_app(&stripe.base).await;
     let token = card_event(&app).await;
-    let (code, path) = card_order(&app, &token).await;
-    let page = open_page(&app, &path).await;
-    let method = stripe.card("4242424242424242").await;
-    assert_eq!(
-        post_page(&app, &path, &page, &[("payment_method", &method)])
-            .await
-            .status,
-        303
-    );
-    let intent = order(&app, &token, &code).await["payments"][0]["details"]["id"]
-        .as_str()
-        .expect("intent")
-        .to_owned();
+    let (code, intent) = paid_card_order(&app, &token, &stripe).await;
     let refund = format!("/api/v1/organizers/shop/events/conf/orders/{code}/payments/1/refund/");
     let r = app.post(&refund, &token, json!({"amount": "5.00"})).await;
     assert_eq!(r.status, 200, "{}", r.body);
@@ -412,15 +396,7 @@ async fn a_refund_made_at_stripe_is_recorded_once_as_external() {
     };
     let app = stripe_app(&stripe.base).await;
     let token = card_event(&app).await;
-    let (code, path) = card_order(&app, &token).await;
-    let page = open_page(&app, &path).await;
-    let method = stripe.card("4242424242424242").await;
-    let r = post_page(&app, &path, &page, &[("payment_method", &method)]).await;
-    assert_eq!(r.status, 303, "{}", r.body);
-    let intent = order(&app, &token, &code).await["payments"][0]["details"]["id"]
-        .as_str()
-        .expect("intent")
-        .to_owned();
+    let (code, intent) = paid_card_order(&app, &token, &stripe).await;
     let made = stripe.refund_directly(&intent, 700).await;
     assert_eq!(made["status"], "succeeded", "{made}");
     // Since API version 2022-11-15 a charge carries no list of its refunds: the service

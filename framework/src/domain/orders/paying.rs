@@ -61,10 +61,7 @@ pub async fn pay_on_page(
     if !is_open(&p.state) {
         return Ok(closed(&p));
     }
-    let Some(claimed) = claim(seller.db, p.id).await? else {
-        return Ok(Paying::Busy);
-    };
-    let paid = async {
+    let paid = with_claim(seller.db, p.id, async {
         // Read again under the claim: the request before may have paid it meanwhile.
         let (o, p) = payment_of(seller.db, ev, code, local_id).await?;
         if !is_open(&p.state) {
@@ -86,10 +83,9 @@ pub async fn pay_on_page(
                 .unwrap_or(Paying::Busy)),
             Err(message) => Ok(Paying::Open(Some(message))),
         }
-    }
-    .await;
-    release(seller.db, p.id, claimed).await?;
-    paid
+    })
+    .await?;
+    Ok(paid.unwrap_or(Paying::Busy))
 }
 
 /// Why the buyer cannot pay the order now (before any money is taken), if so.
@@ -181,7 +177,19 @@ pub async fn take_notice(
             if !first_notice(&l, p.id, seen).await? {
                 return Ok(Noticed::Repeated);
             }
-            let extra = insert_payment(&l, &p.provider, amount, &kept).await?;
+            let local_id = super::lifecycle::next_local_id(&l.txn, l.order.id).await?;
+            let row = order_payment::ActiveModel {
+                state: Set("created".into()),
+                amount_cents: Set(amount),
+                provider: Set(p.provider.clone()),
+                payment_date: Set(None),
+                details: Set(serde_json::json!({
+                    "provider": kept.details,
+                    "provider_state": kept.state,
+                })),
+                ..Default::default()
+            };
+            let extra = insert_payment(&l, local_id, row).await?;
             let paying = take_money(&mut l, extra, true).await?;
             l.finish(paying.paid_order()).await?;
             Ok(Noticed::Applied(paying.shown()))
@@ -299,30 +307,18 @@ async fn take_money(
     }
 }
 
-/// Stores a new payment of the order by `provider` with what the provider kept, `created`.
+/// Stores a new payment of the order under number `local_id`, made now, with the rest of
+/// `row`.
 async fn insert_payment(
     l: &Locked<'_>,
-    provider: &str,
-    amount_cents: i64,
-    kept: &Kept,
+    local_id: i32,
+    mut row: order_payment::ActiveModel,
 ) -> Result<order_payment::Model, DbErr> {
-    let local_id = super::lifecycle::next_local_id(&l.txn, l.order.id).await?;
-    order_payment::ActiveModel {
-        id: sea_orm::ActiveValue::NotSet,
-        order_id: Set(l.order.id),
-        local_id: Set(local_id),
-        state: Set("created".into()),
-        amount_cents: Set(amount_cents),
-        provider: Set(provider.to_owned()),
-        created: Set(crate::values::now()),
-        payment_date: Set(None),
-        details: Set(serde_json::json!({
-            "provider": kept.details,
-            "provider_state": kept.state,
-        })),
-    }
-    .insert(&l.txn)
-    .await
+    row.id = sea_orm::ActiveValue::NotSet;
+    row.order_id = Set(l.order.id);
+    row.local_id = Set(local_id);
+    row.created = Set(crate::values::now());
+    row.insert(&l.txn).await
 }
 
 /// Writes what the provider kept into the payment (and marks it `pending` when asked).
@@ -447,6 +443,21 @@ async fn release(
     Ok(())
 }
 
+/// Runs `work` while this request holds the payment's claim; `None` (and `work` never
+/// started) when another request holds it.
+async fn with_claim<T>(
+    db: &impl ConnectionTrait,
+    payment_id: i64,
+    work: impl Future<Output = Result<T, LifecycleError>>,
+) -> Result<Option<T>, LifecycleError> {
+    let Some(claimed) = claim(db, payment_id).await? else {
+        return Ok(None);
+    };
+    let done = work.await;
+    release(db, payment_id, claimed).await?;
+    done.map(Some)
+}
+
 /// A payment recorded through the API (pretix's `POST payments/`).
 #[derive(Debug, Clone)]
 pub struct NewPayment {
@@ -499,19 +510,15 @@ pub async fn add_payment(
         &l.order,
         local_id,
     );
-    let p = order_payment::ActiveModel {
-        id: sea_orm::ActiveValue::NotSet,
-        order_id: Set(l.order.id),
-        local_id: Set(local_id),
+    let row = order_payment::ActiveModel {
         state: Set(if confirm { "pending".into() } else { new.state }),
         amount_cents: Set(new.amount_cents),
         provider: Set(new.provider),
-        created: Set(crate::values::now()),
         payment_date: Set(new.payment_date),
         details: Set(serde_json::json!({"payment_url": page, "provider": new.info})),
-    }
-    .insert(&l.txn)
-    .await?;
+        ..Default::default()
+    };
+    let p = insert_payment(&l, local_id, row).await?;
     let paid = match confirm {
         true => take_money(&mut l, p, new.notify).await?.paid_order(),
         false => None,
@@ -533,12 +540,7 @@ pub async fn cancel_payment(
     if !is_open(&p.state) {
         return Err(invalid());
     }
-    let Some(claimed) = claim(seller.db, p.id).await? else {
-        return Err(LifecycleError::Refused(
-            "The payment is being paid just now; try again in a moment.".into(),
-        ));
-    };
-    let canceled = async {
+    let canceled = with_claim(seller.db, p.id, async {
         // Read again under the claim: a buyer's try may have kept a new intent meanwhile.
         let (o, p) = payment_of(seller.db, ev, code, local_id).await?;
         if !is_open(&p.state) {
@@ -561,8 +563,9 @@ pub async fn cancel_payment(
         row.state = Set("canceled".into());
         row.update(&l.txn).await?;
         l.finish(None).await
-    }
-    .await;
-    release(seller.db, p.id, claimed).await?;
-    canceled
+    })
+    .await?;
+    canceled.ok_or_else(|| {
+        LifecycleError::Refused("The payment is being paid just now; try again in a moment.".into())
+    })
 }
