@@ -55,8 +55,11 @@ pub enum SettingType {
 
 /// Whether `s` is `#` and six hexadecimal digits: a colour that is safe in a stylesheet.
 pub fn is_colour(s: &str) -> bool {
-    s.len() == 7 && s.starts_with('#') && s[1..].chars().all(|c| c.is_ascii_hexdigit())
+    s.len() == COLOUR_CHARS && s.starts_with('#') && s[1..].chars().all(|c| c.is_ascii_hexdigit())
 }
+
+/// Characters of a colour: `#` and six hexadecimal digits.
+pub const COLOUR_CHARS: usize = 7;
 
 /// The pages' colour unless an organizer or event chooses its own (`primary_color`).
 pub const BRAND_COLOUR: &str = "#24292f";
@@ -91,10 +94,8 @@ impl SettingType {
             SettingType::Email => Some(MAX_EMAIL_CHARS),
             SettingType::Url => Some(MAX_URL_CHARS),
             SettingType::Locale | SettingType::LocaleList => Some(MAX_LOCALE_CHARS),
-            SettingType::Bool
-            | SettingType::Int { .. }
-            | SettingType::Choice(_)
-            | SettingType::Colour => None,
+            SettingType::Colour => Some(COLOUR_CHARS),
+            SettingType::Bool | SettingType::Int { .. } | SettingType::Choice(_) => None,
         }
     }
 }
