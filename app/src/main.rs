@@ -16,6 +16,7 @@ fn with_plugins(app: App) -> App {
         .plugin(tessera_plugin_ticketoutputpdf::PdfTickets)
         .plugin(tessera_plugin_ticketoutputpdf::Badges)
         .plugin(stripe)
+        .plugin(tessera_plugin_presale::Presale)
 }
 
 /// Stack of each runtime thread. Requests are polled on the runtime's worker threads, and

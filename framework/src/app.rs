@@ -8,7 +8,7 @@ use std::time::Duration;
 use poem::endpoint::{BoxEndpoint, make_sync};
 use poem::middleware::{NormalizePath, TrailingSlash};
 use poem::web::Html;
-use poem::{EndpointExt, Route, get, post};
+use poem::{EndpointExt, get, post};
 use poem_openapi::OpenApiService;
 use sea_orm::{DatabaseConnection, DbErr};
 use serde_json::Value;
@@ -22,6 +22,7 @@ use crate::http::serve::ConnectionLimits;
 use crate::plugin::api::{Mounts, WithPlugins};
 use crate::plugin::{Plugin, PluginRegistry};
 use crate::state::AppState;
+use crate::web::pages::Site;
 
 /// Builds a Tessera server from a configuration and a list of plugins.
 pub struct App {
@@ -224,7 +225,7 @@ impl Server {
         let ui = service
             .swagger_ui_html()
             .replace(&service.spec(), &document);
-        let api = Route::new()
+        let site = Site::new()
             .nest(
                 "/api/v1/openapi.json",
                 make_sync(move |_| {
@@ -335,8 +336,18 @@ impl Server {
             .at(
                 "/orga/me/tokens/:id/disable",
                 post(crate::web::talk_tokens::disable),
+            )
+            .with(|route| crate::web::payment::notice_routes(route, &*self.state.plugins))
+            // The API's paths (`/api/v1/...` and the talk side's `/api/...`) are all
+            // under `/api`, which is the API's alone.
+            .nest_no_strip("/api", service)
+            .with_pages(
+                self.registry
+                    .all()
+                    .iter()
+                    .map(|p| (p.name().to_owned(), p.pages())),
             );
-        let api = crate::web::payment::notice_routes(api, &*self.state.plugins).nest("/", service);
+        let api = site.into_route();
         let state = self.state.clone();
         WithPlugins::new(api, mounts)
             .with(NormalizePath::new(TrailingSlash::Trim))

@@ -231,6 +231,57 @@ pub async fn of_quotas(
         .collect())
 }
 
+/// The statement reading quotas with their live holds summed by kind, for quotas that
+/// match `filter` (`q.`-qualified, parameters from `$2`; `$1` is now).
+fn sums_sql(filter: &str) -> String {
+    let sums: String = HoldKind::ALL
+        .iter()
+        .map(|k| {
+            format!(
+                ", CAST(COALESCE(SUM(CASE WHEN h.kind = '{0}' THEN h.count END), 0) \
+                 AS BIGINT) AS {0}",
+                k.as_str()
+            )
+        })
+        .collect();
+    format!(
+        "SELECT q.id, q.size, q.closed, q.release_after_exit{sums} FROM quotas q \
+         LEFT JOIN quota_holds h ON h.quota_id = q.id AND h.expires_us > $1 \
+         WHERE {filter} GROUP BY q.id, q.size, q.closed, q.release_after_exit"
+    )
+}
+
+/// Reads [`sums_sql`]'s rows into availabilities by quota ID.
+async fn read_sums(
+    db: &impl ConnectionTrait,
+    sql: &str,
+    values: Vec<DbValue>,
+) -> Result<HashMap<i64, Availability>, DbErr> {
+    let mut all = vec![crate::values::now().timestamp_micros().into()];
+    all.extend(values);
+    let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, all);
+    let mut out = HashMap::new();
+    for row in db.query_all_raw(stmt).await? {
+        let q = quota::Model {
+            id: row.try_get("", "id")?,
+            event_id: 0,
+            subevent_id: None,
+            name: String::new(),
+            size: row.try_get("", "size")?,
+            close_when_sold_out: false,
+            closed: row.try_get("", "closed")?,
+            release_after_exit: row.try_get("", "release_after_exit")?,
+            ignore_for_event_availability: false,
+        };
+        let mut holds = Holds::default();
+        for kind in HoldKind::ALL {
+            holds.add(kind, row.try_get("", kind.as_str())?);
+        }
+        out.insert(q.id, compute(&q, holds));
+    }
+    Ok(out)
+}
+
 /// The availability of one quota of an event, read in one query with its holds; `None` when
 /// the event has no such quota.
 pub async fn of_quota(
@@ -239,52 +290,31 @@ pub async fn of_quota(
     quota_id: i64,
 ) -> Result<Option<Availability>, DbErr> {
     static SQL: OnceLock<String> = OnceLock::new();
-    let sql = SQL.get_or_init(|| {
-        let sums: String = HoldKind::ALL
-            .iter()
-            .map(|k| {
-                format!(
-                    ", CAST(COALESCE(SUM(CASE WHEN h.kind = '{0}' THEN h.count END), 0) \
-                     AS BIGINT) AS {0}",
-                    k.as_str()
-                )
-            })
-            .collect();
-        format!(
-            "SELECT q.size, q.closed, q.release_after_exit{sums} FROM quotas q \
-             LEFT JOIN quota_holds h ON h.quota_id = q.id AND h.expires_us > $1 \
-             WHERE q.id = $2 AND q.event_id = $3 \
-             GROUP BY q.id, q.size, q.closed, q.release_after_exit"
-        )
-    });
-    let stmt = Statement::from_sql_and_values(
-        db.get_database_backend(),
-        sql.as_str(),
-        [
-            crate::values::now().timestamp_micros().into(),
-            quota_id.into(),
-            event_id.into(),
-        ],
-    );
-    let Some(row) = db.query_one_raw(stmt).await? else {
-        return Ok(None);
-    };
-    let q = quota::Model {
-        id: quota_id,
-        event_id,
-        subevent_id: None,
-        name: String::new(),
-        size: row.try_get("", "size")?,
-        close_when_sold_out: false,
-        closed: row.try_get("", "closed")?,
-        release_after_exit: row.try_get("", "release_after_exit")?,
-        ignore_for_event_availability: false,
-    };
-    let mut holds = Holds::default();
-    for kind in HoldKind::ALL {
-        holds.add(kind, row.try_get("", kind.as_str())?);
+    let sql = SQL.get_or_init(|| sums_sql("q.id = $2 AND q.event_id = $3"));
+    let mut found = read_sums(db, sql, vec![quota_id.into(), event_id.into()]).await?;
+    Ok(found.remove(&quota_id))
+}
+
+/// The availability of every quota of an event (of one date of a series, or, without one,
+/// of quotas without a date), read in one query with their holds.
+pub async fn of_event(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    subevent_id: Option<i64>,
+) -> Result<HashMap<i64, Availability>, DbErr> {
+    static OF_EVENT: OnceLock<String> = OnceLock::new();
+    static OF_DATE: OnceLock<String> = OnceLock::new();
+    match subevent_id {
+        None => {
+            let sql =
+                OF_EVENT.get_or_init(|| sums_sql("q.event_id = $2 AND q.subevent_id IS NULL"));
+            read_sums(db, sql, vec![event_id.into()]).await
+        }
+        Some(date) => {
+            let sql = OF_DATE.get_or_init(|| sums_sql("q.event_id = $2 AND q.subevent_id = $3"));
+            read_sums(db, sql, vec![event_id.into(), date.into()]).await
+        }
     }
-    Ok(Some(compute(&q, holds)))
 }
 
 /// Changes what a kind holds of each of these quotas by `delta` units, until `expires`

@@ -39,6 +39,7 @@ pub mod settings;
 pub mod signing;
 pub mod slug;
 pub mod special_addresses;
+pub mod storefront;
 pub mod subevents;
 pub mod talk;
 pub mod tax_rules;

@@ -646,6 +646,29 @@ fn core_settings() -> Vec<SettingDef> {
         )
         .level(Level::Event),
         SettingDef::new(
+            "display_net_prices",
+            Bool,
+            json!(false),
+            "Show net prices",
+            "Show prices in the shop without taxes, with the tax shown beside them.",
+        ),
+        SettingDef::new(
+            "voucher_explanation_text",
+            I18nText { max_length: 10_000 },
+            json!(""),
+            "Voucher explanation",
+            "Shown in the shop beside the field where a voucher code is entered.",
+        )
+        .level(Level::Event),
+        SettingDef::new(
+            "presale_has_ended_text",
+            I18nText { max_length: 10_000 },
+            json!(""),
+            "End of presale text",
+            "Shown in the shop once the sale has ended, in place of the standard message.",
+        )
+        .level(Level::Event),
+        SettingDef::new(
             "cancel_allow_user",
             Bool,
             json!(true),

@@ -5,7 +5,7 @@
 //! A plugin brings what it registers: settings (into the same registry as the core's, so
 //! they inherit and validate like core settings), payment providers (offered for events
 //! that enable the plugin), HTTP endpoints under the plugin's own prefix ([`PluginApi`]),
-//! and lifecycle hooks that run inside the core's transaction, so a plugin's writes commit
+//! pages for people ([`pages`]), and lifecycle hooks that run inside the core's transaction, so a plugin's writes commit
 //! or roll back with the change that caused them.
 
 pub mod api;
@@ -21,6 +21,7 @@ use crate::db::entities::event;
 use crate::domain::devices::profiles::DeviceProfile;
 use crate::domain::extensions::Extensions;
 pub use crate::domain::extensions::invoices as invoice_renderer;
+pub use crate::domain::extensions::pages;
 pub use crate::domain::extensions::payments as payment;
 pub use crate::domain::extensions::tickets as ticket_output;
 pub use crate::domain::extensions::{Hook, OrderEvent};
@@ -87,6 +88,12 @@ pub trait Plugin: Send + Sync + 'static {
     /// and `/api/v1/organizers/{organizer}/plugins/{name}/`.
     fn api(&self) -> Option<PluginApi> {
         None
+    }
+    /// Pages for people (routes and templates), mounted beside the core's; see
+    /// [`pages`] for what a page reads and answers. A page under an event checks itself
+    /// that its plugin is active there ([`Extensions::active_for`]).
+    fn pages(&self) -> pages::Pages {
+        pages::Pages::default()
     }
     /// Device security profiles the plugin brings, beside the core's `full`,
     /// `service_checkin` and `service_checkin_online_kiosk`; devices may then be given their

@@ -13,6 +13,7 @@ pub mod invites;
 pub mod login;
 pub mod oauth;
 pub mod orders;
+pub mod pages;
 pub mod password_reset;
 pub mod payment;
 pub mod profile;
@@ -80,16 +81,19 @@ const TEMPLATES: &[(&str, &str)] = &[
     ),
 ];
 
-static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| {
+static TEMPLATE_ENV: LazyLock<Environment<'static>> = LazyLock::new(|| environment(&[]));
+
+/// The core's templates and `extra` ones (extensions' pages), with the `_` function.
+fn environment(extra: &[(&'static str, &'static str)]) -> Environment<'static> {
     let mut env = Environment::new();
     env.add_function("_", translated);
-    for (name, source) in TEMPLATES {
+    for (name, source) in TEMPLATES.iter().chain(extra) {
         if let Err(error) = env.add_template(name, source) {
             tracing::error!(%error, name, "template does not compile");
         }
     }
     env
-});
+}
 
 /// The templates' `_("text", name=value)`: the service's text in the page's language (the
 /// context's `lang`), its `{name}` placeholders filled (and escaped as any value).
@@ -113,12 +117,22 @@ fn translated(
     ))
 }
 
-/// The layout's colours for an event's pages: its `primary_color`, and white or near-black
-/// text on it, whichever reads better (by the colour's luminance).
+/// The layout's colours for an event's pages: its `primary_color`, and [`on_brand`] text.
 pub fn brand_colours(values: &crate::domain::cache::EventSettings) -> minijinja::Value {
     let brand = crate::domain::settings::brand(values);
+    minijinja::context! { brand, on_brand => on_brand(brand) }
+}
+
+/// The colour of text on a `#rrggbb` colour: white or near-black, whichever reads better
+/// (by the colour's luminance).
+pub fn on_brand(brand: &str) -> &'static str {
     let channel = |i: usize| {
-        let c = f64::from(u8::from_str_radix(&brand[i..i + 2], 16).unwrap_or(0)) / 255.0;
+        let c = f64::from(
+            brand
+                .get(i..i + 2)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .unwrap_or(0),
+        ) / 255.0;
         if c <= 0.039_28 {
             c / 12.92
         } else {
@@ -126,8 +140,7 @@ pub fn brand_colours(values: &crate::domain::cache::EventSettings) -> minijinja:
         }
     };
     let luminance = 0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5);
-    let on_brand = if luminance > 0.179 { "#1d1d1f" } else { "#fff" };
-    minijinja::context! { brand, on_brand }
+    if luminance > 0.179 { "#1d1d1f" } else { "#fff" }
 }
 
 /// Renders a template with `context` (build it with `minijinja::context!`) to HTML.
@@ -194,9 +207,18 @@ pub fn page_with_policy(mut resp: Response, policy: &str) -> Response {
 
 /// A short page with a title and one message (errors, refusals).
 pub fn message(status: StatusCode, title: &str, text: &str) -> Response {
+    message_in(status, "en", title, text)
+}
+
+/// [`message`] in a language: the title and text are the service's (translated).
+pub fn message_in(status: StatusCode, lang: &str, title: &str, text: &str) -> Response {
+    let (title, text) = (
+        crate::values::texts::translate(lang, title),
+        crate::values::texts::translate(lang, text),
+    );
     let html = TEMPLATE_ENV
         .get_template("message.html")
-        .and_then(|t| t.render(minijinja::context! { title, text }))
+        .and_then(|t| t.render(minijinja::context! { lang, title, text }))
         .unwrap_or_else(|_| "<!doctype html><title>Error</title><p>Error.</p>".to_owned());
     page((status, Html(html)).into_response())
 }

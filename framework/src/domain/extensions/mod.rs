@@ -1,5 +1,6 @@
 //! The ports the rules call to reach what extensions bring: payment providers, lifecycle
-//! hooks, device profiles, webhook action types, and which extensions an event switches on.
+//! hooks, device profiles, webhook action types, and which extensions an event switches on;
+//! and the port of the pages extensions bring ([`pages`]), which the rules' handles answer.
 //!
 //! The rules own these traits and types and take them as `&dyn Extensions`; the plugin
 //! registry implements them and mounts the plugins' routes. So a rule never knows how an
@@ -9,6 +10,7 @@
 
 pub mod hooks;
 pub mod invoices;
+pub mod pages;
 pub mod payments;
 pub mod tickets;
 

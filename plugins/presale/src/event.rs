@@ -1,0 +1,271 @@
+//! An event's page (`/{organizer}/{event}/`, and `/{organizer}/{event}/{date}/` for a date
+//! of a series): what the event is, and its products with prices and what is left, to put
+//! in the cart. A series without a date lists its dates instead.
+
+use sea_orm::DbErr;
+use serde_json::{Value, json};
+use tessera::db::entities::{subevent, voucher};
+use tessera::domain::availability::State;
+use tessera::domain::storefront::{self, ItemOffer, Look, Offer, Sale, Unavailable};
+use tessera::plugin::pages::{Page, PageAnswer, PageContext, PageRequest};
+
+use crate::present;
+use crate::shop::{self, Shop};
+
+/// The event page.
+pub struct EventPage;
+
+#[async_trait::async_trait]
+impl Page for EventPage {
+    async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
+        let shop = match shop::find(cx, req).await? {
+            Ok(shop) => shop,
+            Err((why, lang)) => return Ok(shop::closed(why, &lang)),
+        };
+        let now = tessera::values::now();
+        let date = match date_of(cx, &shop, req).await? {
+            Ok(date) => date,
+            Err(answer) => return Ok(answer),
+        };
+        let mut context = shop.layout();
+        context.insert("title".into(), shop.name().into());
+        context.insert(
+            "frontpage".into(),
+            present::paragraphs(&shop.text("frontpage_text")).into(),
+        );
+        if shop.event.has_subevents && date.is_none() {
+            let dates = storefront::dates(cx.db, shop.event.id, now).await?;
+            let dates: Vec<Value> = dates
+                .iter()
+                .map(|d| {
+                    json!({
+                        "name": present::text(&d.name, &shop.lang),
+                        "date_range": shop.date_range(Some(d)),
+                        "location": shop.location(Some(d)),
+                        "url": format!("{}/{}", shop.path(), d.id),
+                    })
+                })
+                .collect();
+            context.insert("dates".into(), dates.into());
+            context.insert("date_range".into(), shop.date_range(None).into());
+            return Ok(PageAnswer::html("presale/event.html", context.into()));
+        }
+        let (voucher, voucher_error) = match req.query("voucher") {
+            Some(code) => match storefront::voucher(cx.db, shop.event.id, code, now).await? {
+                Ok(v) => (Some(v), None),
+                Err(message) => (None, Some(message)),
+            },
+            None => (None, None),
+        };
+        let look = Look {
+            date: date.as_ref().map(|d| d.id),
+            voucher: voucher.as_ref(),
+            settings: &shop.settings,
+            now,
+        };
+        let shelf = storefront::shelf(cx.db, shop.cache, &shop.event, &look).await?;
+        let sale = storefront::sale(&shop.event, date.as_ref(), now);
+        let categories: Vec<Value> = shelf
+            .categories
+            .iter()
+            .map(|c| {
+                json!({
+                    "name": c.category.as_ref().map(|k| present::text(&k.name, &shop.lang)),
+                    "description": c.category.as_ref().map(|k| present::paragraphs(&present::optional_text(k.description.as_ref(), &shop.lang))),
+                    "items": c.items.iter().map(|i| item(&shop, i, sale, cx.public_url)).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        let buyable = sale == Sale::Open && shelf.items().any(ItemOffer::buyable);
+        context.extend([
+            ("date_range".into(), shop.date_range(date.as_ref()).into()),
+            ("location".into(), shop.location(date.as_ref()).into()),
+            ("sale".into(), sale_message(&shop, sale).into()),
+            ("categories".into(), categories.into()),
+            ("buyable".into(), buyable.into()),
+            (
+                "cart_url".into(),
+                format!("{}/cart/add", shop.path()).into(),
+            ),
+            ("subevent".into(), date.as_ref().map(|d| d.id).into()),
+            (
+                "voucher".into(),
+                voucher_context(voucher.as_ref(), voucher_error),
+            ),
+            (
+                "voucher_explanation".into(),
+                shop.text("voucher_explanation_text").into(),
+            ),
+        ]);
+        Ok(PageAnswer::html("presale/event.html", context.into()))
+    }
+}
+
+/// The date of a series the path names: `Ok(None)` without one; the not-found page for a
+/// date that is not an active one of this event (or for a date of an event that is no
+/// series).
+async fn date_of(
+    cx: &PageContext<'_>,
+    shop: &Shop<'_>,
+    req: &PageRequest,
+) -> Result<Result<Option<subevent::Model>, PageAnswer>, DbErr> {
+    let Some(id) = req.params.get("subevent") else {
+        return Ok(Ok(None));
+    };
+    let found = match id.parse::<i64>() {
+        Ok(id) if shop.event.has_subevents => storefront::date(cx.db, shop.event.id, id).await?,
+        _ => None,
+    };
+    Ok(found.map(Some).ok_or_else(PageAnswer::not_found))
+}
+
+/// Why the sale is closed, for people; `None` while it is open.
+fn sale_message(shop: &Shop<'_>, sale: Sale) -> Option<String> {
+    match sale {
+        Sale::Open => None,
+        Sale::NotYet(at) => Some(tessera::values::texts::fill(
+            tessera::values::texts::translate(
+                &shop.lang,
+                "The booking period for this event will start on {date}.",
+            ),
+            &[(
+                "date",
+                &present::moment(at, &shop.event.timezone, &shop.lang),
+            )],
+        )),
+        Sale::Ended => {
+            let own = shop.text("presale_has_ended_text");
+            Some(if own.is_empty() {
+                tessera::values::texts::translate(
+                    &shop.lang,
+                    "The booking period for this event is over.",
+                )
+                .to_owned()
+            } else {
+                own
+            })
+        }
+    }
+}
+
+fn voucher_context(voucher: Option<&voucher::Model>, error: Option<&str>) -> Value {
+    json!({"code": voucher.map(|v| v.code.clone()), "error": error})
+}
+
+/// An item as the page shows it.
+fn item(shop: &Shop<'_>, it: &ItemOffer, sale: Sale, public_url: &str) -> Value {
+    let lang = &shop.lang;
+    let show_left = it
+        .item
+        .show_quota_left
+        .unwrap_or(shop.flag("show_quota_left"));
+    let open = sale == Sale::Open;
+    let offer_json = |o: &Offer, input: String| {
+        json!({
+            "price": price_text(shop, o),
+            "original_price": o.original_price_cents.map(|c| present::money(c, &shop.event.currency)),
+            "stock": stock_text(o, show_left),
+            "left": o.stock.left,
+            "order_max": if open { o.order_max } else { 0 },
+            "input": input,
+        })
+    };
+    let id = it.item.id;
+    json!({
+        "id": id,
+        "name": present::text(&it.item.name, lang),
+        "description": present::paragraphs(&present::optional_text(it.item.description.as_ref(), lang)),
+        "picture": it.item.picture.as_deref().map(|p| tessera::domain::files::url(public_url, p)),
+        "free_price": it.item.free_price,
+        "order_min": it.order_min,
+        "unavailable": it.unavailable.map(|u| unavailable_text(shop, it, u)),
+        "offer": it.offer.as_ref().map(|o| offer_json(o, format!("item_{id}"))),
+        "variations": it.variations.iter().map(|(v, o)| {
+            let mut shown = offer_json(o, format!("variation_{id}_{}", v.id));
+            shown["name"] = present::text(&v.value, lang).into();
+            shown["description"] = present::paragraphs(&present::optional_text(v.description.as_ref(), lang)).into();
+            shown
+        }).collect::<Vec<_>>(),
+    })
+}
+
+/// The price for people: gross, or net with the tax beside it when `display_net_prices`.
+fn price_text(shop: &Shop<'_>, o: &Offer) -> String {
+    let currency = &shop.event.currency;
+    if shop.flag("display_net_prices") && o.tax.rate_bps > 0 {
+        tessera::values::texts::fill(
+            tessera::values::texts::translate(&shop.lang, "{price} plus {rate} % tax"),
+            &[
+                (
+                    "price",
+                    &present::money(o.price_cents - o.tax.value_cents, currency),
+                ),
+                ("rate", &rate(o.tax.rate_bps)),
+            ],
+        )
+    } else {
+        present::money(o.price_cents, currency)
+    }
+}
+
+/// A rate in basis points as people write it (`19`, `7.5`).
+fn rate(bps: i64) -> String {
+    let whole = format!("{}.{:02}", bps / 100, bps % 100);
+    whole.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// What is left, for people: sold out, reserved, or (when shown) how many.
+fn stock_text(o: &Offer, show_left: bool) -> Option<&'static str> {
+    match o.stock.state {
+        State::Gone | State::Ordered => Some("Sold out"),
+        State::Reserved => Some("Reserved"),
+        State::Ok => (show_left && o.stock.left.is_some()).then_some("{left} left"),
+    }
+}
+
+/// Why an item cannot be bought now, for people.
+fn unavailable_text(shop: &Shop<'_>, it: &ItemOffer, why: Unavailable) -> String {
+    let lang = &shop.lang;
+    let said = |text| tessera::values::texts::translate(lang, text).to_owned();
+    match (why, it.item.available_from) {
+        (Unavailable::AvailableFrom, Some(at)) => tessera::values::texts::fill(
+            tessera::values::texts::translate(lang, "Available from {date}"),
+            &[("date", &present::moment(at, &shop.event.timezone, lang))],
+        ),
+        (Unavailable::AvailableFrom, None) => said("Not yet available"),
+        (Unavailable::AvailableUntil, _) => said("Not available anymore"),
+        (Unavailable::RequireVoucher, _) => said("Only available with a voucher"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_text_of_the_page_speaks_every_language() {
+        let source = include_str!("event.rs");
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        let code = code
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .replace("( ", "(");
+        let mut texts = Vec::new();
+        for call in [
+            "translate(lang, \"",
+            "translate(&shop.lang, \"",
+            "said(\"",
+            "=> Some(\"",
+        ] {
+            texts.extend(code.split(call).skip(1).filter_map(|s| s.split('"').next()));
+        }
+        texts.push("{left} left");
+        assert!(texts.len() >= 10, "{texts:?}");
+        for text in texts {
+            assert_ne!(
+                tessera::values::texts::translate("de", text),
+                text,
+                "{text}"
+            );
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The shop: the pages a buyer uses (the installation's front page, an organizer's page
+//! listing its public events, an event's page with its products) and the data pretix's
+//! embeddable widget reads (`widget/product_list`), at pretix's paths.
+//!
+//! Everything shown comes from the rules' storefront ([`tessera::domain::storefront`]),
+//! which says what is visible, buyable, at which price and how much is left; this plugin
+//! only presents it, through the core's pages port.
+
+mod event;
+mod listing;
+mod present;
+mod shop;
+mod widget;
+
+use std::sync::Arc;
+
+use tessera::Plugin;
+use tessera::plugin::PluginLevel;
+use tessera::plugin::pages::{PageMethod, PageRoute, Pages};
+
+/// The shop plugin (pretix's `presale`), active for every organizer.
+pub struct Presale;
+
+/// The templates, by name (under `presale/`, beside the core's `base.html`).
+const TEMPLATES: &[(&str, &str)] = &[
+    (
+        "presale/index.html",
+        include_str!("../templates/index.html"),
+    ),
+    (
+        "presale/organizer.html",
+        include_str!("../templates/organizer.html"),
+    ),
+    (
+        "presale/event.html",
+        include_str!("../templates/event.html"),
+    ),
+    ("presale/shop.html", include_str!("../templates/shop.html")),
+];
+
+impl Plugin for Presale {
+    fn name(&self) -> &str {
+        "presale"
+    }
+    fn version(&self) -> &str {
+        env!("CARGO_PKG_VERSION")
+    }
+    fn description(&self) -> &str {
+        "The shop: event pages with products for buyers, and pretix's widget data"
+    }
+    fn level(&self) -> PluginLevel {
+        PluginLevel::Organizer
+    }
+    fn pages(&self) -> Pages {
+        let get = |path: &str, page: Arc<dyn tessera::plugin::pages::Page>| {
+            PageRoute::own(path, PageMethod::Get, page)
+        };
+        Pages {
+            routes: vec![
+                get("/", Arc::new(listing::FrontPage)),
+                get("/:organizer", Arc::new(listing::OrganizerPage)),
+                get("/:organizer/:event", Arc::new(event::EventPage)),
+                get(
+                    "/:organizer/:event/:subevent<\\d+>",
+                    Arc::new(event::EventPage),
+                ),
+                PageRoute::widget(
+                    "/:organizer/:event/widget/product_list",
+                    PageMethod::Get,
+                    Arc::new(widget::ProductList),
+                ),
+                PageRoute::widget(
+                    "/:organizer/:event/:subevent<\\d+>/widget/product_list",
+                    PageMethod::Get,
+                    Arc::new(widget::ProductList),
+                ),
+            ],
+            templates: TEMPLATES.to_vec(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_text_the_templates_translate_is_in_every_catalog() {
+        use tessera::values::texts::{LANGUAGES, translate};
+        for (name, source) in super::TEMPLATES {
+            for text in source
+                .split("_(\"")
+                .skip(1)
+                .filter_map(|s| s.split('"').next())
+            {
+                for lang in &LANGUAGES[1..] {
+                    assert_ne!(translate(lang, text), text, "{name}: {text} in {lang}");
+                }
+            }
+        }
+    }
+}

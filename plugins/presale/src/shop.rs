@@ -1,0 +1,156 @@
+//! The shop of one event, as every page of it finds it: organizer, event, effective
+//! settings and the reader's language; and what every page's layout shows of it.
+
+use std::sync::Arc;
+
+use sea_orm::DbErr;
+use serde_json::{Value, json};
+use tessera::cache::{Cache, EventSettings};
+use tessera::db::entities::{event, organizer, subevent};
+use tessera::domain::settings;
+use tessera::domain::storefront;
+use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
+
+use crate::present;
+
+/// An event's shop, found.
+pub struct Shop<'a> {
+    /// The organizer.
+    pub organizer: Arc<organizer::Model>,
+    /// The event.
+    pub event: event::Model,
+    /// Its effective settings.
+    pub settings: Arc<EventSettings>,
+    /// The reader's language among the event's.
+    pub lang: String,
+    /// The process cache at the generation of the request.
+    pub cache: Option<(&'a Cache, u64)>,
+}
+
+/// Why there is no shop to show: the answer to give instead.
+pub enum Closed {
+    /// No such organizer or event.
+    Unknown,
+    /// The event is not live, or not sold on the shop's channel: this message, in the
+    /// reader's language.
+    Disabled(&'static str),
+}
+
+/// The shop of the request's `:organizer` and `:event`.
+pub async fn find<'a>(
+    cx: &PageContext<'a>,
+    req: &PageRequest,
+) -> Result<Result<Shop<'a>, (Closed, String)>, DbErr> {
+    let cache = cx.cache.current().await;
+    let Some(organizer) = storefront::organizer(cx.db, cache, req.param("organizer")).await? else {
+        return Ok(Err((Closed::Unknown, req.language(&[]))));
+    };
+    let Some(event) = storefront::event(cx.db, cache, organizer.id, req.param("event")).await?
+    else {
+        return Ok(Err((Closed::Unknown, req.language(&[]))));
+    };
+    let settings = settings::of_event(cx.db, cx.settings, cache, &event).await?;
+    let lang = req.language(&settings::locales(&settings));
+    if !event.live {
+        return Ok(Err((
+            Closed::Disabled("This ticket shop is currently disabled."),
+            lang,
+        )));
+    }
+    let sold_here = tessera::values::stored::string_list(&event.sales_channels)
+        .iter()
+        .any(|c| c == storefront::CHANNEL);
+    if !sold_here {
+        return Ok(Err((
+            Closed::Disabled("Tickets for this event cannot be purchased on this sales channel."),
+            lang,
+        )));
+    }
+    Ok(Ok(Shop {
+        organizer,
+        event,
+        settings,
+        lang,
+        cache,
+    }))
+}
+
+impl Shop<'_> {
+    /// The event's path (`/{organizer}/{event}`).
+    pub fn path(&self) -> String {
+        format!("/{}/{}", self.organizer.slug, self.event.slug)
+    }
+
+    /// A setting's value.
+    pub fn setting(&self, key: &str) -> Option<&Value> {
+        self.settings.get(key)
+    }
+
+    /// A boolean setting.
+    pub fn flag(&self, key: &str) -> bool {
+        self.setting(key).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// A multilingual setting in the reader's language.
+    pub fn text(&self, key: &str) -> String {
+        self.setting(key)
+            .map(|v| present::text(v, &self.lang))
+            .unwrap_or_default()
+    }
+
+    /// The event's name.
+    pub fn name(&self) -> String {
+        present::text(&self.event.name, &self.lang)
+    }
+
+    /// When the event (or a date of its series) takes place.
+    pub fn date_range(&self, date: Option<&subevent::Model>) -> String {
+        let (from, to) = match date {
+            Some(d) => (d.date_from, d.date_to),
+            None => (self.event.date_from, self.event.date_to),
+        };
+        present::date_range(
+            from,
+            to,
+            &self.event.timezone,
+            self.flag("show_times"),
+            &self.lang,
+        )
+    }
+
+    /// Where it takes place.
+    pub fn location(&self, date: Option<&subevent::Model>) -> String {
+        let location = date
+            .and_then(|d| d.location.as_ref())
+            .or(self.event.location.as_ref());
+        present::optional_text(location, &self.lang)
+    }
+
+    /// What every page of the shop's layout shows: language, colours, organizer, event.
+    pub fn layout(&self) -> serde_json::Map<String, Value> {
+        let brand = settings::brand(&self.settings);
+        json!({
+            "lang": self.lang,
+            "brand": brand,
+            "on_brand": tessera::web::on_brand(brand),
+            "organizer": {"name": self.organizer.name, "url": format!("/{}", self.organizer.slug)},
+            "event": {"name": self.name(), "url": self.path()},
+            "testmode": self.event.testmode,
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+    }
+}
+
+/// The page for a shop there is not: the not-found page, or the layout with the message.
+pub fn closed(why: Closed, lang: &str) -> PageAnswer {
+    match why {
+        Closed::Unknown => PageAnswer::not_found(),
+        Closed::Disabled(text) => PageAnswer::html_status(
+            403,
+            "presale/shop.html",
+            json!({"lang": lang, "title": "Shop closed", "message": text}),
+        ),
+    }
+}
