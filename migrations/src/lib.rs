@@ -42,6 +42,7 @@ mod m0037_layouts_are_configuration;
 mod m0038_invoices;
 mod m0039_invoice_writes;
 mod m0040_payments_on_the_page;
+mod m0041_shop_carts;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -93,6 +94,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0038_invoices::Migration),
             Box::new(m0039_invoice_writes::Migration),
             Box::new(m0040_payments_on_the_page::Migration),
+            Box::new(m0041_shop_carts::Migration),
         ]
     }
 }

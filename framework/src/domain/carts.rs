@@ -8,6 +8,8 @@ use sea_orm::{
 };
 use serde_json::{Map, Value};
 
+pub mod buying;
+
 use super::availability::{self, Demand, HoldKind};
 use super::sale::{Catalogue, Product};
 use super::seating::sell;
@@ -172,6 +174,7 @@ pub async fn create(
         seat_id: Set(seat_id),
         datetime: Set(now),
         expires: Set(expires),
+        voucher_id: Set(None),
     };
     let saved = cart_position::Entity::insert(row)
         .exec_with_returning(&txn)

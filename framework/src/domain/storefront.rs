@@ -307,8 +307,8 @@ pub struct Look<'a> {
     pub now: DateTime<Utc>,
 }
 
-/// What the event offers: the items of the shop's channel that are active, not in an
-/// add-on category, counted by a quota (of the date, in a series) and not hidden (without a
+/// What the event offers: the items of the shop's channel that are active, not sold by
+/// seat, not in an add-on category, counted by a quota (of the date, in a series) and not hidden (without a
 /// voucher that shows hidden items, `hide_without_voucher` ones are; an item whose
 /// `hidden_if_available` quota is available is). A voucher for one item or quota narrows
 /// the shelf to what it is valid for, and gives its price.
@@ -328,9 +328,12 @@ pub async fn shelf(
         .get("max_items_per_order")
         .and_then(Value::as_i64)
         .unwrap_or(10);
+    let date = look.date.and_then(|d| catalogue.subevent(d));
+    let seating = crate::domain::seating::sell::Seating::of(ev, date);
+    // Products sold by seat are chosen on a seating plan, which the shop does not show.
     let mut shown: Vec<&item::Model> = items
         .values()
-        .filter(|i| visible(i, &categories, look, &stock))
+        .filter(|i| visible(i, &categories, look, &stock) && !seating.sold_by_seat(i.id))
         .collect();
     shown.sort_by_key(|i| (i.position, i.id));
     let mut by_category: HashMap<Option<i64>, Vec<ItemOffer>> = HashMap::new();

@@ -18,87 +18,108 @@ pub struct EventPage;
 #[async_trait::async_trait]
 impl Page for EventPage {
     async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
-        let shop = match shop::find(cx, req).await? {
-            Ok(shop) => shop,
-            Err((why, lang)) => return Ok(shop::closed(why, &lang)),
-        };
-        let now = tessera::values::now();
-        let date = match date_of(cx, &shop, req).await? {
-            Ok(date) => date,
-            Err(answer) => return Ok(answer),
-        };
-        let mut context = shop.layout();
-        context.insert("title".into(), shop.name().into());
-        context.insert(
-            "frontpage".into(),
-            present::paragraphs(&shop.text("frontpage_text")).into(),
-        );
-        if shop.event.has_subevents && date.is_none() {
-            let dates = storefront::dates(cx.db, shop.event.id, now).await?;
-            let dates: Vec<Value> = dates
-                .iter()
-                .map(|d| {
-                    json!({
-                        "name": present::text(&d.name, &shop.lang),
-                        "date_range": shop.date_range(Some(d)),
-                        "location": shop.location(Some(d)),
-                        "url": format!("{}/{}", shop.path(), d.id),
-                    })
-                })
-                .collect();
-            context.insert("dates".into(), dates.into());
-            context.insert("date_range".into(), shop.date_range(None).into());
-            return Ok(PageAnswer::html("presale/event.html", context.into()));
+        match shop::find(cx, req).await? {
+            Ok(shop) => render(cx, &shop, req, None).await,
+            Err((why, lang)) => Ok(shop::closed(why, &lang)),
         }
-        let (voucher, voucher_error) = match req.query("voucher") {
-            Some(code) => match storefront::voucher(cx.db, shop.event.id, code, now).await? {
-                Ok(v) => (Some(v), None),
-                Err(message) => (None, Some(message)),
-            },
-            None => (None, None),
-        };
-        let look = Look {
-            date: date.as_ref().map(|d| d.id),
-            voucher: voucher.as_ref(),
-            settings: &shop.settings,
-            now,
-        };
-        let shelf = storefront::shelf(cx.db, shop.cache, &shop.event, &look).await?;
-        let sale = storefront::sale(&shop.event, date.as_ref(), now);
-        let categories: Vec<Value> = shelf
+    }
+}
+
+/// The event page, with an error of the buyer's last step above the products (then with
+/// status 400).
+pub async fn render(
+    cx: &PageContext<'_>,
+    shop: &Shop<'_>,
+    req: &PageRequest,
+    error: Option<String>,
+) -> Result<PageAnswer, DbErr> {
+    let now = tessera::values::now();
+    let date = match date_of(cx, shop, req).await? {
+        Ok(date) => date,
+        Err(answer) => return Ok(answer),
+    };
+    let mut context = shop.layout();
+    context.insert("title".into(), shop.name().into());
+    context.insert(
+        "frontpage".into(),
+        present::paragraphs(&shop.text("frontpage_text")).into(),
+    );
+    if shop.event.has_subevents && date.is_none() {
+        let dates = storefront::dates(cx.db, shop.event.id, now).await?;
+        let dates: Vec<Value> = dates
+            .iter()
+            .map(|d| {
+                json!({
+                    "name": present::text(&d.name, &shop.lang),
+                    "date_range": shop.date_range(Some(d)),
+                    "location": shop.location(Some(d)),
+                    "url": format!("{}/{}", shop.path(), d.id),
+                })
+            })
+            .collect();
+        context.insert("dates".into(), dates.into());
+        context.insert("date_range".into(), shop.date_range(None).into());
+        return Ok(PageAnswer::html("presale/event.html", context.into()));
+    }
+    let code = req
+        .query("voucher")
+        .or(req.field("_voucher_code"))
+        .filter(|c| !c.is_empty());
+    let (voucher, voucher_error) = match code {
+        Some(code) => match storefront::voucher(cx.db, shop.event.id, code, now).await? {
+            Ok(v) => (Some(v), None),
+            Err(message) => (None, Some(message)),
+        },
+        None => (None, None),
+    };
+    let look = Look {
+        date: date.as_ref().map(|d| d.id),
+        voucher: voucher.as_ref(),
+        settings: &shop.settings,
+        now,
+    };
+    let shelf = storefront::shelf(cx.db, shop.cache, &shop.event, &look).await?;
+    let sale = storefront::sale(&shop.event, date.as_ref(), now);
+    let categories: Vec<Value> = shelf
             .categories
             .iter()
             .map(|c| {
                 json!({
                     "name": c.category.as_ref().map(|k| present::text(&k.name, &shop.lang)),
                     "description": c.category.as_ref().map(|k| present::paragraphs(&present::optional_text(k.description.as_ref(), &shop.lang))),
-                    "items": c.items.iter().map(|i| item(&shop, i, sale, cx.public_url)).collect::<Vec<_>>(),
+                    "items": c.items.iter().map(|i| item(shop, i, sale, cx.public_url)).collect::<Vec<_>>(),
                 })
             })
             .collect();
-        let buyable = sale == Sale::Open && shelf.items().any(ItemOffer::buyable);
-        context.extend([
-            ("date_range".into(), shop.date_range(date.as_ref()).into()),
-            ("location".into(), shop.location(date.as_ref()).into()),
-            ("sale".into(), sale_message(&shop, sale).into()),
-            ("categories".into(), categories.into()),
-            ("buyable".into(), buyable.into()),
-            (
-                "cart_url".into(),
-                format!("{}/cart/add", shop.path()).into(),
-            ),
-            ("subevent".into(), date.as_ref().map(|d| d.id).into()),
-            (
-                "voucher".into(),
-                voucher_context(voucher.as_ref(), voucher_error),
-            ),
-            (
-                "voucher_explanation".into(),
-                shop.text("voucher_explanation_text").into(),
-            ),
-        ]);
-        Ok(PageAnswer::html("presale/event.html", context.into()))
-    }
+    let buyable = sale == Sale::Open && shelf.items().any(ItemOffer::buyable);
+    context.extend([
+        ("date_range".into(), shop.date_range(date.as_ref()).into()),
+        ("location".into(), shop.location(date.as_ref()).into()),
+        ("sale".into(), sale_message(shop, sale).into()),
+        ("categories".into(), categories.into()),
+        ("buyable".into(), buyable.into()),
+        (
+            "cart_url".into(),
+            format!("{}/cart/add", shop.path()).into(),
+        ),
+        ("subevent".into(), date.as_ref().map(|d| d.id).into()),
+        (
+            "voucher".into(),
+            voucher_context(voucher.as_ref(), voucher_error),
+        ),
+        (
+            "voucher_explanation".into(),
+            shop.text("voucher_explanation_text").into(),
+        ),
+        ("cart".into(), crate::cart::summary(cx, shop, req).await?),
+    ]);
+    let status = if error.is_some() { 400 } else { 200 };
+    context.insert("error".into(), error.into());
+    Ok(PageAnswer::html_status(
+        status,
+        "presale/event.html",
+        context.into(),
+    ))
 }
 
 /// The date of a series the path names: `Ok(None)` without one; the not-found page for a
@@ -109,7 +130,8 @@ async fn date_of(
     shop: &Shop<'_>,
     req: &PageRequest,
 ) -> Result<Result<Option<subevent::Model>, PageAnswer>, DbErr> {
-    let Some(id) = req.params.get("subevent") else {
+    let named = req.params.get("subevent").map(String::as_str);
+    let Some(id) = named.or(req.field("subevent")) else {
         return Ok(Ok(None));
     };
     let found = match id.parse::<i64>() {

@@ -6,6 +6,7 @@
 //! which says what is visible, buyable, at which price and how much is left; this plugin
 //! only presents it, through the core's pages port.
 
+mod cart;
 mod event;
 mod listing;
 mod present;
@@ -55,6 +56,9 @@ impl Plugin for Presale {
         let get = |path: &str, page: Arc<dyn tessera::plugin::pages::Page>| {
             PageRoute::own(path, PageMethod::Get, page)
         };
+        let post = |path: &str, page: Arc<dyn tessera::plugin::pages::Page>| {
+            PageRoute::own(path, PageMethod::Post, page)
+        };
         Pages {
             routes: vec![
                 get("/", Arc::new(listing::FrontPage)),
@@ -64,6 +68,11 @@ impl Plugin for Presale {
                     "/:organizer/:event/:subevent<\\d+>",
                     Arc::new(event::EventPage),
                 ),
+                post("/:organizer/:event/cart/add", Arc::new(cart::Add)),
+                post("/:organizer/:event/cart/remove", Arc::new(cart::Remove)),
+                post("/:organizer/:event/cart/clear", Arc::new(cart::Clear)),
+                post("/:organizer/:event/cart/extend", Arc::new(cart::Extend)),
+                get("/:organizer/:event/redeem", Arc::new(cart::Redeem)),
                 PageRoute::widget(
                     "/:organizer/:event/widget/product_list",
                     PageMethod::Get,

@@ -70,6 +70,7 @@ mod security;
 mod selling_races;
 mod selling_support;
 mod settings;
+mod shop_cart;
 mod shop_pages;
 mod stripe;
 mod subevent_seats;

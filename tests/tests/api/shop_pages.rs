@@ -13,7 +13,7 @@ use crate::catalogue_support::{EVENT, created, id, item};
 use crate::selling_support::{Shop, shop_on};
 
 /// A shop (event `acme/conf` with a Ticket at 23.00 on a quota of `size`) that is live.
-async fn live_shop(size: Option<i64>) -> Shop {
+pub async fn live_shop(size: Option<i64>) -> Shop {
     let app = TestApp::spawn_app(|_| {}, |app| app.plugin(tessera_plugin_presale::Presale)).await;
     let shop = shop_on(app, size).await;
     set_event(&shop, |e| e.live = Set(true)).await;

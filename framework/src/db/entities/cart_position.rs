@@ -31,6 +31,8 @@ pub struct Model {
     pub datetime: DateTimeUtc,
     /// End of the reservation.
     pub expires: DateTimeUtc,
+    /// The voucher the position redeems, if any.
+    pub voucher_id: Option<i64>,
 }
 
 /// Relations (none declared; queries join explicitly).
