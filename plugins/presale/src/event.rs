@@ -42,7 +42,7 @@ pub async fn render(
     context.insert("title".into(), shop.name().into());
     context.insert(
         "frontpage".into(),
-        present::paragraphs(&shop.text("frontpage_text")).into(),
+        present::rich_text(&shop.text("frontpage_text")).into(),
     );
     if shop.event.has_subevents && date.is_none() {
         let dates = storefront::dates(cx.db, shop.event.id, now).await?;
@@ -86,7 +86,7 @@ pub async fn render(
             .map(|c| {
                 json!({
                     "name": c.category.as_ref().map(|k| present::text(&k.name, &shop.lang)),
-                    "description": c.category.as_ref().map(|k| present::paragraphs(&present::optional_text(k.description.as_ref(), &shop.lang))),
+                    "description": c.category.as_ref().map(|k| present::rich_text(&present::optional_text(k.description.as_ref(), &shop.lang))),
                     "items": c.items.iter().map(|i| item(shop, i, sale, cx.public_url)).collect::<Vec<_>>(),
                 })
             })
@@ -196,7 +196,7 @@ fn item(shop: &Shop<'_>, it: &ItemOffer, sale: Sale, public_url: &str) -> Value 
     json!({
         "id": id,
         "name": present::text(&it.item.name, lang),
-        "description": present::paragraphs(&present::optional_text(it.item.description.as_ref(), lang)),
+        "description": present::rich_text(&present::optional_text(it.item.description.as_ref(), lang)),
         "picture": it.item.picture.as_deref().map(|p| tessera::domain::files::url(public_url, p)),
         "free_price": it.item.free_price,
         "order_min": it.order_min,
@@ -205,7 +205,7 @@ fn item(shop: &Shop<'_>, it: &ItemOffer, sale: Sale, public_url: &str) -> Value 
         "variations": it.variations.iter().map(|(v, o)| {
             let mut shown = offer_json(o, format!("variation_{id}_{}", v.id));
             shown["name"] = present::text(&v.value, lang).into();
-            shown["description"] = present::paragraphs(&present::optional_text(v.description.as_ref(), lang)).into();
+            shown["description"] = present::rich_text(&present::optional_text(v.description.as_ref(), lang)).into();
             shown
         }).collect::<Vec<_>>(),
     })

@@ -29,13 +29,41 @@ pub fn optional_text(value: Option<&Value>, lang: &str) -> String {
     value.map(|v| text(v, lang)).unwrap_or_default()
 }
 
-/// A text's paragraphs (separated by blank lines), for templates to wrap in `<p>`.
-pub fn paragraphs(text: &str) -> Vec<String> {
-    text.split("\n\n")
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(str::to_owned)
-        .collect()
+/// An organizer's text (a description, the front page text) as pretix shows it: Markdown
+/// rendered to HTML, where HTML written in the text is shown as text, links lead only to
+/// web, mail or local addresses, and pictures are left out (their descriptions stay).
+pub fn rich_text(text: &str) -> String {
+    use pulldown_cmark::{CowStr, Event, Parser, Tag, TagEnd};
+    let safe = |url: &str| {
+        let lower = url.to_ascii_lowercase();
+        ["https://", "http://", "mailto:", "/", "#"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+            && !url.starts_with("//")
+    };
+    let events = Parser::new(text).filter_map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) => Some(Event::Start(Tag::Link {
+            link_type,
+            dest_url: if safe(&dest_url) {
+                dest_url
+            } else {
+                CowStr::from("#")
+            },
+            title,
+            id,
+        })),
+        Event::Start(Tag::Image { .. }) | Event::End(TagEnd::Image) => None,
+        other => Some(other),
+    });
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events);
+    html
 }
 
 const MONTHS: [&str; 12] = [
@@ -102,6 +130,22 @@ mod tests {
     use chrono::{TimeZone, Utc};
 
     use super::*;
+
+    #[test]
+    fn rich_text_is_markdown_without_html_scripts_or_pictures() {
+        assert_eq!(
+            rich_text("Two days of **talks**."),
+            "<p>Two days of <strong>talks</strong>.</p>\n"
+        );
+        let html = rich_text(
+            "<script>alert(1)</script>\n\nSee [x](javascript:alert(1)) ![a](http://x/p.png)",
+        );
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(html.contains(r##"<a href="#">x</a>"##), "{html}");
+        assert!(!html.contains("<img"), "{html}");
+        assert!(rich_text("[site](https://example.org)").contains(r#"href="https://example.org""#));
+    }
 
     #[test]
     fn amounts_have_two_decimals() {

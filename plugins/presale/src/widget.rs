@@ -68,12 +68,12 @@ impl Page for ProductList {
             "use_native_spinners": false,
             "show_variations_expanded": false,
             "waiting_list_enabled": shop.flag("waiting_list_enabled"),
-            "voucher_explanation_text": html(&shop.text("voucher_explanation_text")),
+            "voucher_explanation_text": present::rich_text(&shop.text("voucher_explanation_text")),
             "error": Value::Null,
             "cart_exists": false,
             "name": date.as_ref().map_or_else(|| shop.name(), |d| present::text(&d.name, &shop.lang)),
-            "frontpage_text": html(&shop.text("frontpage_text")),
-            "location": html(&shop.location(date.as_ref())),
+            "frontpage_text": present::rich_text(&shop.text("frontpage_text")),
+            "location": present::rich_text(&shop.location(date.as_ref())),
             "date_range": shop.date_range(date.as_ref()),
             "vouchers_exist": sale == Sale::Open && storefront::has_vouchers(cx.db, shop.event.id).await?,
             "has_seating_plan": false,
@@ -125,7 +125,7 @@ impl Page for ProductList {
                     json!({
                         "id": c.category.as_ref().map(|k| k.id),
                         "name": c.category.as_ref().map(|k| present::text(&k.name, &shop.lang)),
-                        "description": c.category.as_ref().and_then(|k| k.description.as_ref()).map(|d| html(&present::text(d, &shop.lang))),
+                        "description": c.category.as_ref().and_then(|k| k.description.as_ref()).map(|d| present::rich_text(&present::text(d, &shop.lang))),
                         "items": items,
                     })
                 })
@@ -204,7 +204,7 @@ fn item(shop: &Shop<'_>, it: &ItemOffer, filter: &Filter, public_url: &str) -> V
                 "id": v.id,
                 "value": present::text(&v.value, lang),
                 "order_max": o.order_max,
-                "description": v.description.as_ref().map(|d| html(&present::text(d, lang))),
+                "description": v.description.as_ref().map(|d| present::rich_text(&present::text(d, lang))),
                 "price": price(shop, o),
                 "suggested_price": price(shop, o),
                 "original_price": original(o),
@@ -224,7 +224,7 @@ fn item(shop: &Shop<'_>, it: &ItemOffer, filter: &Filter, public_url: &str) -> V
         "name": present::text(&it.item.name, lang),
         "picture": picture,
         "picture_fullsize": picture,
-        "description": it.item.description.as_ref().map(|d| html(&present::text(d, lang))),
+        "description": it.item.description.as_ref().map(|d| present::rich_text(&present::text(d, lang))),
         "has_variations": it.item.has_variations,
         "current_unavailability_reason": reason,
         "order_min": it.item.min_per_order,
@@ -317,7 +317,7 @@ async fn dates(
         };
         events.push(json!({
             "name": present::text(&d.name, &shop.lang),
-            "location": html(&shop.location(Some(d))),
+            "location": present::rich_text(&shop.location(Some(d))),
             "date_range": shop.date_range(Some(d)),
             "availability": {"color": color, "text": translate(&shop.lang, text), "reason": reason},
             "event_url": format!("{}{}/", cx.public_url, shop.path()),
@@ -327,7 +327,7 @@ async fn dates(
     Ok(PageAnswer::json(json!({
         "list_type": "list",
         "name": shop.name(),
-        "frontpage_text": html(&shop.text("frontpage_text")),
+        "frontpage_text": present::rich_text(&shop.text("frontpage_text")),
         "events": events,
         "has_more_events": all.len() as u64 > offset + DATES_PER_PAGE,
         "meta_filter_fields": [],
@@ -345,14 +345,6 @@ fn powered_by(cx: &PageContext<'_>) -> String {
         "event ticketing powered by <a href=\"{}/\" target=\"_blank\" rel=\"noopener\">Tessera</a>",
         escape(cx.public_url)
     )
-}
-
-/// A text as the widget shows rich text: escaped, each paragraph in `<p>`.
-fn html(text: &str) -> String {
-    present::paragraphs(text)
-        .iter()
-        .map(|p| format!("<p>{}</p>", escape(p).replace('\n', "<br>")))
-        .collect()
 }
 
 /// Escapes text for HTML.
