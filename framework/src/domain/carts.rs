@@ -9,6 +9,7 @@ use sea_orm::{
 use serde_json::{Map, Value};
 
 pub mod buying;
+pub mod checkout;
 
 use super::availability::{self, Demand, HoldKind};
 use super::sale::{Catalogue, Product};

@@ -36,8 +36,8 @@ pub use lifecycle::{
 pub use mails::Storefront;
 pub use one_ticket::for_ticket;
 pub use place::{
-    AnswerInput, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError, PositionInput,
-    payment_page, payment_term_end,
+    AnswerInput, CART_TAKEN, FeeInput, MAX_POSITIONS, NewOrder, PlaceContext, PlaceError,
+    PositionInput, payment_page, payment_term_end,
 };
 pub use read_model::{Order, PositionCheckin};
 pub use together::{Placed, Placements, place, placements};

@@ -1087,6 +1087,11 @@ RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ \
 TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ \
 VA VC VE VG VI VN VU WF WS XK YE YT ZA ZM ZW";
 
+/// Whether a text is a known ISO 3166-1 country code (upper case).
+pub fn is_country(code: &str) -> bool {
+    is_country_code(code)
+}
+
 fn is_country_code(code: &str) -> bool {
     code.len() == 2 && COUNTRY_CODES.split(' ').any(|c| c == code)
 }

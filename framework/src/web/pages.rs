@@ -249,7 +249,7 @@ impl Endpoint for PageEndpoint {
         }
         let cx = PageContext {
             db: &state.db,
-            plugins: &*state.plugins,
+            plugins: &state.plugins,
             settings: &state.settings,
             cache: &state.cache,
             public_url: &state.public_url,

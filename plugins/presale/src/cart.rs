@@ -208,7 +208,7 @@ fn back(shop: &Shop<'_>, req: &PageRequest) -> String {
 }
 
 /// A refusal in the reader's language.
-fn said(lang: &str, refused: &Refused) -> String {
+pub fn said(lang: &str, refused: &Refused) -> String {
     let values: Vec<(&str, &str)> = refused
         .values
         .iter()

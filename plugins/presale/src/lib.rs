@@ -7,6 +7,7 @@
 //! only presents it, through the core's pages port.
 
 mod cart;
+mod checkout;
 mod event;
 mod listing;
 mod present;
@@ -37,6 +38,18 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../templates/event.html"),
     ),
     ("presale/shop.html", include_str!("../templates/shop.html")),
+    (
+        "presale/checkout_questions.html",
+        include_str!("../templates/checkout_questions.html"),
+    ),
+    (
+        "presale/checkout_payment.html",
+        include_str!("../templates/checkout_payment.html"),
+    ),
+    (
+        "presale/checkout_confirm.html",
+        include_str!("../templates/checkout_confirm.html"),
+    ),
 ];
 
 impl Plugin for Presale {
@@ -73,6 +86,34 @@ impl Plugin for Presale {
                 post("/:organizer/:event/cart/clear", Arc::new(cart::Clear)),
                 post("/:organizer/:event/cart/extend", Arc::new(cart::Extend)),
                 get("/:organizer/:event/redeem", Arc::new(cart::Redeem)),
+                get(
+                    "/:organizer/:event/checkout/start",
+                    Arc::new(checkout::Start),
+                ),
+                get(
+                    "/:organizer/:event/checkout/questions",
+                    Arc::new(checkout::Questions),
+                ),
+                post(
+                    "/:organizer/:event/checkout/questions",
+                    Arc::new(checkout::Questions),
+                ),
+                get(
+                    "/:organizer/:event/checkout/payment",
+                    Arc::new(checkout::Payment),
+                ),
+                post(
+                    "/:organizer/:event/checkout/payment",
+                    Arc::new(checkout::Payment),
+                ),
+                get(
+                    "/:organizer/:event/checkout/confirm",
+                    Arc::new(checkout::Confirm),
+                ),
+                post(
+                    "/:organizer/:event/checkout/confirm",
+                    Arc::new(checkout::Confirm),
+                ),
                 PageRoute::widget(
                     "/:organizer/:event/widget/product_list",
                     PageMethod::Get,

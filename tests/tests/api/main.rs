@@ -71,6 +71,7 @@ mod selling_races;
 mod selling_support;
 mod settings;
 mod shop_cart;
+mod shop_checkout;
 mod shop_pages;
 mod stripe;
 mod subevent_seats;

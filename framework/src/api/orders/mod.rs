@@ -201,6 +201,7 @@ impl OrderCreate {
             fees: self.fees.into_iter().map(FeeInput::from).collect(),
             comment: self.comment,
             consume_carts: self.consume_carts,
+            whole_carts: false,
             simulate: self.simulate,
             send_mail: self.send_mail,
             testmode: self.testmode,

@@ -2,6 +2,7 @@
 
 pub mod cart_position;
 pub mod category;
+pub mod checkout;
 pub mod device;
 pub mod device_event;
 pub mod event;

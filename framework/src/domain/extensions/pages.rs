@@ -92,7 +92,7 @@ pub struct PageContext<'a> {
     /// The connection pool.
     pub db: &'a DatabaseConnection,
     /// What the extensions bring (payment providers, ticket outputs).
-    pub plugins: &'a dyn Extensions,
+    pub plugins: &'a Arc<dyn Extensions>,
     /// Every declared setting.
     pub settings: &'a SettingsRegistry,
     /// The process cache (settings, catalogues).
@@ -110,7 +110,7 @@ impl<'a> PageContext<'a> {
     pub fn seller(&self, organizer: &'a str) -> Seller<'a> {
         Seller {
             db: self.db,
-            plugins: self.plugins,
+            plugins: &**self.plugins,
             settings: self.settings,
             cache: self.cache,
             public_url: self.public_url,

@@ -91,6 +91,9 @@ pub struct FeeInput {
     pub tax_rule: Option<i64>,
 }
 
+/// The 400 body's `cart` when [`NewOrder::whole_carts`] finds the carts taken.
+pub const CART_TAKEN: &str = "The cart was already ordered or has expired.";
+
 /// A new order, as sent.
 #[derive(Debug, Clone, Default)]
 pub struct NewOrder {
@@ -118,6 +121,10 @@ pub struct NewOrder {
     pub comment: String,
     /// Carts whose reservations the order takes over.
     pub consume_carts: Vec<String>,
+    /// The positions are exactly those of the consumed carts (the shop's checkout): when
+    /// the carts hold fewer (a second submit after the first took them), nothing is placed
+    /// and the 400 body is `{"cart": CART_TAKEN}`.
+    pub whole_carts: bool,
     /// Validate and price only.
     pub simulate: bool,
     /// Send the order confirmation to `email`.
@@ -1302,6 +1309,9 @@ async fn take_capacity(
 ) -> Result<Result<(), Value>, DbErr> {
     let catalogue = &d.p.catalogue;
     let carts = take_carts(txn, d.p.ctx.event.id, &d.p.new.consume_carts).await?;
+    if d.p.new.whole_carts && carts.len() != d.p.new.positions.len() {
+        return Ok(Err(json!({ "cart": CART_TAKEN })));
+    }
     let cart_products: Vec<(Product, DateTime<Utc>)> = carts
         .iter()
         .filter(|c| c.expires > now)

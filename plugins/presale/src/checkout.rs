@@ -1,0 +1,496 @@
+//! The checkout, in pretix's steps: `checkout/start` leads to the first, `questions` (the
+//! buyer's e-mail, the attendees' names, e-mails and answers, an invoice address),
+//! `payment` (a provider among those offered, with its fee; skipped for an order that costs
+//! nothing), `confirm` (everything once more, and the button that places the order). The
+//! order placed, the buyer is on its page.
+
+use sea_orm::{ColumnTrait, DbErr, EntityTrait, QueryFilter};
+use serde_json::{Value, json};
+use tessera::db::entities::{cart_position, order};
+use tessera::domain::carts::buying;
+use tessera::domain::carts::checkout::{self, Ask, Entered, FieldErrors, Form, Placing};
+use tessera::domain::questions;
+use tessera::domain::sale::Catalogue;
+use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
+use tessera::values::texts;
+
+use crate::present;
+use crate::shop::{self, Shop};
+
+/// `checkout/start`.
+pub struct Start;
+/// `checkout/questions`.
+pub struct Questions;
+/// `checkout/payment`.
+pub struct Payment;
+/// `checkout/confirm`.
+pub struct Confirm;
+
+/// A shop with a cart to check out, or the answer to give instead: the event page for an
+/// empty cart, the order's page once the cart became an order.
+struct Checkout<'a> {
+    shop: Shop<'a>,
+    cart: String,
+    positions: Vec<cart_position::Model>,
+    entered: Entered,
+}
+
+async fn open<'a>(
+    cx: &PageContext<'a>,
+    req: &PageRequest,
+) -> Result<Result<Checkout<'a>, PageAnswer>, DbErr> {
+    let shop = match shop::find(cx, req).await? {
+        Ok(shop) => shop,
+        Err((why, lang)) => return Ok(Err(shop::closed(why, &lang))),
+    };
+    let Some(cart) = crate::cart::cart_id(req) else {
+        return Ok(Err(PageAnswer::redirect(shop.path())));
+    };
+    let (entered, placed) = checkout::entered(cx.db, shop.event.id, cart).await?;
+    let positions = buying::positions(cx.db, shop.event.id, cart).await?;
+    if positions.is_empty() {
+        return Ok(Err(match placed {
+            Some(code) => order_page(cx, &shop, &code).await?,
+            None => PageAnswer::redirect(shop.path()),
+        }));
+    }
+    Ok(Ok(Checkout {
+        cart: cart.to_owned(),
+        shop,
+        positions,
+        entered,
+    }))
+}
+
+/// The page of the order of that code (placed from this browser's cart).
+async fn order_page(
+    cx: &PageContext<'_>,
+    shop: &Shop<'_>,
+    code: &str,
+) -> Result<PageAnswer, DbErr> {
+    let found = order::Entity::find()
+        .filter(order::Column::EventId.eq(shop.event.id))
+        .filter(order::Column::Code.eq(code))
+        .one(cx.db)
+        .await?;
+    Ok(match found {
+        Some(o) => PageAnswer::redirect(format!("{}/order/{}/{}", shop.path(), o.code, o.secret)),
+        None => PageAnswer::redirect(shop.path()),
+    })
+}
+
+macro_rules! open_or_answer {
+    ($cx:expr, $req:expr) => {
+        match open($cx, $req).await? {
+            Ok(c) => c,
+            Err(answer) => return Ok(answer),
+        }
+    };
+}
+
+#[async_trait::async_trait]
+impl tessera::plugin::pages::Page for Start {
+    async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
+        let c = open_or_answer!(cx, req);
+        Ok(PageAnswer::redirect(format!(
+            "{}/checkout/questions",
+            c.shop.path()
+        )))
+    }
+}
+
+#[async_trait::async_trait]
+impl tessera::plugin::pages::Page for Questions {
+    async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
+        let mut c = open_or_answer!(cx, req);
+        let form = checkout::form(cx.db, &c.shop.event, &c.shop.settings, &c.positions).await?;
+        if req.form.is_empty() {
+            let repeat = c.entered.email.clone();
+            return questions_page(cx, &c, &form, &repeat, &FieldErrors::new()).await;
+        }
+        read_entries(req, &form, &mut c.entered);
+        let repeat = req.field("email_repeat").unwrap_or_default().to_owned();
+        let errors = form.check(&mut c.entered, &repeat);
+        if !errors.is_empty() {
+            return questions_page(cx, &c, &form, &repeat, &errors).await;
+        }
+        checkout::keep(cx.db, c.shop.event.id, &c.cart, &c.entered).await?;
+        Ok(PageAnswer::redirect(format!(
+            "{}/checkout/payment",
+            c.shop.path()
+        )))
+    }
+}
+
+#[async_trait::async_trait]
+impl tessera::plugin::pages::Page for Payment {
+    async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
+        let mut c = open_or_answer!(cx, req);
+        if c.entered.email.is_empty() {
+            return Ok(PageAnswer::redirect(format!(
+                "{}/checkout/questions",
+                c.shop.path()
+            )));
+        }
+        let total: i64 = c.positions.iter().map(|p| p.price_cents).sum();
+        let offered = checkout::providers(
+            cx.db,
+            &**cx.plugins,
+            cx.settings,
+            &c.shop.event,
+            &c.shop.settings,
+            total,
+        )
+        .await?;
+        let confirm = format!("{}/checkout/confirm", c.shop.path());
+        if total == 0 {
+            return Ok(PageAnswer::redirect(confirm));
+        }
+        let mut error = None;
+        if !req.form.is_empty() {
+            match req
+                .field("payment")
+                .filter(|p| offered.iter().any(|o| o.id == *p))
+            {
+                Some(p) => {
+                    c.entered.payment = Some(p.to_owned());
+                    checkout::keep(cx.db, c.shop.event.id, &c.cart, &c.entered).await?;
+                    return Ok(PageAnswer::redirect(confirm));
+                }
+                None => {
+                    error = Some(
+                        texts::translate(&c.shop.lang, "Please select a payment method.")
+                            .to_owned(),
+                    )
+                }
+            }
+        }
+        let currency = &c.shop.event.currency;
+        let providers: Vec<Value> = offered
+            .iter()
+            .map(|o| {
+                json!({
+                    "id": o.id,
+                    "name": o.name,
+                    "fee": (o.fee_cents > 0).then(|| present::money(o.fee_cents, currency)),
+                    "checked": c.entered.payment.as_deref() == Some(o.id.as_str()) || offered.len() == 1,
+                })
+            })
+            .collect();
+        let mut context = c.shop.layout();
+        context.extend([
+            ("title".into(), "Payment".into()),
+            ("providers".into(), providers.into()),
+            ("error".into(), error.clone().into()),
+            (
+                "back".into(),
+                format!("{}/checkout/questions", c.shop.path()).into(),
+            ),
+        ]);
+        let status = if error.is_some() { 400 } else { 200 };
+        Ok(PageAnswer::html_status(
+            status,
+            "presale/checkout_payment.html",
+            context.into(),
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl tessera::plugin::pages::Page for Confirm {
+    async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
+        let c = open_or_answer!(cx, req);
+        let path = c.shop.path();
+        if c.entered.email.is_empty() {
+            return Ok(PageAnswer::redirect(format!("{path}/checkout/questions")));
+        }
+        let total: i64 = c.positions.iter().map(|p| p.price_cents).sum();
+        if total > 0 && c.entered.payment.is_none() {
+            return Ok(PageAnswer::redirect(format!("{path}/checkout/payment")));
+        }
+        let mut error = None;
+        if !req.form.is_empty() {
+            let placing = Placing {
+                public_url: cx.public_url,
+                organizer: &c.shop.organizer.slug,
+                event: &c.shop.event,
+                settings: c.shop.settings.clone(),
+                plugins: cx.plugins.clone(),
+                placements: cx.placements,
+                cache: c.shop.cache,
+                locale: &c.shop.lang,
+            };
+            match checkout::place(cx.db, placing, &c.cart, &c.positions, &c.entered).await? {
+                Ok(order) => {
+                    cx.mailer.wake();
+                    return Ok(PageAnswer::redirect(format!(
+                        "{path}/order/{}/{}",
+                        order.row.code, order.row.secret
+                    )));
+                }
+                Err(refused) => {
+                    let (_, placed) = checkout::entered(cx.db, c.shop.event.id, &c.cart).await?;
+                    if let Some(code) = placed {
+                        return order_page(cx, &c.shop, &code).await;
+                    }
+                    error = Some(crate::cart::said(&c.shop.lang, &refused));
+                }
+            }
+        }
+        confirm_page(cx, &c, total, error).await
+    }
+}
+
+/// The form's entries into what was entered before.
+fn read_entries(req: &PageRequest, form: &Form, entered: &mut Entered) {
+    entered.email = req.field("email").unwrap_or_default().to_owned();
+    for (position, asked) in &form.questions {
+        let a = entered.attendees.entry(*position).or_default();
+        a.name = req
+            .field(&format!("{position}-name"))
+            .unwrap_or_default()
+            .to_owned();
+        a.email = req
+            .field(&format!("{position}-email"))
+            .unwrap_or_default()
+            .to_owned();
+        for q in asked {
+            let name = format!("{position}-question_{}", q.row.id);
+            let values: Vec<&str> = req
+                .form
+                .iter()
+                .filter(|(k, _)| *k == name)
+                .map(|(_, v)| v.as_str())
+                .take(q.options.len().max(1))
+                .collect();
+            let answer = if questions::has_options(&q.row.r#type) {
+                let options = values.iter().filter_map(|v| v.parse().ok()).collect();
+                (String::new(), options)
+            } else if q.row.r#type == questions::BOOLEAN {
+                let yes = values.first().is_some_and(|v| *v == "True");
+                ((if yes { "True" } else { "" }).to_owned(), Vec::new())
+            } else {
+                (
+                    values.first().copied().unwrap_or_default().to_owned(),
+                    Vec::new(),
+                )
+            };
+            a.answers.insert(q.row.id, answer);
+        }
+    }
+    if form.invoice != Ask::No {
+        let field = |k: &str| {
+            req.field(&format!("invoice-{k}"))
+                .unwrap_or_default()
+                .trim()
+                .to_owned()
+        };
+        let company = field("company");
+        entered.invoice_address = Some(json!({
+            "is_business": !company.is_empty(),
+            "company": company,
+            "name_parts": {"_scheme": "full", "full_name": field("name")},
+            "street": field("street"),
+            "zipcode": field("zipcode"),
+            "city": field("city"),
+            "country": field("country").to_uppercase(),
+            "state": "",
+            "internal_reference": "",
+            "vat_id": if form.vat_id { field("vat_id") } else { String::new() },
+        }));
+    }
+}
+
+/// The questions step's page.
+async fn questions_page(
+    cx: &PageContext<'_>,
+    c: &Checkout<'_>,
+    form: &Form,
+    email_repeat: &str,
+    errors: &FieldErrors,
+) -> Result<PageAnswer, DbErr> {
+    let lang = &c.shop.lang;
+    let catalogue = catalogue(cx, c).await?;
+    let positions: Vec<Value> = form
+        .questions
+        .iter()
+        .filter_map(|(id, asked)| {
+            let p = c.positions.iter().find(|p| p.id == *id)?;
+            let a = c.entered.attendees.get(id).cloned().unwrap_or_default();
+            let asked: Vec<Value> = asked
+                .iter()
+                .map(|q| {
+                    let (text, chosen) = a.answers.get(&q.row.id).cloned().unwrap_or_default();
+                    let field = format!("{id}-question_{}", q.row.id);
+                    json!({
+                        "field": field,
+                        "label": present::text(&q.row.question, lang),
+                        "help": q.row.help_text.as_ref().map(|h| present::text(h, lang)),
+                        "type": q.row.r#type,
+                        "required": q.row.required,
+                        "value": text,
+                        "error": errors.get(&field).map(|e| texts::translate(lang, e)),
+                        "options": q.options.iter().map(|o| json!({
+                            "id": o.id,
+                            "label": present::text(&o.answer, lang),
+                            "checked": chosen.contains(&o.id),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let error = |k: &str| {
+                errors
+                    .get(&format!("{id}-{k}"))
+                    .map(|e| texts::translate(lang, e))
+            };
+            Some(json!({
+                "id": id,
+                "product": catalogue.product_name(p.item_id, p.variation_id, lang),
+                "name": a.name,
+                "name_error": error("name"),
+                "email": a.email,
+                "email_error": error("email"),
+                "questions": asked,
+            }))
+        })
+        .collect();
+    let address = c
+        .entered
+        .invoice_address
+        .clone()
+        .unwrap_or_else(|| json!({}));
+    let invoice_error = |k: &str| {
+        errors
+            .get(&format!("invoice-{k}"))
+            .map(|e| texts::translate(lang, e))
+    };
+    let mut context = c.shop.layout();
+    context.extend([
+        ("title".into(), "Your information".into()),
+        ("email".into(), c.entered.email.clone().into()),
+        ("email_repeat".into(), email_repeat.into()),
+        (
+            "email_error".into(),
+            errors
+                .get("email")
+                .map(|e| texts::translate(lang, e))
+                .into(),
+        ),
+        (
+            "email_repeat_error".into(),
+            errors
+                .get("email_repeat")
+                .map(|e| texts::translate(lang, e))
+                .into(),
+        ),
+        ("names".into(), ask(form.names)),
+        ("emails".into(), ask(form.emails)),
+        ("positions".into(), positions.into()),
+        (
+            "invoice".into(),
+            json!({
+                "asked": ask(form.invoice),
+                "vat_id": form.vat_id,
+                "company": address.get("company"),
+                "name": address.pointer("/name_parts/full_name"),
+                "street": address.get("street"),
+                "zipcode": address.get("zipcode"),
+                "city": address.get("city"),
+                "country": address.get("country"),
+                "vat_id_value": address.get("vat_id"),
+                "errors": {
+                    "street": invoice_error("street"),
+                    "zipcode": invoice_error("zipcode"),
+                    "city": invoice_error("city"),
+                    "country": invoice_error("country"),
+                },
+            }),
+        ),
+        ("has_errors".into(), (!errors.is_empty()).into()),
+        ("back".into(), c.shop.path().into()),
+    ]);
+    let status = if errors.is_empty() { 200 } else { 400 };
+    Ok(PageAnswer::html_status(
+        status,
+        "presale/checkout_questions.html",
+        context.into(),
+    ))
+}
+
+fn ask(a: Ask) -> Value {
+    match a {
+        Ask::No => Value::Null,
+        Ask::Optional => "optional".into(),
+        Ask::Required => "required".into(),
+    }
+}
+
+async fn catalogue(cx: &PageContext<'_>, c: &Checkout<'_>) -> Result<Catalogue, DbErr> {
+    let mut dates: Vec<i64> = c.positions.iter().filter_map(|p| p.subevent_id).collect();
+    dates.sort_unstable();
+    dates.dedup();
+    Catalogue::load_kept(cx.db, c.shop.cache, &c.shop.event, &dates).await
+}
+
+/// The confirmation step's page: the cart, the entries, the payment, the total.
+async fn confirm_page(
+    cx: &PageContext<'_>,
+    c: &Checkout<'_>,
+    total: i64,
+    error: Option<String>,
+) -> Result<PageAnswer, DbErr> {
+    let lang = &c.shop.lang;
+    let currency = &c.shop.event.currency;
+    let catalogue = catalogue(cx, c).await?;
+    let positions: Vec<Value> = c
+        .positions
+        .iter()
+        .map(|p| {
+            let a = c.entered.attendees.get(&p.id).cloned().unwrap_or_default();
+            json!({
+                "product": catalogue.product_name(p.item_id, p.variation_id, lang),
+                "price": present::money(p.price_cents, currency),
+                "attendee": a.name,
+            })
+        })
+        .collect();
+    let provider = c
+        .entered
+        .payment
+        .as_deref()
+        .filter(|_| total > 0)
+        .and_then(|id| cx.plugins.payment_provider(&c.shop.event, id));
+    let fee = provider.as_ref().map_or(0, |p| {
+        checkout::fee(&c.shop.settings, p.identifier(), total)
+    });
+    let mut context = c.shop.layout();
+    context.extend([
+        ("title".into(), "Review your order".into()),
+        ("positions".into(), positions.into()),
+        (
+            "fee".into(),
+            (fee > 0).then(|| present::money(fee, currency)).into(),
+        ),
+        ("total".into(), present::money(total + fee, currency).into()),
+        ("email".into(), c.entered.email.clone().into()),
+        (
+            "payment".into(),
+            provider.map(|p| p.name().to_owned()).into(),
+        ),
+        ("error".into(), error.clone().into()),
+        (
+            "back".into(),
+            format!("{}/checkout/payment", c.shop.path()).into(),
+        ),
+        (
+            "edit".into(),
+            format!("{}/checkout/questions", c.shop.path()).into(),
+        ),
+    ]);
+    let status = if error.is_some() { 400 } else { 200 };
+    Ok(PageAnswer::html_status(
+        status,
+        "presale/checkout_confirm.html",
+        Value::Object(context),
+    ))
+}
