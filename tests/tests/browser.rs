@@ -822,3 +822,168 @@ async fn a_buyer_pays_by_card_in_a_real_browser_and_stripes_notice_and_refund_fo
     assert_eq!(forged.status().as_u16(), 400);
     assert_eq!(order(declined).await["status"], "n");
 }
+
+#[tokio::test]
+async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser_and_sees_them_paid_after_the_bank_import()
+ {
+    let test = "a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser_and_sees_them_paid_after_the_bank_import";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn_app(
+        |_| {},
+        |a| {
+            a.plugin(tessera_plugin_presale::Presale)
+                .plugin(tessera_plugin_banktransfer::BankTransfer)
+        },
+    )
+    .await;
+    let tessera = app.serve().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let event = "/api/v1/organizers/acme/events";
+    let made = app
+        .post(
+            &format!("{event}/"),
+            &token,
+            json!({"name": {"en": "Conference"}, "slug": "conf", "currency": "EUR",
+                   "date_from": "2030-06-01T09:00:00Z", "location": {"en": "Berlin"},
+                   "plugins": ["banktransfer"]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let item = app
+        .post(
+            &format!("{event}/conf/items/"),
+            &token,
+            json!({"name": {"en": "Ticket"}, "default_price": "23.00", "admission": true,
+                   "description": {"en": "Two days of **talks**."}}),
+        )
+        .await;
+    let ticket = item.body["id"].as_i64().expect("ticket");
+    app.post(
+        &format!("{event}/conf/quotas/"),
+        &token,
+        json!({"name": "Hall", "size": 100, "items": [ticket]}),
+    )
+    .await;
+    let question = app
+        .post(
+            &format!("{event}/conf/questions/"),
+            &token,
+            json!({"question": {"en": "Lunch"}, "type": "C", "required": true, "items": [ticket],
+                   "options": [{"answer": {"en": "Vegetarian"}}, {"answer": {"en": "Vegan"}}]}),
+        )
+        .await;
+    assert_eq!(question.status, 201, "{}", question.body);
+    let voucher = app
+        .post(
+            &format!("{event}/conf/vouchers/"),
+            &token,
+            json!({"code": "SPEAKER", "max_usages": 2, "price_mode": "subtract", "value": "3.00"}),
+        )
+        .await;
+    assert_eq!(voucher.status, 201, "{}", voucher.body);
+    let settings = app
+        .patch(
+            &format!("{event}/conf/settings/"),
+            &token,
+            json!({"banktransfer_iban": "DE89 3704 0044 0532 0130 00",
+                   "attendee_names_asked": true, "attendee_names_required": true,
+                   "invoice_address_asked": false}),
+        )
+        .await;
+    assert_eq!(settings.status, 200, "{}", settings.body);
+    let live = app
+        .patch(&format!("{event}/conf/"), &token, json!({"live": true}))
+        .await;
+    assert_eq!(live.status, 200, "{}", live.body);
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("{tessera}/acme/conf/redeem?voucher=SPEAKER"))
+        .await
+        .expect("redeem the voucher");
+    wait_for(&browser, ".notice").await;
+    assert!(text_of(&browser, "main").await.contains("EUR 20.00"));
+    screenshots(&browser, "shop-event").await;
+    type_into(&browser, &format!("input[name=item_{ticket}]"), "2").await;
+    submit(&browser, ".submit-row button", "#cart").await;
+    assert!(
+        text_of(&browser, "#cart")
+            .await
+            .contains("Total: EUR 40.00")
+    );
+    screenshots(&browser, "shop-cart").await;
+
+    browser
+        .find(Locator::Css("#cart a.button"))
+        .await
+        .expect("checkout link")
+        .click()
+        .await
+        .expect("to the checkout");
+    wait_for(&browser, "#email").await;
+    type_into(&browser, "#email", EMAIL).await;
+    type_into(&browser, "#email_repeat", EMAIL).await;
+    let names = browser
+        .find_all(Locator::Css("input[id$='-name'][required]"))
+        .await
+        .expect("name fields");
+    assert_eq!(names.len(), 2);
+    for (field, name) in names.iter().zip(["Ada Lovelace", "Charles Babbage"]) {
+        field.send_keys(name).await.expect("a name");
+    }
+    for radio in browser
+        .find_all(Locator::Css("input[type=radio][value]"))
+        .await
+        .expect("options")
+        .iter()
+        .step_by(2)
+    {
+        radio.click().await.expect("an answer");
+    }
+    screenshots(&browser, "shop-questions").await;
+    submit(&browser, "form button[type=submit]", "input[name=payment]").await;
+    screenshots(&browser, "shop-payment").await;
+    submit(&browser, "form button[type=submit]", "input[name=confirm]").await;
+    assert!(text_of(&browser, "main").await.contains("EUR 40.00"));
+    screenshots(&browser, "shop-confirm").await;
+    submit(&browser, "form button[type=submit]", ".status").await;
+    assert_eq!(text_of(&browser, ".status").await, "Pending payment");
+    let url = browser.current_url().await.expect("the order page");
+    let code = url
+        .path()
+        .split('/')
+        .nth(4)
+        .expect("the order's code")
+        .to_owned();
+
+    let order = app
+        .get(&format!("{event}/conf/orders/{code}/"), &token)
+        .await;
+    assert_eq!(order.body["total"], "40.00", "{}", order.body);
+    assert_eq!(
+        order.body["positions"][0]["answers"][0]["answer"],
+        "Vegetarian"
+    );
+    assert_eq!(
+        order.body["positions"][1]["attendee_name"],
+        "Charles Babbage"
+    );
+    let import = app
+        .post(
+            "/api/v1/organizers/acme/bankimportjobs/",
+            &token,
+            json!({"event": null, "transactions": [{"amount": "40.00",
+                   "reference": format!("Order {code}"), "payer": "Ada Lovelace",
+                   "date": "2030-05-01"}]}),
+        )
+        .await;
+    assert_eq!(import.status, 201, "{}", import.body);
+    browser.refresh().await.expect("reload");
+    wait_for(&browser, ".status").await;
+    assert_eq!(text_of(&browser, ".status").await, "Paid");
+    screenshots(&browser, "shop-paid").await;
+}
