@@ -510,7 +510,13 @@ impl WaitingListApi {
             )
             .await?;
         let existing = find_entry(&state, ev.event.id, *id).await?;
-        match waiting_list::send_voucher(&state.db, &state.settings, &ev.event, existing.id).await {
+        let shop = crate::domain::orders::Storefront {
+            public_url: &state.public_url,
+            organizer: &ev.organizer.slug,
+        };
+        match waiting_list::send_voucher(&state.db, &state.settings, shop, &ev.event, existing.id)
+            .await
+        {
             Ok(_) => {
                 state.mailer.wake();
                 Ok(NoContent::NoContent)

@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::availability::{self, Demand, HoldKind};
 use super::items::Invalid;
 use super::mail::{self, Mail};
+use super::orders::Storefront;
 use super::sale::{Catalogue, Product};
 use super::settings::{self, Scope, SettingsRegistry};
 use super::vouchers::manage::{self, Voucher, VoucherFields};
@@ -382,11 +383,12 @@ pub struct Sent {
 /// Sends a voucher to a waiting person: one use, blocking one unit of the product for the
 /// event's `waiting_list_hours`, limited to the product. The product must be available, the
 /// waiting list not counted; the entry's own hold passes to the voucher. The voucher is
-/// e-mailed to the person in their language through the outbox: call `Mailer::wake` once
-/// this returns.
+/// e-mailed to the person in their language through the outbox, with the shop's address
+/// that redeems it (`shop`): call `Mailer::wake` once this returns.
 pub async fn send_voucher(
     db: &DatabaseConnection,
     registry: &SettingsRegistry,
+    shop: Storefront<'_>,
     ev: &event::Model,
     id: i64,
 ) -> Result<Sent, SendError> {
@@ -442,7 +444,7 @@ pub async fn send_voucher(
         entry: row.update(&txn).await?,
         voucher,
     };
-    mail::queue(&txn, voucher_mail(ev, &catalogue, &sent, hours)).await?;
+    mail::queue(&txn, voucher_mail(shop, ev, &catalogue, &sent, hours)).await?;
     let assigned = "pretix.event.orders.waitinglist.voucher_assigned";
     notify(&txn, ev, sent.entry.id, assigned).await?;
     crate::db::commit(txn).await?;
@@ -450,14 +452,23 @@ pub async fn send_voucher(
 }
 
 /// The e-mail with the voucher, in the person's language.
-fn voucher_mail(ev: &event::Model, catalogue: &Catalogue, sent: &Sent, hours: i64) -> Mail {
+fn voucher_mail(
+    shop: Storefront<'_>,
+    ev: &event::Model,
+    catalogue: &Catalogue,
+    sent: &Sent,
+    hours: i64,
+) -> Mail {
     let e = &sent.entry;
     let product = catalogue.product_name(e.item_id, e.variation_id, &e.locale);
+    let code = &sent.voucher.row.code;
+    let url = shop.redeem_url(ev, code);
     let notice = VoucherNotice {
         event: &I18nString::from_stored(&ev.name).localize(&e.locale),
         product: &product,
-        code: &sent.voucher.row.code,
+        code,
         hours,
+        url: &url,
     };
     let (subject, body) = texts::voucher_mail(&e.locale, &notice);
     Mail::text(&e.email, subject, body).about(Some(ev.organizer_id), Some(ev.id))

@@ -95,6 +95,23 @@ pub fn fill_with<'v>(text: &str, value: impl Fn(&str) -> Option<&'v str>) -> Str
     out
 }
 
+/// The texts a template translates (`_("...")`) that a language besides English lacks, with
+/// that language: what the tests of every template (the core's and extensions') check is
+/// empty.
+pub fn untranslated(template: &str) -> Vec<(&'static str, &str)> {
+    template
+        .split("_(\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .flat_map(|text| {
+            LANGUAGES[1..]
+                .iter()
+                .filter(move |lang| translate(lang, text) == text)
+                .map(move |lang| (*lang, text))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{fill, language, translate};

@@ -373,17 +373,9 @@ mod tests {
 
     #[test]
     fn every_text_the_templates_translate_is_in_every_catalog() {
-        use crate::values::texts::{LANGUAGES, translate};
+        use crate::values::texts::{translate, untranslated};
         for (name, source) in super::TEMPLATES {
-            for text in source
-                .split("_(\"")
-                .skip(1)
-                .filter_map(|s| s.split('"').next())
-            {
-                for lang in &LANGUAGES[1..] {
-                    assert_ne!(translate(lang, text), text, "{name}: {text} in {lang}");
-                }
-            }
+            assert_eq!(untranslated(source), [], "{name}");
         }
         for state in crate::domain::orders::paying::STATES {
             let text = super::payment::state_text(state);

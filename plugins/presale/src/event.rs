@@ -95,7 +95,7 @@ pub async fn render(
     context.extend([
         ("date_range".into(), shop.date_range(date.as_ref()).into()),
         ("location".into(), shop.location(date.as_ref()).into()),
-        ("sale".into(), sale_message(shop, sale).into()),
+        ("sale".into(), shop.sale_message(sale).into()),
         ("categories".into(), categories.into()),
         ("buyable".into(), buyable.into()),
         (
@@ -139,35 +139,6 @@ async fn date_of(
         _ => None,
     };
     Ok(found.map(Some).ok_or_else(PageAnswer::not_found))
-}
-
-/// Why the sale is closed, for people; `None` while it is open.
-fn sale_message(shop: &Shop<'_>, sale: Sale) -> Option<String> {
-    match sale {
-        Sale::Open => None,
-        Sale::NotYet(at) => Some(tessera::values::texts::fill(
-            tessera::values::texts::translate(
-                &shop.lang,
-                "The booking period for this event will start on {date}.",
-            ),
-            &[(
-                "date",
-                &present::moment(at, &shop.event.timezone, &shop.lang),
-            )],
-        )),
-        Sale::Ended => {
-            let own = shop.text("presale_has_ended_text");
-            Some(if own.is_empty() {
-                tessera::values::texts::translate(
-                    &shop.lang,
-                    "The booking period for this event is over.",
-                )
-                .to_owned()
-            } else {
-                own
-            })
-        }
-    }
 }
 
 fn voucher_context(voucher: Option<&voucher::Model>, error: Option<&str>) -> Value {
@@ -264,7 +235,7 @@ fn unavailable_text(shop: &Shop<'_>, it: &ItemOffer, why: Unavailable) -> String
 mod tests {
     #[test]
     fn every_text_of_the_page_speaks_every_language() {
-        let source = include_str!("event.rs");
+        let source = [include_str!("shop.rs"), include_str!("event.rs")].concat();
         let code = source.split("#[cfg(test)]").next().unwrap_or_default();
         let code = code
             .split_whitespace()
@@ -275,6 +246,7 @@ mod tests {
         for call in [
             "translate(lang, \"",
             "translate(&shop.lang, \"",
+            "translate(&self.lang, \"",
             "said(\"",
             "=> Some(\"",
         ] {

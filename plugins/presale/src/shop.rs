@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 use tessera::cache::{Cache, EventSettings};
 use tessera::db::entities::{event, organizer, subevent};
 use tessera::domain::settings;
-use tessera::domain::storefront;
+use tessera::domain::storefront::{self, Sale};
 use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
+use tessera::values::texts;
 
 use crate::present;
 
@@ -124,6 +125,33 @@ impl Shop<'_> {
             .and_then(|d| d.location.as_ref())
             .or(self.event.location.as_ref());
         present::optional_text(location, &self.lang)
+    }
+
+    /// Why the sale is closed, in the reader's language (the organizer's
+    /// `presale_has_ended_text` once it is over, if set); `None` while it is open.
+    pub fn sale_message(&self, sale: Sale) -> Option<String> {
+        match sale {
+            Sale::Open => None,
+            Sale::NotYet(at) => Some(texts::fill(
+                texts::translate(
+                    &self.lang,
+                    "The booking period for this event will start on {date}.",
+                ),
+                &[(
+                    "date",
+                    &present::moment(at, &self.event.timezone, &self.lang),
+                )],
+            )),
+            Sale::Ended => {
+                let own = self.text("presale_has_ended_text");
+                Some(if own.is_empty() {
+                    texts::translate(&self.lang, "The booking period for this event is over.")
+                        .to_owned()
+                } else {
+                    own
+                })
+            }
+        }
     }
 
     /// What every page of the shop's layout shows: language, colours, organizer, event.

@@ -80,7 +80,7 @@ impl Page for ProductList {
             "has_seating_plan_waitinglist": false,
             "poweredby": powered_by(cx),
         });
-        if let Some(message) = closed_message(&shop, sale) {
+        if let Some(message) = shop.sale_message(sale) {
             data["error"] = message.into();
         }
         let mut voucher = None;
@@ -258,31 +258,6 @@ fn price(shop: &Shop<'_>, o: &Offer) -> Value {
         "name": o.tax_name.as_ref().map(|n| present::text(n, &shop.lang)).unwrap_or_default(),
         "includes_mixed_tax_rate": false,
     })
-}
-
-/// Why the sale is closed, as the widget says it; `None` while it is open.
-fn closed_message(shop: &Shop<'_>, sale: Sale) -> Option<String> {
-    match sale {
-        Sale::Open => None,
-        Sale::NotYet(at) => Some(tessera::values::texts::fill(
-            translate(
-                &shop.lang,
-                "The booking period for this event will start on {date}.",
-            ),
-            &[(
-                "date",
-                &present::moment(at, &shop.event.timezone, &shop.lang),
-            )],
-        )),
-        Sale::Ended => {
-            let own = shop.text("presale_has_ended_text");
-            Some(if own.is_empty() {
-                translate(&shop.lang, "The booking period for this event is over.").to_owned()
-            } else {
-                own
-            })
-        }
-    }
 }
 
 /// The list of a series' dates (pretix's `list` style), 50 per page from `offset`.

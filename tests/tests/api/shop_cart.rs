@@ -40,7 +40,7 @@ async fn left(shop: &Shop) -> i64 {
 }
 
 /// Lets every cart of the server expire, as time would.
-async fn age_carts(app: &TestApp) {
+pub async fn age_carts(app: &TestApp) {
     let past = Utc::now() - chrono::Duration::seconds(1);
     let backend = app.db.get_database_backend();
     for (sql, value) in [

@@ -336,3 +336,51 @@ async fn a_cart_that_costs_nothing_skips_the_payment_and_is_paid_at_once() {
     assert_eq!(all[0]["status"], "p");
     assert_eq!(all[0]["total"], "0.00");
 }
+
+#[tokio::test]
+async fn what_expired_in_the_cart_is_left_out_of_the_order_and_the_rest_is_placed() {
+    let (shop, question) = shop().await;
+    let r = shop
+        .app
+        .delete(&format!("{EVENT}/questions/{question}/"), &shop.token)
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let mut browser = Browser::new(&shop.app);
+    add(&mut browser, &shop, "2").await;
+    crate::shop_cart::age_carts(&shop.app).await;
+    add(&mut browser, &shop, "1").await;
+    let page = browser.get("/acme/conf/checkout/questions").await;
+    let ids = positions(html(&page));
+    assert_eq!(ids.len(), 1, "only the live position is asked for");
+    let name = format!("{}-name", ids[0]);
+    submit(
+        &mut browser,
+        "/acme/conf/checkout/questions",
+        &[
+            ("email", "ada@example.org"),
+            ("email_repeat", "ada@example.org"),
+            (&name, "Ada"),
+        ],
+    )
+    .await;
+    submit(
+        &mut browser,
+        "/acme/conf/checkout/payment",
+        &[("payment", "banktransfer")],
+    )
+    .await;
+    let r = submit(
+        &mut browser,
+        "/acme/conf/checkout/confirm",
+        &[("confirm", "yes")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let all = orders(&shop).await;
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["positions"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        availability(&shop.app, &shop.token, shop.quota).await["available_number"],
+        9
+    );
+}

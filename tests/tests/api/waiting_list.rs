@@ -468,6 +468,11 @@ async fn the_voucher_is_mailed_in_the_language_of_the_waiting_person() {
         body.contains("Ticket") && body.contains("48 hours"),
         "{body}"
     );
+    let redeem = format!(
+        "http://tessera.test/acme/conf/redeem?voucher={}",
+        code(&jane).await
+    );
+    assert!(body.contains(&redeem), "the mail leads to the shop: {body}");
     let (to, subject, body) = &mails[1];
     assert_eq!(to, "jana@example.de");
     assert_eq!(subject, "Sie wurden von der Warteliste für conf ausgewählt");

@@ -28,6 +28,15 @@ impl Storefront<'_> {
     pub fn order_url(&self, ev: &event::Model, o: &order::Model) -> String {
         confirmation_page(self.public_url, self.organizer, &ev.slug, o)
     }
+
+    /// The shop's page that redeems a voucher code of the event.
+    pub fn redeem_url(&self, ev: &event::Model, code: &str) -> String {
+        let code: String = form_urlencoded::byte_serialize(code.as_bytes()).collect();
+        format!(
+            "{}/{}/{}/redeem?voucher={code}",
+            self.public_url, self.organizer, ev.slug
+        )
+    }
 }
 
 struct Texts {

@@ -121,9 +121,10 @@ pub struct NewOrder {
     pub comment: String,
     /// Carts whose reservations the order takes over.
     pub consume_carts: Vec<String>,
-    /// The positions are exactly those of the consumed carts (the shop's checkout): when
-    /// the carts hold fewer (a second submit after the first took them), nothing is placed
-    /// and the 400 body is `{"cart": CART_TAKEN}`.
+    /// The positions are those of the consumed carts (the shop's checkout; the carts may
+    /// also hold expired positions, which go with them): when the carts hold fewer (a
+    /// second submit after the first took them), nothing is placed and the 400 body is
+    /// `{"cart": CART_TAKEN}`.
     pub whole_carts: bool,
     /// Validate and price only.
     pub simulate: bool,
@@ -1309,7 +1310,7 @@ async fn take_capacity(
 ) -> Result<Result<(), Value>, DbErr> {
     let catalogue = &d.p.catalogue;
     let carts = take_carts(txn, d.p.ctx.event.id, &d.p.new.consume_carts).await?;
-    if d.p.new.whole_carts && carts.len() != d.p.new.positions.len() {
+    if d.p.new.whole_carts && carts.len() < d.p.new.positions.len() {
         return Ok(Err(json!({ "cart": CART_TAKEN })));
     }
     let cart_products: Vec<(Product, DateTime<Utc>)> = carts

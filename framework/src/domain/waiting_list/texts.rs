@@ -13,6 +13,8 @@ pub struct VoucherNotice<'a> {
     pub code: &'a str,
     /// Hours the voucher stays valid.
     pub hours: i64,
+    /// Where the shop redeems it.
+    pub url: &'a str,
 }
 
 const SUBJECT: &str = "You have been selected from the waiting list for {event}";
@@ -23,6 +25,9 @@ a place for {event} has become available for you: {product}.
 Redeem this voucher code within {hours} hours to get it:
 
 {code}
+
+The shop takes it here:
+{url}
 
 After that the voucher expires, and the place goes to the next person on the waiting list.
 
@@ -39,6 +44,7 @@ pub fn voucher_mail(locale: &str, n: &VoucherNotice) -> (String, String) {
         ("product", n.product),
         ("code", n.code),
         ("hours", hours.as_str()),
+        ("url", n.url),
     ];
     (
         fill(translate(locale, SUBJECT), &values),
@@ -55,6 +61,7 @@ mod tests {
         product: "Ticket",
         code: "ABCDEFGHJKLMNPQR",
         hours: 48,
+        url: "https://shop.example/acme/conf/redeem?voucher=ABCDEFGHJKLMNPQR",
     };
 
     #[test]
@@ -62,6 +69,7 @@ mod tests {
         let (subject, body) = voucher_mail("de", &NOTICE);
         assert_eq!(subject, "Sie wurden von der Warteliste für Conf ausgewählt");
         assert!(body.contains("\nABCDEFGHJKLMNPQR\n") && body.contains("48 Stunden"));
+        assert!(body.contains("hier ein:\nhttps://shop.example/acme/conf/redeem?voucher="));
         assert_eq!(voucher_mail("de-AT", &NOTICE).0, subject);
         for locale in ["en", "fr", ""] {
             let (subject, body) = voucher_mail(locale, &NOTICE);
