@@ -337,17 +337,17 @@ impl Server {
                 "/orga/me/tokens/:id/disable",
                 post(crate::web::talk_tokens::disable),
             )
-            .with(|route| crate::web::payment::notice_routes(route, &*self.state.plugins))
             // The API's paths (`/api/v1/...` and the talk side's `/api/...`) are all
             // under `/api`, which is the API's alone.
-            .nest_no_strip("/api", service)
-            .with_pages(
-                self.registry
-                    .all()
-                    .iter()
-                    .map(|p| (p.name().to_owned(), p.pages())),
-            );
-        let api = site.into_route();
+            .nest_no_strip("/api", service);
+        let pages = self
+            .registry
+            .all()
+            .iter()
+            .map(|p| (p.name().to_owned(), p.pages()));
+        let api = crate::web::payment::notice_routes(site, &*self.state.plugins)
+            .with_pages(pages)
+            .into_route();
         let state = self.state.clone();
         WithPlugins::new(api, mounts)
             .with(NormalizePath::new(TrailingSlash::Trim))

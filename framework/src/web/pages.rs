@@ -88,12 +88,6 @@ impl Site {
         self
     }
 
-    /// Mounts what the route table holds with a function of poem's (`notice_routes`).
-    pub fn with(mut self, f: impl FnOnce(Route) -> Route) -> Self {
-        self.route = f(self.route);
-        self
-    }
-
     /// The routes.
     pub fn into_route(self) -> Route {
         self.route

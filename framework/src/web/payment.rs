@@ -281,9 +281,12 @@ fn policy(form: Option<&PaymentForm>, nonce: &str) -> String {
     )
 }
 
-/// `routes` with `POST /_{provider}/webhook` for each provider that takes notices from its
+/// `site` with `POST /_{provider}/webhook` for each provider that takes notices from its
 /// service (pretix's paths, such as `/_stripe/webhook/`).
-pub fn notice_routes(mut routes: poem::Route, extensions: &dyn Extensions) -> poem::Route {
+pub fn notice_routes(
+    mut site: super::pages::Site,
+    extensions: &dyn Extensions,
+) -> super::pages::Site {
     for provider in extensions.notice_takers() {
         let path = format!("/_{}/webhook", provider.identifier());
         let endpoint = poem::endpoint::make(move |req: Request| {
@@ -306,9 +309,9 @@ pub fn notice_routes(mut routes: poem::Route, extensions: &dyn Extensions) -> po
                 }
             }
         });
-        routes = routes.at(path, poem::post(endpoint));
+        site = site.at(&path, poem::post(endpoint));
     }
-    routes
+    site
 }
 
 /// A notice from a payment provider's service (`POST /_{provider}/webhook/`): the provider

@@ -1,80 +1,14 @@
 //! The cart on the event page: putting products in (`cart/add`, the event page's form),
 //! taking one out (`cart/remove`), emptying it (`cart/clear`), keeping it longer
 //! (`cart/extend`), and `redeem?voucher=`, where a voucher (and the waiting list's mail)
-//! leads. The cart is the browser's: a random ID in the `tessera_cart` cookie.
+//! leads. The cart is the browser's ([`crate::shop::cart_id`]); an error is shown on the
+//! event page.
 
 use sea_orm::DbErr;
-use serde_json::{Value, json};
 use tessera::domain::carts::buying::{self, Adding, Refused, Wanted};
-use tessera::domain::sale::Catalogue;
 use tessera::plugin::pages::{Page, PageAnswer, PageContext, PageRequest};
-use tessera::values::texts;
 
-use crate::present;
 use crate::shop::{self, Shop};
-
-/// The cookie holding the browser's cart ID.
-pub const COOKIE: &str = "tessera_cart";
-
-/// How long the cart cookie lives (the cart itself expires much sooner).
-const COOKIE_SECONDS: i64 = 60 * 60 * 24 * 30;
-
-/// The request's cart ID, when it carries a plausible one.
-pub fn cart_id(req: &PageRequest) -> Option<&str> {
-    req.cookie(COOKIE)
-        .filter(|c| c.len() == 64 && c.bytes().all(|b| b.is_ascii_alphanumeric()))
-}
-
-/// What the event page shows of the cart: its live positions with prices, the total, when
-/// it expires and where its buttons post; `null` for an empty cart.
-pub async fn summary(
-    cx: &PageContext<'_>,
-    shop: &Shop<'_>,
-    req: &PageRequest,
-) -> Result<Value, DbErr> {
-    let Some(id) = cart_id(req) else {
-        return Ok(Value::Null);
-    };
-    let positions = buying::positions(cx.db, shop.event.id, id).await?;
-    if positions.is_empty() {
-        return Ok(Value::Null);
-    }
-    let mut dates: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
-    dates.sort_unstable();
-    dates.dedup();
-    let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
-    let currency = &shop.event.currency;
-    let lines: Vec<Value> = positions
-        .iter()
-        .map(|p| {
-            let date = p
-                .subevent_id
-                .and_then(|d| catalogue.subevent(d))
-                .map(|d| present::text(&d.name, &shop.lang));
-            json!({
-                "id": p.id,
-                "name": catalogue.product_name(p.item_id, p.variation_id, &shop.lang),
-                "date": date,
-                "price": present::money(p.price_cents, currency),
-            })
-        })
-        .collect();
-    let expires = positions
-        .iter()
-        .map(|p| p.expires)
-        .min()
-        .unwrap_or_default();
-    let base = shop.path();
-    Ok(json!({
-        "positions": lines,
-        "total": present::money(positions.iter().map(|p| p.price_cents).sum(), currency),
-        "expires": present::moment(expires, &shop.event.timezone, &shop.lang),
-        "remove_url": format!("{base}/cart/remove"),
-        "clear_url": format!("{base}/cart/clear"),
-        "extend_url": format!("{base}/cart/extend"),
-        "checkout_url": format!("{base}/checkout/start"),
-    }))
-}
 
 /// `cart/add`: the event page's form.
 pub struct Add;
@@ -98,7 +32,7 @@ impl Page for Add {
             Ok(shop) => shop,
             Err((why, lang)) => return Ok(shop::closed(why, &lang)),
         };
-        let (id, new) = match cart_id(req) {
+        let (id, new) = match shop::cart_id(req) {
             Some(id) => (id.to_owned(), false),
             None => (tessera::domain::tokens::generate(), true),
         };
@@ -118,12 +52,12 @@ impl Page for Add {
         let answer = match added {
             Ok(()) => PageAnswer::redirect(back(&shop, req)),
             Err(refused) => {
-                let message = said(&shop.lang, &refused);
+                let message = shop::said(&shop.lang, &refused);
                 crate::event::render(cx, &shop, req, Some(message)).await?
             }
         };
         Ok(if new {
-            answer.with_cookie(COOKIE, &id, COOKIE_SECONDS)
+            answer.with_cookie(shop::CART_COOKIE, &id, shop::CART_COOKIE_SECONDS)
         } else {
             answer
         })
@@ -138,7 +72,7 @@ impl Page for Remove {
             Err((why, lang)) => return Ok(shop::closed(why, &lang)),
         };
         let position = req.field("id").and_then(|p| p.parse().ok());
-        if let (Some(cart), Some(position)) = (cart_id(req), position) {
+        if let (Some(cart), Some(position)) = (shop::cart_id(req), position) {
             buying::remove(cx.db, &shop.event, cart, position).await?;
         }
         Ok(PageAnswer::redirect(back(&shop, req)))
@@ -152,7 +86,7 @@ impl Page for Clear {
             Ok(shop) => shop,
             Err((why, lang)) => return Ok(shop::closed(why, &lang)),
         };
-        if let Some(cart) = cart_id(req) {
+        if let Some(cart) = shop::cart_id(req) {
             buying::clear(cx.db, &shop.event, cart).await?;
         }
         Ok(PageAnswer::redirect(back(&shop, req)))
@@ -166,7 +100,7 @@ impl Page for Extend {
             Ok(shop) => shop,
             Err((why, lang)) => return Ok(shop::closed(why, &lang)),
         };
-        if let Some(cart) = cart_id(req) {
+        if let Some(cart) = shop::cart_id(req) {
             buying::extend(cx.db, shop.cache, &shop.event, cart, &shop.settings).await?;
         }
         Ok(PageAnswer::redirect(back(&shop, req)))
@@ -205,16 +139,6 @@ fn back(shop: &Shop<'_>, req: &PageRequest) -> String {
         Some(d) => format!("{}/{d}", shop.path()),
         None => shop.path(),
     }
-}
-
-/// A refusal in the reader's language.
-pub fn said(lang: &str, refused: &Refused) -> String {
-    let values: Vec<(&str, &str)> = refused
-        .values
-        .iter()
-        .map(|(k, v)| (*k, v.as_str()))
-        .collect();
-    texts::fill(texts::translate(lang, refused.text), &values)
 }
 
 /// The products the form asks for: `item_{id}` and `variation_{item}_{variation}` counts,

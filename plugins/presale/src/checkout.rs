@@ -43,7 +43,7 @@ async fn open<'a>(
         Ok(shop) => shop,
         Err((why, lang)) => return Ok(Err(shop::closed(why, &lang))),
     };
-    let Some(cart) = crate::cart::cart_id(req) else {
+    let Some(cart) = shop::cart_id(req) else {
         return Ok(Err(PageAnswer::redirect(shop.path())));
     };
     let (entered, placed) = checkout::entered(cx.db, shop.event.id, cart).await?;
@@ -74,9 +74,19 @@ async fn order_page(
         .one(cx.db)
         .await?;
     Ok(match found {
-        Some(o) => PageAnswer::redirect(format!("{}/order/{}/{}", shop.path(), o.code, o.secret)),
+        Some(o) => placed(shop, &o.code, &o.secret),
         None => PageAnswer::redirect(shop.path()),
     })
+}
+
+/// The way to a placed order's page. The browser gets a new cart: the old one is the
+/// order's for good (a second submit of its form still finds the order).
+fn placed(shop: &Shop<'_>, code: &str, secret: &str) -> PageAnswer {
+    PageAnswer::redirect(format!("{}/order/{code}/{secret}", shop.path())).with_cookie(
+        shop::CART_COOKIE,
+        &tessera::domain::tokens::generate(),
+        shop::CART_COOKIE_SECONDS,
+    )
 }
 
 macro_rules! open_or_answer {
@@ -223,17 +233,14 @@ impl tessera::plugin::pages::Page for Confirm {
             match checkout::place(cx.db, placing, &c.cart, &c.positions, &c.entered).await? {
                 Ok(order) => {
                     cx.mailer.wake();
-                    return Ok(PageAnswer::redirect(format!(
-                        "{path}/order/{}/{}",
-                        order.row.code, order.row.secret
-                    )));
+                    return Ok(placed(&c.shop, &order.row.code, &order.row.secret));
                 }
                 Err(refused) => {
-                    let (_, placed) = checkout::entered(cx.db, c.shop.event.id, &c.cart).await?;
+                    let placed = checkout::placed_order(cx.db, c.shop.event.id, &c.cart).await?;
                     if let Some(code) = placed {
                         return order_page(cx, &c.shop, &code).await;
                     }
-                    error = Some(crate::cart::said(&c.shop.lang, &refused));
+                    error = Some(shop::said(&c.shop.lang, &refused));
                 }
             }
         }

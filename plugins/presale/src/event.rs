@@ -1,11 +1,13 @@
 //! An event's page (`/{organizer}/{event}/`, and `/{organizer}/{event}/{date}/` for a date
-//! of a series): what the event is, and its products with prices and what is left, to put
-//! in the cart. A series without a date lists its dates instead.
+//! of a series): what the event is, the browser's cart, and the products with prices and
+//! what is left, to put in the cart. A series without a date lists its dates instead.
 
 use sea_orm::DbErr;
 use serde_json::{Value, json};
 use tessera::db::entities::{subevent, voucher};
 use tessera::domain::availability::State;
+use tessera::domain::carts::buying;
+use tessera::domain::sale::Catalogue;
 use tessera::domain::storefront::{self, ItemOffer, Look, Offer, Sale, Unavailable};
 use tessera::plugin::pages::{Page, PageAnswer, PageContext, PageRequest};
 
@@ -111,7 +113,7 @@ pub async fn render(
             "voucher_explanation".into(),
             shop.text("voucher_explanation_text").into(),
         ),
-        ("cart".into(), crate::cart::summary(cx, shop, req).await?),
+        ("cart".into(), cart_summary(cx, shop, req).await?),
     ]);
     let status = if error.is_some() { 400 } else { 200 };
     context.insert("error".into(), error.into());
@@ -229,6 +231,57 @@ fn unavailable_text(shop: &Shop<'_>, it: &ItemOffer, why: Unavailable) -> String
         (Unavailable::AvailableUntil, _) => said("Not available anymore"),
         (Unavailable::RequireVoucher, _) => said("Only available with a voucher"),
     }
+}
+
+/// What the event page shows of the cart: its live positions with prices, the total, when
+/// it expires and where its buttons post; `null` for an empty cart.
+async fn cart_summary(
+    cx: &PageContext<'_>,
+    shop: &Shop<'_>,
+    req: &PageRequest,
+) -> Result<Value, DbErr> {
+    let Some(id) = shop::cart_id(req) else {
+        return Ok(Value::Null);
+    };
+    let positions = buying::positions(cx.db, shop.event.id, id).await?;
+    if positions.is_empty() {
+        return Ok(Value::Null);
+    }
+    let mut dates: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
+    dates.sort_unstable();
+    dates.dedup();
+    let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
+    let currency = &shop.event.currency;
+    let lines: Vec<Value> = positions
+        .iter()
+        .map(|p| {
+            let date = p
+                .subevent_id
+                .and_then(|d| catalogue.subevent(d))
+                .map(|d| present::text(&d.name, &shop.lang));
+            json!({
+                "id": p.id,
+                "name": catalogue.product_name(p.item_id, p.variation_id, &shop.lang),
+                "date": date,
+                "price": present::money(p.price_cents, currency),
+            })
+        })
+        .collect();
+    let expires = positions
+        .iter()
+        .map(|p| p.expires)
+        .min()
+        .unwrap_or_default();
+    let base = shop.path();
+    Ok(json!({
+        "positions": lines,
+        "total": present::money(positions.iter().map(|p| p.price_cents).sum(), currency),
+        "expires": present::moment(expires, &shop.event.timezone, &shop.lang),
+        "remove_url": format!("{base}/cart/remove"),
+        "clear_url": format!("{base}/cart/clear"),
+        "extend_url": format!("{base}/cart/extend"),
+        "checkout_url": format!("{base}/checkout/start"),
+    }))
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! The shop of one event, as every page of it finds it: organizer, event, effective
-//! settings and the reader's language; and what every page's layout shows of it.
+//! settings and the reader's language; what every page's layout shows of it; and the
+//! browser's cart (its ID in the `tessera_cart` cookie), which the event page, the cart's
+//! forms and the checkout share.
 
 use std::sync::Arc;
 
@@ -7,6 +9,7 @@ use sea_orm::DbErr;
 use serde_json::{Value, json};
 use tessera::cache::{Cache, EventSettings};
 use tessera::db::entities::{event, organizer, subevent};
+use tessera::domain::carts::buying::Refused;
 use tessera::domain::settings;
 use tessera::domain::storefront::{self, Sale};
 use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
@@ -181,4 +184,26 @@ pub fn closed(why: Closed, lang: &str) -> PageAnswer {
             json!({"lang": lang, "title": "Shop closed", "message": text}),
         ),
     }
+}
+
+/// The cookie holding the browser's cart ID.
+pub const CART_COOKIE: &str = "tessera_cart";
+
+/// How long the cart cookie lives (the cart itself expires much sooner).
+pub const CART_COOKIE_SECONDS: i64 = 60 * 60 * 24 * 30;
+
+/// The request's cart ID, when it carries a plausible one.
+pub fn cart_id(req: &PageRequest) -> Option<&str> {
+    req.cookie(CART_COOKIE)
+        .filter(|c| c.len() == 64 && c.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// A refusal in the reader's language.
+pub fn said(lang: &str, refused: &Refused) -> String {
+    let values: Vec<(&str, &str)> = refused
+        .values
+        .iter()
+        .map(|(k, v)| (*k, v.as_str()))
+        .collect();
+    texts::fill(texts::translate(lang, refused.text), &values)
 }

@@ -384,3 +384,45 @@ async fn what_expired_in_the_cart_is_left_out_of_the_order_and_the_rest_is_place
         9
     );
 }
+
+#[tokio::test]
+async fn a_buyer_who_ordered_buys_again_from_the_same_browser() {
+    let (shop, question) = shop().await;
+    let r = shop
+        .app
+        .delete(&format!("{EVENT}/questions/{question}/"), &shop.token)
+        .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let mut browser = Browser::new(&shop.app);
+    for round in 1..=2 {
+        add(&mut browser, &shop, "1").await;
+        let page = browser.get("/acme/conf/checkout/questions").await;
+        let ids = positions(html(&page));
+        assert_eq!(ids.len(), 1, "round {round}");
+        let name = format!("{}-name", ids[0]);
+        submit(
+            &mut browser,
+            "/acme/conf/checkout/questions",
+            &[
+                ("email", "ada@example.org"),
+                ("email_repeat", "ada@example.org"),
+                (&name, "Ada"),
+            ],
+        )
+        .await;
+        submit(
+            &mut browser,
+            "/acme/conf/checkout/payment",
+            &[("payment", "banktransfer")],
+        )
+        .await;
+        let r = submit(
+            &mut browser,
+            "/acme/conf/checkout/confirm",
+            &[("confirm", "yes")],
+        )
+        .await;
+        assert_eq!(r.status, 303, "round {round}: {}", r.body);
+        assert_eq!(orders(&shop).await.len(), round);
+    }
+}

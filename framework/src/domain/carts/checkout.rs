@@ -3,10 +3,11 @@
 //! payment providers it offers (with their fees), and the order placed from the cart
 //! through the order rules, as the API places one.
 //!
-//! What the buyer enters is kept per cart (`checkouts`) between the steps. Placing takes
-//! the cart whole: the positions are deleted in the placing transaction, and an order
-//! whose cart was already taken (the form sent twice) is refused there, so a double submit
-//! never places a second order; the first order's code is kept for the second to find.
+//! What the buyer enters is kept per cart (`checkouts`) between the steps. One request at
+//! a time places a cart's order, under a claim on its checkout row; placing takes the cart
+//! whole (the positions are deleted in the placing transaction, and an order whose cart
+//! was already taken is refused there), so a form sent twice never places a second order,
+//! and the second request finds the first order's code once the claim ends.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,7 +16,8 @@ use rust_decimal::Decimal;
 use rust_decimal::prelude::ToPrimitive;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, Set,
+    ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter,
+    Set,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -250,7 +252,7 @@ pub async fn entered(
     Ok(match row {
         Some(r) => (
             serde_json::from_value(r.entered).unwrap_or_default(),
-            r.order_code,
+            r.order_code.filter(|c| c != PLACING),
         ),
         None => (Entered::default(), None),
     })
@@ -362,6 +364,73 @@ pub fn fee(settings: &EventSettings, provider: &str, amount_cents: i64) -> i64 {
     fee.round().to_i64().unwrap_or(0).max(0)
 }
 
+/// The `order_code` of a checkout whose order is being placed: the claim of the one request
+/// that places it (a claim older than [`CLAIM_SECONDS`] is taken as abandoned).
+const PLACING: &str = "-";
+
+/// How long a claim to place a cart's order holds, in seconds.
+const CLAIM_SECONDS: i64 = 60;
+
+/// Claims the placing of a cart's order for this request; `false` when another request
+/// holds the claim or placed the order already.
+async fn claim(db: &impl ConnectionTrait, event_id: i64, cart_id: &str) -> Result<bool, DbErr> {
+    let now = crate::values::now();
+    let stale = now - chrono::TimeDelta::seconds(CLAIM_SECONDS);
+    let free = Condition::any()
+        .add(checkout::Column::OrderCode.is_null())
+        .add(
+            Condition::all()
+                .add(checkout::Column::OrderCode.eq(PLACING))
+                .add(checkout::Column::Updated.lt(stale)),
+        );
+    let taken = checkout::Entity::update_many()
+        .col_expr(checkout::Column::OrderCode, PLACING.into())
+        .col_expr(checkout::Column::Updated, now.into())
+        .filter(checkout::Column::EventId.eq(event_id))
+        .filter(checkout::Column::CartId.eq(cart_id))
+        .filter(free)
+        .exec(db)
+        .await?;
+    Ok(taken.rows_affected == 1)
+}
+
+/// Ends the claim with the placed order's code, or with none when nothing was placed.
+async fn release(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    cart_id: &str,
+    code: Option<String>,
+) -> Result<(), DbErr> {
+    checkout::Entity::update_many()
+        .col_expr(checkout::Column::OrderCode, code.into())
+        .filter(checkout::Column::EventId.eq(event_id))
+        .filter(checkout::Column::CartId.eq(cart_id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// The code of the order a cart became, waiting (a few seconds at most) while another
+/// request is placing it; `None` when none was placed.
+pub async fn placed_order(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+    cart_id: &str,
+) -> Result<Option<String>, DbErr> {
+    for _ in 0..50 {
+        let row = checkout::Entity::find_by_id((event_id, cart_id.to_owned()))
+            .one(db)
+            .await?;
+        match row.and_then(|r| r.order_code) {
+            Some(code) if code == PLACING => {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            other => return Ok(other),
+        }
+    }
+    Ok(None)
+}
+
 /// What placing needs besides the cart.
 pub struct Placing<'a> {
     /// The public base URL.
@@ -394,6 +463,27 @@ pub async fn place(
     if positions.is_empty() {
         return Ok(Err("Your cart is empty.".into()));
     }
+    let event_id = placing.event.id;
+    if !claim(db, event_id, cart_id).await? {
+        return Ok(Err("Your cart is empty.".into()));
+    }
+    let placed = place_claimed(db, placing, cart_id, positions, entered).await;
+    let code = match &placed {
+        Ok(Ok(order)) => Some(order.row.code.clone()),
+        _ => None,
+    };
+    release(db, event_id, cart_id, code).await?;
+    placed
+}
+
+/// [`place`] under the cart's claim.
+async fn place_claimed(
+    db: &DatabaseConnection,
+    placing: Placing<'_>,
+    cart_id: &str,
+    positions: &[cart_position::Model],
+    entered: &Entered,
+) -> Result<Result<Order, Refused>, DbErr> {
     let vouchers: BTreeMap<i64, String> = voucher_codes(db, positions).await?;
     let total: i64 = positions.iter().map(|p| p.price_cents).sum();
     let provider = match entered.payment.as_deref() {
@@ -464,15 +554,7 @@ pub async fn place(
         plugins: placing.plugins.clone(),
     };
     match orders::place(db, placing.cache, Some(placing.placements), ctx, new).await {
-        Ok(order) => {
-            checkout::Entity::update_many()
-                .col_expr(checkout::Column::OrderCode, order.row.code.clone().into())
-                .filter(checkout::Column::EventId.eq(placing.event.id))
-                .filter(checkout::Column::CartId.eq(cart_id))
-                .exec(db)
-                .await?;
-            Ok(Ok(order))
-        }
+        Ok(order) => Ok(Ok(order)),
         Err(PlaceError::Db(e)) => Err(e),
         Err(PlaceError::Invalid(body)) => Ok(Err(refusal_of(&body))),
     }
