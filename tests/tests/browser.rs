@@ -987,3 +987,98 @@ async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser
     assert_eq!(text_of(&browser, ".status").await, "Paid");
     screenshots(&browser, "shop-paid").await;
 }
+
+#[tokio::test]
+async fn a_cart_left_to_expire_in_a_real_browser_gives_its_tickets_back_to_the_next_buyer() {
+    let test = "a_cart_left_to_expire_in_a_real_browser_gives_its_tickets_back_to_the_next_buyer";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn_app(|_| {}, |a| a.plugin(tessera_plugin_presale::Presale)).await;
+    let tessera = app.serve().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let event = "/api/v1/organizers/acme/events";
+    let made = app
+        .post(
+            &format!("{event}/"),
+            &token,
+            json!({"name": {"en": "Conference"}, "slug": "conf", "currency": "EUR",
+                   "date_from": "2030-06-01T09:00:00Z"}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let item = app
+        .post(
+            &format!("{event}/conf/items/"),
+            &token,
+            json!({"name": {"en": "Ticket"}, "default_price": "0.00"}),
+        )
+        .await;
+    let ticket = item.body["id"].as_i64().expect("ticket");
+    app.post(
+        &format!("{event}/conf/quotas/"),
+        &token,
+        json!({"name": "Hall", "size": 3, "items": [ticket]}),
+    )
+    .await;
+    let live = app
+        .patch(&format!("{event}/conf/"), &token, json!({"live": true}))
+        .await;
+    assert_eq!(live.status, 200, "{}", live.body);
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("{tessera}/acme/conf"))
+        .await
+        .expect("the event page");
+    let field = format!("input[name=item_{ticket}]");
+    type_into(&browser, &field, "3").await;
+    submit(&browser, ".submit-row button", "#cart").await;
+    // Another buyer: another browser, with a profile of its own.
+    let second = Driver::start().await;
+    let other = second.browser().await;
+    other
+        .goto(&format!("{tessera}/acme/conf"))
+        .await
+        .expect("the event page, for another buyer");
+    wait_for(&other, ".stock").await;
+    assert_eq!(text_of(&other, ".stock").await, "Reserved");
+    screenshots(&other, "shop-reserved").await;
+
+    // Time passes: the cart's reservation ends.
+    let past = chrono::Utc::now() - chrono::Duration::seconds(1);
+    use sea_orm::ConnectionTrait;
+    let backend = app.db.get_database_backend();
+    for (sql, value) in [
+        (
+            "UPDATE quota_holds SET expires_us = $1 WHERE kind = 'cart'",
+            sea_orm::Value::from(past.timestamp_micros()),
+        ),
+        ("UPDATE cart_positions SET expires = $1", past.into()),
+    ] {
+        app.db
+            .execute_raw(sea_orm::Statement::from_sql_and_values(
+                backend,
+                sql,
+                [value],
+            ))
+            .await
+            .expect("expired");
+    }
+    other.refresh().await.expect("reload");
+    let max = wait_for(&other, &field)
+        .await
+        .attr("max")
+        .await
+        .expect("max")
+        .expect("a maximum");
+    assert_eq!(max, "3", "the tickets are back");
+    browser.refresh().await.expect("reload");
+    wait_for(&browser, "h1").await;
+    assert!(
+        browser.find(Locator::Css("#cart")).await.is_err(),
+        "the cart is gone"
+    );
+}
