@@ -179,6 +179,25 @@ impl TestApp {
         }
     }
 
+    /// Lets every cart of the server expire, as time would: its positions and what they
+    /// hold end a second ago.
+    pub async fn expire_carts(&self) {
+        let past = chrono::Utc::now() - chrono::Duration::seconds(1);
+        let backend = self.db.get_database_backend();
+        for (sql, value) in [
+            (
+                "UPDATE quota_holds SET expires_us = $1 WHERE kind = 'cart'",
+                sea_orm::Value::from(past.timestamp_micros()),
+            ),
+            ("UPDATE cart_positions SET expires = $1", past.into()),
+        ] {
+            self.db
+                .execute_raw(Statement::from_sql_and_values(backend, sql, [value]))
+                .await
+                .expect("carts expired");
+        }
+    }
+
     /// Serves this app over TCP on a free loopback port for as long as the test runs, for
     /// what depends on the client's address; gives the base URL (`http://127.0.0.1:<port>`).
     pub async fn serve(&self) -> String {

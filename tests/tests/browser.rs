@@ -1048,25 +1048,7 @@ async fn a_cart_left_to_expire_in_a_real_browser_gives_its_tickets_back_to_the_n
     screenshots(&other, "shop-reserved").await;
 
     // Time passes: the cart's reservation ends.
-    let past = chrono::Utc::now() - chrono::Duration::seconds(1);
-    use sea_orm::ConnectionTrait;
-    let backend = app.db.get_database_backend();
-    for (sql, value) in [
-        (
-            "UPDATE quota_holds SET expires_us = $1 WHERE kind = 'cart'",
-            sea_orm::Value::from(past.timestamp_micros()),
-        ),
-        ("UPDATE cart_positions SET expires = $1", past.into()),
-    ] {
-        app.db
-            .execute_raw(sea_orm::Statement::from_sql_and_values(
-                backend,
-                sql,
-                [value],
-            ))
-            .await
-            .expect("expired");
-    }
+    app.expire_carts().await;
     other.refresh().await.expect("reload");
     let max = wait_for(&other, &field)
         .await

@@ -245,27 +245,27 @@ fn sums_sql(filter: &str) -> String {
         })
         .collect();
     format!(
-        "SELECT q.id, q.size, q.closed, q.release_after_exit{sums} FROM quotas q \
+        "SELECT q.id, q.subevent_id, q.size, q.closed, q.release_after_exit{sums} FROM quotas q \
          LEFT JOIN quota_holds h ON h.quota_id = q.id AND h.expires_us > $1 \
-         WHERE {filter} GROUP BY q.id, q.size, q.closed, q.release_after_exit"
+         WHERE {filter} GROUP BY q.id, q.subevent_id, q.size, q.closed, q.release_after_exit"
     )
 }
 
-/// Reads [`sums_sql`]'s rows into availabilities by quota ID.
+/// Reads [`sums_sql`]'s rows: each quota's ID, date and availability.
 async fn read_sums(
     db: &impl ConnectionTrait,
     sql: &str,
     values: Vec<DbValue>,
-) -> Result<HashMap<i64, Availability>, DbErr> {
+) -> Result<Vec<(i64, Option<i64>, Availability)>, DbErr> {
     let mut all = vec![crate::values::now().timestamp_micros().into()];
     all.extend(values);
     let stmt = Statement::from_sql_and_values(db.get_database_backend(), sql, all);
-    let mut out = HashMap::new();
+    let mut out = Vec::new();
     for row in db.query_all_raw(stmt).await? {
         let q = quota::Model {
             id: row.try_get("", "id")?,
             event_id: 0,
-            subevent_id: None,
+            subevent_id: row.try_get("", "subevent_id")?,
             name: String::new(),
             size: row.try_get("", "size")?,
             close_when_sold_out: false,
@@ -277,7 +277,7 @@ async fn read_sums(
         for kind in HoldKind::ALL {
             holds.add(kind, row.try_get("", kind.as_str())?);
         }
-        out.insert(q.id, compute(&q, holds));
+        out.push((q.id, q.subevent_id, compute(&q, holds)));
     }
     Ok(out)
 }
@@ -291,8 +291,8 @@ pub async fn of_quota(
 ) -> Result<Option<Availability>, DbErr> {
     static SQL: OnceLock<String> = OnceLock::new();
     let sql = SQL.get_or_init(|| sums_sql("q.id = $2 AND q.event_id = $3"));
-    let mut found = read_sums(db, sql, vec![quota_id.into(), event_id.into()]).await?;
-    Ok(found.remove(&quota_id))
+    let found = read_sums(db, sql, vec![quota_id.into(), event_id.into()]).await?;
+    Ok(found.into_iter().next().map(|(_, _, a)| a))
 }
 
 /// The availability of every quota of an event (of one date of a series, or, without one,
@@ -308,13 +308,35 @@ pub async fn of_event(
         None => {
             let sql =
                 OF_EVENT.get_or_init(|| sums_sql("q.event_id = $2 AND q.subevent_id IS NULL"));
-            read_sums(db, sql, vec![event_id.into()]).await
+            Ok(by_id(read_sums(db, sql, vec![event_id.into()]).await?))
         }
         Some(date) => {
             let sql = OF_DATE.get_or_init(|| sums_sql("q.event_id = $2 AND q.subevent_id = $3"));
-            read_sums(db, sql, vec![event_id.into(), date.into()]).await
+            Ok(by_id(
+                read_sums(db, sql, vec![event_id.into(), date.into()]).await?,
+            ))
         }
     }
+}
+
+fn by_id(rows: Vec<(i64, Option<i64>, Availability)>) -> HashMap<i64, Availability> {
+    rows.into_iter().map(|(id, _, a)| (id, a)).collect()
+}
+
+/// The availability of every quota of a series, by date, read in one query.
+pub async fn of_dates(
+    db: &impl ConnectionTrait,
+    event_id: i64,
+) -> Result<HashMap<i64, Vec<Availability>>, DbErr> {
+    static SQL: OnceLock<String> = OnceLock::new();
+    let sql = SQL.get_or_init(|| sums_sql("q.event_id = $2 AND q.subevent_id IS NOT NULL"));
+    let mut out: HashMap<i64, Vec<Availability>> = HashMap::new();
+    for (_, date, a) in read_sums(db, sql, vec![event_id.into()]).await? {
+        if let Some(d) = date {
+            out.entry(d).or_default().push(a);
+        }
+    }
+    Ok(out)
 }
 
 /// Changes what a kind holds of each of these quotas by `delta` units, until `expires`

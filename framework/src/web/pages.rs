@@ -321,15 +321,6 @@ impl PageEndpoint {
                     .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 return with_cookies(resp, state, answer.cookies);
             }
-            PageBody::Script { body, max_age } => {
-                let mut resp = Response::builder()
-                    .content_type("text/javascript; charset=utf-8")
-                    .header(header::CACHE_CONTROL, format!("public, max-age={max_age}"))
-                    .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
-                    .body(body);
-                allow_any_origin(&mut resp, exposure);
-                return resp;
-            }
             PageBody::NotFound => {
                 return with_cookies(not_found(lang), state, answer.cookies);
             }

@@ -46,9 +46,11 @@ async fn open<'a>(
     let Some(cart) = shop::cart_id(req) else {
         return Ok(Err(PageAnswer::redirect(shop.path())));
     };
-    let (entered, placed) = checkout::entered(cx.db, shop.event.id, cart).await?;
+    let entered = checkout::entered(cx.db, shop.event.id, cart).await?;
     let positions = buying::positions(cx.db, shop.event.id, cart).await?;
     if positions.is_empty() {
+        // The cart may be becoming an order in another request: its code once it has.
+        let placed = checkout::placed_order(cx.db, shop.event.id, cart).await?;
         return Ok(Err(match placed {
             Some(code) => order_page(cx, &shop, &code).await?,
             None => PageAnswer::redirect(shop.path()),

@@ -278,10 +278,12 @@ async fn dates(
         .skip(offset as usize)
         .take(DATES_PER_PAGE as usize)
         .collect();
+    let stock = availability::of_dates(cx.db, shop.event.id).await?;
     let mut events = Vec::new();
     for d in &page {
-        let stock = availability::of_event(cx.db, shop.event.id, Some(d.id)).await?;
-        let best = stock.values().map(|a| a.state).max();
+        let best = stock
+            .get(&d.id)
+            .and_then(|all| all.iter().map(|a| a.state).max());
         let (color, text, reason) = match (storefront::sale(&shop.event, Some(d), now), best) {
             (Sale::NotYet(_), _) => ("orange", "Soon", "soon"),
             (Sale::Ended, _) => ("red", "Over", "over"),

@@ -2,10 +2,8 @@
 //! becomes an order; the order limits and a voucher's uses hold across carts; every form
 //! needs its CSRF token.
 
-use chrono::Utc;
-use sea_orm::{ConnectionTrait, Statement};
 use serde_json::json;
-use tessera_tests::{Reply, TestApp};
+use tessera_tests::Reply;
 
 use crate::browser_support::{Browser, csrf_field, html};
 use crate::catalogue_support::{EVENT, created, id, item};
@@ -37,24 +35,6 @@ async fn left(shop: &Shop) -> i64 {
     availability(&shop.app, &shop.token, shop.quota).await["available_number"]
         .as_i64()
         .expect("a number")
-}
-
-/// Lets every cart of the server expire, as time would.
-pub async fn age_carts(app: &TestApp) {
-    let past = Utc::now() - chrono::Duration::seconds(1);
-    let backend = app.db.get_database_backend();
-    for (sql, value) in [
-        (
-            "UPDATE quota_holds SET expires_us = $1 WHERE kind = 'cart'",
-            past.timestamp_micros().into(),
-        ),
-        ("UPDATE cart_positions SET expires = $1", past.into()),
-    ] {
-        app.db
-            .execute_raw(Statement::from_sql_and_values(backend, sql, [value]))
-            .await
-            .expect("aged");
-    }
 }
 
 fn field(shop: &Shop) -> String {
@@ -126,7 +106,7 @@ async fn removing_emptying_or_letting_a_cart_expire_gives_its_quota_back() {
 
     add(&mut browser, &[(&field(&shop), "4")]).await;
     assert_eq!(left(&shop).await, 6);
-    age_carts(&shop.app).await;
+    shop.app.expire_carts().await;
     assert_eq!(left(&shop).await, 10);
     assert!(!html(&browser.get("/acme/conf").await).contains("Your cart"));
 }
@@ -223,7 +203,7 @@ async fn a_voucher_is_used_no_more_often_than_it_may_be_across_carts() {
     .await;
     assert_eq!(r.status, 400);
     assert!(html(&r).contains("already been used the maximum number of times"));
-    age_carts(&shop.app).await;
+    shop.app.expire_carts().await;
     let r = add(
         &mut second,
         &[(&field(&shop), "1"), ("_voucher_code", "ONCEONLY")],

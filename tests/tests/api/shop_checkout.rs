@@ -347,7 +347,7 @@ async fn what_expired_in_the_cart_is_left_out_of_the_order_and_the_rest_is_place
     assert_eq!(r.status, 204, "{}", r.body);
     let mut browser = Browser::new(&shop.app);
     add(&mut browser, &shop, "2").await;
-    crate::shop_cart::age_carts(&shop.app).await;
+    shop.app.expire_carts().await;
     add(&mut browser, &shop, "1").await;
     let page = browser.get("/acme/conf/checkout/questions").await;
     let ids = positions(html(&page));

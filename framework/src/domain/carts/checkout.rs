@@ -240,22 +240,18 @@ impl Form {
     }
 }
 
-/// What a cart's checkout has entered so far, and the code of the order it became.
+/// What a cart's checkout has entered so far.
 pub async fn entered(
     db: &impl ConnectionTrait,
     event_id: i64,
     cart_id: &str,
-) -> Result<(Entered, Option<String>), DbErr> {
+) -> Result<Entered, DbErr> {
     let row = checkout::Entity::find_by_id((event_id, cart_id.to_owned()))
         .one(db)
         .await?;
-    Ok(match row {
-        Some(r) => (
-            serde_json::from_value(r.entered).unwrap_or_default(),
-            r.order_code.filter(|c| c != PLACING),
-        ),
-        None => (Entered::default(), None),
-    })
+    Ok(row
+        .and_then(|r| serde_json::from_value(r.entered).ok())
+        .unwrap_or_default())
 }
 
 /// Keeps what a cart's checkout has entered.

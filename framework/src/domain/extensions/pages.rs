@@ -215,13 +215,6 @@ pub enum PageBody {
         /// The document.
         body: Value,
     },
-    /// A script (the widget's loader), cacheable for `max_age` seconds.
-    Script {
-        /// The script.
-        body: String,
-        /// Seconds a cache may keep it.
-        max_age: u32,
-    },
     /// The site's page for an address that leads nowhere.
     NotFound,
 }
