@@ -283,6 +283,18 @@ impl Server {
                 get(crate::web::orders::invoice_download),
             )
             .at(
+                "/:organizer/:event/order/:code/:secret/cancel",
+                get(crate::web::self_service::cancel_page),
+            )
+            .at(
+                "/:organizer/:event/order/:code/:secret/cancel/do",
+                poem::post(crate::web::self_service::cancel_do),
+            )
+            .at(
+                "/:organizer/:event/resend",
+                get(crate::web::self_service::resend_page).post(crate::web::self_service::resend),
+            )
+            .at(
                 "/login",
                 get(crate::web::login::login_page).post(crate::web::login::login),
             )

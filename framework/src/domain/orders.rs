@@ -21,6 +21,7 @@ pub mod positions;
 mod reactivate;
 pub mod read_model;
 pub mod refunds;
+pub mod self_service;
 pub mod ticket;
 mod together;
 mod transition;

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::db::entities::{event, setting};
 use crate::domain::cache::{Cache, EventSettings};
+use crate::values::reldate::RelativeDate;
 
 /// The kind of value a setting holds, and how it is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,32 @@ pub enum SettingType {
     Choice(&'static [&'static str]),
     /// A colour as pages write it in their stylesheet: `#` and six hexadecimal digits.
     Colour,
+    /// An amount or a percentage, as pretix's decimal settings take it: a text such as
+    /// `"2.50"` of at most ten whole digits and two decimal places.
+    Decimal,
+    /// A date fixed or relative to the event's dates ([`RelativeDate`]), or `null` for none.
+    RelativeDate,
+}
+
+/// The number a [`SettingType::Decimal`] setting holds (zero for anything unreadable, which
+/// a write refuses).
+pub fn decimal(value: &Value) -> rust_decimal::Decimal {
+    value
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_default()
+}
+
+/// Whether `s` is a decimal such as `"2.50"`: at most ten whole digits and two decimals.
+fn is_decimal(s: &str) -> bool {
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    !whole.is_empty()
+        && whole.len() <= 10
+        && frac.len() <= 2
+        && whole
+            .chars()
+            .chain(frac.chars())
+            .all(|c| c.is_ascii_digit())
 }
 
 /// Whether `s` is `#` and six hexadecimal digits: a colour that is safe in a stylesheet.
@@ -95,6 +122,8 @@ impl SettingType {
             SettingType::Url => Some(MAX_URL_CHARS),
             SettingType::Locale | SettingType::LocaleList => Some(MAX_LOCALE_CHARS),
             SettingType::Colour => Some(COLOUR_CHARS),
+            SettingType::Decimal => Some(13),
+            SettingType::RelativeDate => Some(crate::values::reldate::MAX_CHARS),
             SettingType::Bool | SettingType::Int { .. } | SettingType::Choice(_) => None,
         }
     }
@@ -321,6 +350,17 @@ impl SettingDef {
             (SettingType::Colour, _) => {
                 Err("Enter a colour as # and six hexadecimal digits, e.g. #24292f.".into())
             }
+            (SettingType::Decimal, Value::String(s)) if is_decimal(s) => Ok(()),
+            (SettingType::Decimal, _) => {
+                Err("A decimal number such as \"1.50\" (at most two decimal places).".into())
+            }
+            (SettingType::RelativeDate, Value::Null) => Ok(()),
+            (SettingType::RelativeDate, Value::String(s)) if RelativeDate::parse(s).is_some() => {
+                Ok(())
+            }
+            (SettingType::RelativeDate, _) => Err(
+                "Enter a date and time, or a relative date such as \"RELDATE/2/-/event__date_from/\".".into(),
+            ),
             (SettingType::Text { .. }, _) => Err("Not a valid string.".into()),
         }
     }
@@ -675,6 +715,9 @@ fn core_settings() -> Vec<SettingDef> {
             "Customers can cancel unpaid orders",
             "Customers may cancel their orders while they are unpaid.",
         ),
+    ])
+    .chain(self_service_settings())
+    .chain(vec![
         SettingDef::new(
             "checkout_email_helptext",
             // pretix keeps it in an unbounded text field; a help text needs far less.
@@ -1189,6 +1232,96 @@ pub async fn delete_event_settings(db: &impl ConnectionTrait, event_id: i64) -> 
     Ok(())
 }
 
+/// What buyers may do to their own orders (pretix's names and defaults): cancel them,
+/// unpaid or paid, until a deadline and keeping a fee; change their answers until a
+/// deadline.
+fn self_service_settings() -> Vec<SettingDef> {
+    use SettingType::{Bool, Choice, Decimal, RelativeDate};
+    let keep = |key, label, help| SettingDef::new(key, Decimal, json!("0.00"), label, help);
+    let until = |key, label, help| SettingDef::new(key, RelativeDate, Value::Null, label, help);
+    vec![
+        until(
+            "cancel_allow_user_until",
+            "Do not allow cancellations after",
+            "The last moment customers may cancel an unpaid or free order.",
+        ),
+        keep(
+            "cancel_allow_user_unpaid_keep",
+            "Charge a fixed cancellation fee",
+            "Kept when a customer cancels an unpaid order, in the event's currency.",
+        ),
+        SettingDef::new(
+            "cancel_allow_user_unpaid_keep_fees",
+            Bool,
+            json!(false),
+            "Charge payment, shipping and service fees",
+            "The order's fees are kept when a customer cancels an unpaid order.",
+        ),
+        keep(
+            "cancel_allow_user_unpaid_keep_percentage",
+            "Charge a percentual cancellation fee",
+            "Percent of the rest of the total kept when a customer cancels an unpaid order.",
+        ),
+        SettingDef::new(
+            "cancel_allow_user_paid",
+            Bool,
+            json!(false),
+            "Customers can cancel their paid orders",
+            "Customers may cancel paid orders; the rest of what they paid is refunded.",
+        ),
+        until(
+            "cancel_allow_user_paid_until",
+            "Do not allow cancellations of paid orders after",
+            "The last moment customers may cancel a paid order.",
+        ),
+        keep(
+            "cancel_allow_user_paid_keep",
+            "Keep a fixed cancellation fee",
+            "Kept when a customer cancels a paid order, in the event's currency.",
+        ),
+        SettingDef::new(
+            "cancel_allow_user_paid_keep_fees",
+            Bool,
+            json!(false),
+            "Keep payment, shipping and service fees",
+            "The order's fees are kept when a customer cancels a paid order.",
+        ),
+        keep(
+            "cancel_allow_user_paid_keep_percentage",
+            "Keep a percentual cancellation fee",
+            "Percent of the rest of the total kept when a customer cancels a paid order.",
+        ),
+        SettingDef::new(
+            "cancel_allow_user_paid_refund_as_giftcard",
+            Choice(&["off", "option", "force", "manually"]),
+            json!("off"),
+            "Refund as gift card",
+            "off: refund the way it was paid; option: the customer chooses; force: always \
+             to a new gift card; manually: the organizer refunds by hand.",
+        ),
+        SettingDef::new(
+            "allow_modifications",
+            Choice(&["no", "order", "attendee"]),
+            json!("order"),
+            "Allow customers to modify their information",
+            "Whether customers may change attendee names, answers and the invoice address \
+             after ordering.",
+        ),
+        SettingDef::new(
+            "allow_modifications_after_checkin",
+            Bool,
+            json!(false),
+            "Allow modifications after check-in",
+            "Customers may still change their information once a ticket was checked in.",
+        ),
+        until(
+            "last_order_modification_date",
+            "Last date of modifications",
+            "The last moment customers may change their information.",
+        ),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1206,6 +1339,16 @@ mod tests {
         assert!(check("locales", json!(["en", "de-formal"])).is_ok());
         assert!(check("locales", json!([])).is_err());
         assert!(check("imprint_url", json!("ftp://x")).is_err());
+        assert!(check("cancel_allow_user_paid_keep", json!("1.50")).is_ok());
+        assert!(check("cancel_allow_user_paid_keep", json!("2")).is_ok());
+        assert!(check("cancel_allow_user_paid_keep", json!("1.505")).is_err());
+        assert!(check("cancel_allow_user_paid_keep", json!("-1")).is_err());
+        assert!(check("cancel_allow_user_paid_keep", json!(1.5)).is_err());
+        assert!(check("cancel_allow_user_until", Value::Null).is_ok());
+        let relative = json!("RELDATE/2/18:00:00/event__date_from/");
+        assert!(check("last_order_modification_date", relative).is_ok());
+        assert!(check("cancel_allow_user_until", json!("2027-01-01T10:00:00Z")).is_ok());
+        assert!(check("cancel_allow_user_until", json!("next week")).is_err());
     }
 
     #[test]

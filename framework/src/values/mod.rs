@@ -6,6 +6,7 @@ pub mod currency;
 pub mod error;
 pub mod i18n;
 pub mod money;
+pub mod reldate;
 pub mod stored;
 pub mod texts;
 pub mod timestamp;

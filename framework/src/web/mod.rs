@@ -17,6 +17,7 @@ pub mod pages;
 pub mod password_reset;
 pub mod payment;
 pub mod profile;
+pub mod self_service;
 pub mod session;
 pub mod talk_tokens;
 pub mod team_tokens;
@@ -74,6 +75,11 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("orga_me.html", include_str!("templates/orga_me.html")),
     ("order.html", include_str!("templates/order.html")),
     ("payment.html", include_str!("templates/payment.html")),
+    (
+        "order_cancel.html",
+        include_str!("templates/order_cancel.html"),
+    ),
+    ("resend.html", include_str!("templates/resend.html")),
     ("invite.html", include_str!("templates/invite.html")),
     (
         "password_reset.html",

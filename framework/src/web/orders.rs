@@ -13,7 +13,7 @@ use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, Statement}
 use crate::db::entities::{event, item, item_variation, order};
 use crate::domain::cache::EventSettings;
 use crate::domain::orders::ticket::TicketNames;
-use crate::domain::orders::{self, Order};
+use crate::domain::orders::{self, Order, self_service};
 use crate::domain::sale::product_name;
 use crate::domain::{invoices, settings, tickets};
 use crate::http::Money;
@@ -153,10 +153,7 @@ async fn product_names(state: &AppState, order: &Order) -> Result<Vec<String>, s
 /// The confirmation page of an order: its status, tickets and payments.
 #[handler]
 pub async fn order_page(req: &Request, state: Data<&AppState>) -> Response {
-    match params(req, ["organizer", "event", "code", "secret"]) {
-        Some([org, ev, code, secret]) => order_answer(&state, req, [org, ev, code, secret]).await,
-        None => protect(not_found()),
-    }
+    order_answer(&state, req).await
 }
 
 /// The route's parameters by name. Read here rather than by the `Path` extractor, whose
@@ -170,60 +167,138 @@ fn params<'a, const N: usize>(req: &'a Request, names: [&str; N]) -> Option<[&'a
     Some(values)
 }
 
-async fn order_answer(state: &AppState, req: &Request, link: [&str; 4]) -> Response {
-    let [org, ev, code, secret] = link;
-    let found = match find(state, org, ev, code, secret).await {
-        Ok(Some(found)) => found,
-        Ok(None) => return protect(not_found()),
-        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
+/// An order reached through its secret link, with what its pages show around it.
+pub(super) struct Linked {
+    /// The organizer's slug.
+    pub organizer: String,
+    /// The organizer's name, for the pages' header.
+    pub organizer_name: String,
+    /// The event.
+    pub event: event::Model,
+    /// The order.
+    pub order: Order,
+    /// The event's settings.
+    pub settings: Arc<EventSettings>,
+    /// The reader's language.
+    pub lang: &'static str,
+    /// The order page's path, without a trailing slash.
+    pub base: String,
+}
+
+impl Linked {
+    /// The order behind the request's link (`:organizer`, `:event`, `:code`, `:secret`);
+    /// `Err` is the answer to give instead (the 404 page).
+    pub(super) async fn of(req: &Request, state: &AppState) -> Result<Self, Response> {
+        let Some([org, ev, code, secret]) = params(req, ["organizer", "event", "code", "secret"])
+        else {
+            return Err(protect(not_found()));
+        };
+        let failed = |err: sea_orm::DbErr| protect(crate::http::ApiError::from(err).as_response());
+        let (event, order) = match find(state, org, ev, code, secret).await {
+            Ok(Some(found)) => found,
+            Ok(None) => return Err(protect(not_found())),
+            Err(err) => return Err(failed(err)),
+        };
+        let cache = state.cache.current().await;
+        let settings = settings::of_event(&state.db, &state.settings, cache, &event)
+            .await
+            .map_err(failed)?;
+        let organizer_name = crate::domain::storefront::organizer(&state.db, cache, org)
+            .await
+            .map_err(failed)?
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        let lang = reader_language(req, &order.row.locale);
+        let base = format!("/{org}/{ev}/order/{}/{secret}", order.row.code);
+        Ok(Self {
+            organizer: org.to_owned(),
+            organizer_name,
+            event,
+            order,
+            settings,
+            lang,
+            base,
+        })
+    }
+
+    /// What every page of the order shows around its content: language, colours, the
+    /// organizer in the header, the event's name and the order's code.
+    pub(super) fn frame(&self) -> minijinja::Value {
+        minijinja::context! {
+            lang => self.lang,
+            organizer => minijinja::context! {
+                name => self.organizer_name,
+                url => format!("/{}/", self.organizer),
+            },
+            event => I18nString::from_stored(&self.event.name).localize(self.lang),
+            code => self.order.row.code,
+            currency => self.event.currency,
+            order_url => format!("{}/", self.base),
+            ..super::brand_colours(&self.settings)
+        }
+    }
+}
+
+async fn order_answer(state: &AppState, req: &Request) -> Response {
+    let linked = match Linked::of(req, state).await {
+        Ok(linked) => linked,
+        Err(answer) => return answer,
     };
-    let (e, order) = found;
-    let names = match product_names(state, &order).await {
-        Ok(names) => names,
-        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
-    };
-    let tickets = match TicketNames::load(&state.db, &order.positions).await {
-        Ok(tickets) => tickets,
-        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
-    };
-    let offered = match offered_outputs(state, &e, &order).await {
-        Ok(offered) => offered,
-        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
-    };
-    let issued = match invoices::of_order(&state.db, order.row.id).await {
-        Ok(issued) => issued,
-        Err(err) => return protect(crate::http::ApiError::from(err).as_response()),
-    };
-    let base = format!("/{org}/{ev}/order/{}/{secret}", order.row.code);
-    let link = format!("{base}/download");
+    match order_context(state, req, &linked).await {
+        Ok(context) => {
+            crate::web::render_with_policy(StatusCode::OK, "order.html", context, ORDER_PAGE_POLICY)
+        }
+        Err(err) => protect(crate::http::ApiError::from(err).as_response()),
+    }
+}
+
+/// Everything the order page shows.
+async fn order_context(
+    state: &AppState,
+    req: &Request,
+    linked: &Linked,
+) -> Result<minijinja::Value, sea_orm::DbErr> {
+    let (e, order) = (&linked.event, &linked.order);
+    let names = product_names(state, order).await?;
+    let tickets = TicketNames::load(&state.db, &order.positions).await?;
+    let outputs = offered_outputs(state, e, order, &linked.settings);
+    let issued = invoices::of_order(&state.db, order.row.id).await?;
+    let now = crate::values::now();
+    let offer = self_service::offer(&state.db, e, &linked.settings, order, now).await?;
+    let link = format!("{}/download", linked.base);
     let downloads = Downloads {
         link: &link,
-        outputs: &offered.0,
-        settings: &offered.1,
+        outputs: &outputs,
+        settings: &linked.settings,
     };
     let invoice_links: Vec<minijinja::Value> = issued
         .iter()
         .map(|i| {
             minijinja::context! {
-                url => format!("{base}/invoice/{}", i.id),
+                url => format!("{}/invoice/{}", linked.base, i.id),
                 number => i.full_invoice_no,
                 cancellation => i.is_cancellation,
             }
         })
         .collect();
-    let lang = reader_language(req, &order.row.locale);
     let methods: Vec<String> = order
         .payments
         .iter()
-        .map(|p| super::payment::provider_name(state, &e, &p.provider))
+        .map(|p| super::payment::provider_name(state, e, &p.provider))
         .collect();
-    let context = order_context(&e, &order, (&names, &methods), &tickets, &downloads, lang);
-    crate::web::render_with_policy(
-        StatusCode::OK,
-        "order.html",
-        minijinja::context! { invoices => invoice_links, ..context },
-        ORDER_PAGE_POLICY,
-    )
+    let asked = |name: &str| {
+        req.uri().query().is_some_and(|q| {
+            form_urlencoded::parse(q.as_bytes()).any(|(k, v)| k == name && v == "1")
+        })
+    };
+    let context = positions_context(e, order, (&names, &methods), &tickets, &downloads);
+    Ok(minijinja::context! {
+        invoices => invoice_links,
+        cancel_url => offer.cancel.is_some().then(|| format!("{}/cancel", linked.base)),
+        canceled => asked("canceled"),
+        refund_by_hand => asked("refund_by_hand"),
+        ..minijinja::value::merge_maps([linked.frame(), context])
+    })
 }
 
 /// An invoice of the order through its secret link, as the order page offers it.
@@ -279,27 +354,19 @@ async fn invoice_answer(
     }
 }
 
-/// The ticket files the order page offers: outputs offered to buyers, when the event lets
-/// buyers download tickets (`ticket_download`) and the order may have them; with the
-/// event's settings.
-async fn offered_outputs(
+/// The ticket files the order page offers: the identifiers and names of outputs offered
+/// to buyers, when the event lets buyers download tickets (`ticket_download`) and the
+/// order may have them.
+fn offered_outputs(
     state: &AppState,
     e: &event::Model,
     order: &Order,
-) -> Result<(Vec<(String, String)>, Arc<EventSettings>), sea_orm::DbErr> {
-    let cache = state.cache.current().await;
-    let values = settings::of_event(&state.db, &state.settings, cache, e).await?;
-    let outputs = tickets::offered(
-        &*state.plugins,
-        e,
-        &values,
-        &order.row,
-        crate::values::now(),
-    )
-    .into_iter()
-    .map(|o| (o.identifier().to_owned(), o.name().to_owned()))
-    .collect();
-    Ok((outputs, values))
+    values: &EventSettings,
+) -> Vec<(String, String)> {
+    tickets::offered(&*state.plugins, e, values, &order.row, crate::values::now())
+        .into_iter()
+        .map(|o| (o.identifier().to_owned(), o.name().to_owned()))
+        .collect()
 }
 
 /// What the order page links to download.
@@ -338,7 +405,9 @@ async fn download_answer(
     let Some((e, order)) = find(state, org, ev, code, secret).await? else {
         return Ok(not_found());
     };
-    let (offered, values) = offered_outputs(state, &e, &order).await?;
+    let cache = state.cache.current().await;
+    let values = settings::of_event(&state.db, &state.settings, cache, &e).await?;
+    let offered = offered_outputs(state, &e, &order, &values);
     if !offered.iter().any(|(id, _)| id == output) {
         return Ok(not_found());
     }
@@ -349,7 +418,6 @@ async fn download_answer(
         },
         None => None,
     };
-    let cache = state.cache.current().await;
     let maker = state.ticket_maker(cache, &values);
     match tickets::download(maker, &e, &order, p.as_ref(), output).await? {
         Ok(d) => Ok(crate::http::TicketDownload(d).into_response()),
@@ -382,15 +450,14 @@ pub fn qr_svg(secret: &str) -> Option<String> {
     svg.find("<svg").map(|start| svg[start..].to_owned())
 }
 
-/// The order page's values: `names` are the positions' products, `methods` the payments'
-/// providers, for people.
-fn order_context(
+/// The order page's values about what was bought: `names` are the positions' products,
+/// `methods` the payments' providers, for people.
+fn positions_context(
     e: &event::Model,
     order: &Order,
     (names, methods): (&[String], &[String]),
     tickets: &TicketNames,
     downloads: &Downloads<'_>,
-    lang: &str,
 ) -> minijinja::Value {
     let o = &order.row;
     let status = orders::status(o, crate::values::now());
@@ -464,16 +531,11 @@ fn order_context(
         .collect();
     minijinja::context! {
         downloads => order_files,
-        lang => lang,
-        event => I18nString::from_stored(&e.name).localize(lang),
-        code => o.code,
         status => status_text(status),
         waiting => status == "n",
         tickets => shown,
         positions => positions,
         payments => payments,
         total => Money(o.total_cents).to_string(),
-        currency => e.currency,
-        ..super::brand_colours(downloads.settings)
     }
 }

@@ -396,6 +396,16 @@ fn cookies(req: &Request) -> BTreeMap<String, String> {
 /// Most languages read from a request.
 const MAX_LANGUAGES: usize = 10;
 
+/// The reader's language among `offered`, chosen as for plugins' pages.
+pub fn language(req: &Request, offered: &[String]) -> String {
+    let mut read = PageRequest {
+        query: parse_form(req.uri().query().unwrap_or_default().as_bytes()),
+        ..PageRequest::default()
+    };
+    read.languages = languages(req, &read);
+    read.language(offered)
+}
+
 /// `?locale=` (as pretix's widget sends it), `?lang=`, then `Accept-Language` by weight.
 fn languages(req: &Request, read: &PageRequest) -> Vec<String> {
     let mut wanted: Vec<String> = ["locale", "lang"]

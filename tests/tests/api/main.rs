@@ -67,6 +67,7 @@ mod resellers;
 mod sales_channels;
 mod seating;
 mod security;
+mod self_service;
 mod selling_races;
 mod selling_support;
 mod settings;

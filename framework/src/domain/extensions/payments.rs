@@ -86,6 +86,13 @@ pub trait PaymentProvider: Send + Sync + 'static {
         false
     }
 
+    /// Whether a refund through this provider gives the money back by itself (a service
+    /// pays it out), so that a buyer's cancellation may ask for it unattended. A provider
+    /// whose refunds only record money given back by hand says no.
+    fn refunds_by_itself(&self) -> bool {
+        self.can_refund()
+    }
+
     /// Pays `amount_cents` of a confirmed payment back; the answer is kept in the refund's
     /// details. `reference` names this refund and is the same when it is asked again (a
     /// provider whose service takes idempotency keys passes it on, so that an answer lost on
@@ -281,6 +288,11 @@ impl PaymentProvider for ManualPayment {
     /// Money paid outside the service goes back outside it: the refund is recorded.
     fn can_refund(&self) -> bool {
         true
+    }
+
+    /// The organizer gives the money back, by hand.
+    fn refunds_by_itself(&self) -> bool {
+        false
     }
 
     async fn refund(

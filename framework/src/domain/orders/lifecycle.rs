@@ -675,6 +675,20 @@ pub async fn cancel(
 /// Gives back an order's quota, seats and voucher redemptions, cancels its open payments
 /// (their providers may refuse), revokes its secrets and marks it canceled.
 pub(super) async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), LifecycleError> {
+    give_back(l).await?;
+    let now = crate::values::now();
+    let mut row = l.order.clone().into_active_model();
+    row.status = Set("c".into());
+    row.cancellation_date = Set(Some(now));
+    row.last_modified = Set(Some(now));
+    l.order = row.update(&l.txn).await?;
+    Ok(())
+}
+
+/// Gives back what an order's positions hold (quota, seats, voucher redemptions), cancels
+/// its open payments (their providers may refuse) and revokes its tickets' secrets; the
+/// order's row is the caller's to change.
+pub(super) async fn give_back(l: &mut Locked<'_>) -> Result<(), LifecycleError> {
     let now = crate::values::now();
     let voucher_ids: Vec<i64> = l.positions.iter().filter_map(|p| p.voucher_id).collect();
     let used = lock_vouchers(&l.txn, &voucher_ids).await?;
@@ -707,11 +721,6 @@ pub(super) async fn give_back_and_cancel(l: &mut Locked<'_>) -> Result<(), Lifec
     for p in &positions {
         secrets::revoke(&l.txn, l.event.id, p.id, &p.secret, now).await?;
     }
-    let mut row = l.order.clone().into_active_model();
-    row.status = Set("c".into());
-    row.cancellation_date = Set(Some(now));
-    row.last_modified = Set(Some(now));
-    l.order = row.update(&l.txn).await?;
     Ok(())
 }
 

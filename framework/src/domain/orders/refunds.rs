@@ -31,7 +31,7 @@ pub const STATES: [&str; 6] = [
 pub const SOURCES: [&str; 3] = ["admin", "buyer", "external"];
 
 /// States whose amount counts as given back (or on its way).
-const GIVING_BACK: [&str; 3] = ["created", "transit", "done"];
+pub(super) const GIVING_BACK: [&str; 3] = ["created", "transit", "done"];
 
 /// A refund to record.
 #[derive(Debug, Clone)]
@@ -157,8 +157,31 @@ pub async fn refund_payment(
     amount_cents: Option<i64>,
     mark_canceled: bool,
 ) -> Result<(Order, Refund), LifecycleError> {
-    let (provider, (ctx, record), refund) =
-        start_refund(seller, ev, code, payment_local_id, amount_cents).await?;
+    let asked = Asked {
+        payment_local_id,
+        amount_cents,
+        source: "admin",
+    };
+    refund_through_provider(seller, ev, code, asked, mark_canceled).await
+}
+
+/// A refund through a payment's provider, as asked: of which payment, how much (all that
+/// is left when `None`), started by whom (one of [`SOURCES`]).
+pub(super) struct Asked {
+    pub(super) payment_local_id: i32,
+    pub(super) amount_cents: Option<i64>,
+    pub(super) source: &'static str,
+}
+
+/// [`refund_payment`], started by `asked.source`.
+pub(super) async fn refund_through_provider(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    code: &str,
+    asked: Asked,
+    mark_canceled: bool,
+) -> Result<(Order, Refund), LifecycleError> {
+    let (provider, (ctx, record), refund) = start_refund(seller, ev, code, &asked).await?;
     let reference = format!(
         "{}-{}-{}-R{}",
         seller.organizer, ev.slug, code, refund.local_id
@@ -200,18 +223,17 @@ async fn start_refund(
     seller: Seller<'_>,
     ev: &event::Model,
     code: &str,
-    payment_local_id: i32,
-    amount_cents: Option<i64>,
+    asked: &Asked,
 ) -> Result<(Arc<dyn PaymentProvider>, Told, order_refund::Model), LifecycleError> {
     let l = open(seller, ev, code).await?;
-    let payment = payment_in(&l, payment_local_id)
+    let payment = payment_in(&l, asked.payment_local_id)
         .await?
         .ok_or(LifecycleError::NotFound)?;
     if payment.state != "confirmed" {
         return refused("Only confirmed payments can be refunded.");
     }
     let left = refundable(&l.txn, &payment).await?;
-    let amount = amount_cents.unwrap_or(left);
+    let amount = asked.amount_cents.unwrap_or(left);
     if amount <= 0 || amount > left {
         return field(
             "amount",
@@ -231,7 +253,7 @@ async fn start_refund(
         &l,
         order_refund::ActiveModel {
             state: Set("created".into()),
-            source: Set("admin".into()),
+            source: Set(asked.source.into()),
             amount_cents: Set(amount),
             payment_id: Set(Some(payment.id)),
             provider: Set(payment.provider.clone()),
