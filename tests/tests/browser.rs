@@ -1064,3 +1064,120 @@ async fn a_cart_left_to_expire_in_a_real_browser_gives_its_tickets_back_to_the_n
         "the cart is gone"
     );
 }
+
+#[tokio::test]
+async fn a_buyer_cancels_a_paid_order_in_a_real_browser_and_gets_the_rest_as_a_gift_card() {
+    let test = "a_buyer_cancels_a_paid_order_in_a_real_browser_and_gets_the_rest_as_a_gift_card";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn_app(|_| {}, |a| a.plugin(tessera_plugin_presale::Presale)).await;
+    let tessera = app.serve().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let event = "/api/v1/organizers/acme/events";
+    let made = app
+        .post(
+            &format!("{event}/"),
+            &token,
+            json!({"name": {"en": "Conference"}, "slug": "conf", "currency": "EUR",
+                   "date_from": "2030-06-01T09:00:00Z"}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let item = app
+        .post(
+            &format!("{event}/conf/items/"),
+            &token,
+            json!({"name": {"en": "Ticket"}, "default_price": "23.00", "admission": true}),
+        )
+        .await;
+    let ticket = item.body["id"].as_i64().expect("ticket");
+    let quota = app
+        .post(
+            &format!("{event}/conf/quotas/"),
+            &token,
+            json!({"name": "Hall", "size": 10, "items": [ticket]}),
+        )
+        .await;
+    let settings = app
+        .patch(
+            &format!("{event}/conf/settings/"),
+            &token,
+            json!({"cancel_allow_user_paid": true, "cancel_allow_user_paid_keep": "5.00",
+                   "cancel_allow_user_paid_refund_as_giftcard": "option"}),
+        )
+        .await;
+    assert_eq!(settings.status, 200, "{}", settings.body);
+    let placed = app
+        .post(
+            &format!("{event}/conf/orders/"),
+            &token,
+            json!({"email": EMAIL, "payment_provider": "manual",
+                   "positions": [{"item": ticket}, {"item": ticket}]}),
+        )
+        .await;
+    assert_eq!(placed.status, 201, "{}", placed.body);
+    let code = placed.body["code"].as_str().expect("code").to_owned();
+    let paid = app
+        .post(
+            &format!("{event}/conf/orders/{code}/mark_paid/"),
+            &token,
+            json!({}),
+        )
+        .await;
+    assert_eq!(paid.status, 200, "{}", paid.body);
+    let page = placed.body["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix("http://tessera.test"))
+        .expect("the order page")
+        .to_owned();
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("{tessera}{page}"))
+        .await
+        .expect("the order page");
+    assert_eq!(text_of(&browser, ".status").await, "Paid");
+    screenshots(&browser, "self-service-order").await;
+    browser
+        .find(Locator::LinkText("Cancel order"))
+        .await
+        .expect("the cancel link")
+        .click()
+        .await
+        .expect("to the cancel page");
+    wait_for(&browser, "input[name=giftcard][value=true]")
+        .await
+        .click()
+        .await
+        .expect("a gift card");
+    let terms = text_of(&browser, "main").await;
+    assert!(
+        terms.contains("A cancellation fee of 5.00 EUR is kept."),
+        "{terms}"
+    );
+    assert!(terms.contains("You get 41.00 EUR back."), "{terms}");
+    screenshots(&browser, "self-service-cancel").await;
+    submit(&browser, "form button[type=submit]", ".notice").await;
+    assert_eq!(text_of(&browser, ".status").await, "Canceled (paid fee)");
+    screenshots(&browser, "self-service-canceled").await;
+    let refunds = text_of(&browser, ".refunds").await;
+    assert!(refunds.contains("41.00 EUR, Gift card"), "{refunds}");
+
+    let order = app
+        .get(&format!("{event}/conf/orders/{code}/"), &token)
+        .await;
+    assert_eq!(order.body["total"], "5.00", "{}", order.body);
+    assert_eq!(order.body["refunds"][0]["provider"], "giftcard");
+    assert_eq!(order.body["refunds"][0]["amount"], "41.00");
+    let quota = quota.body["id"].as_i64().expect("quota");
+    let left = app
+        .get(
+            &format!("{event}/conf/quotas/{quota}/availability/"),
+            &token,
+        )
+        .await;
+    assert_eq!(left.body["available_number"], 10, "{}", left.body);
+}

@@ -111,13 +111,30 @@ pub(super) fn reader_language(req: &Request, order_locale: &str) -> &'static str
     asked.unwrap_or_else(|| texts::language(order_locale))
 }
 
-/// An order's status for people (English; the page translates it).
-fn status_text(status: &str) -> &'static str {
-    match status {
-        "p" => "Paid",
-        "e" => "Expired",
-        "c" => "Canceled",
+/// An order's status for people (English; the page translates it), as pretix's: an order
+/// canceled down to a cancellation fee has no positions left.
+fn status_text(status: &str, fee_only: bool) -> &'static str {
+    match (status, fee_only) {
+        ("p", true) => "Canceled (paid fee)",
+        ("n", true) => "Canceled (fee not yet paid)",
+        ("p", _) => "Paid",
+        ("e", _) => "Expired",
+        ("c", _) => "Canceled",
         _ => "Pending payment",
+    }
+}
+
+/// A fee's name for people (English; the page translates it).
+fn fee_name(fee_type: &str) -> &'static str {
+    match fee_type {
+        "payment" => "Payment fee",
+        "shipping" => "Shipping fee",
+        "service" => "Service fee",
+        "cancellation" => "Cancellation fee",
+        "insurance" => "Insurance fee",
+        "late" => "Late fee",
+        "giftcard" => "Gift card",
+        _ => "Other fees",
     }
 }
 
@@ -524,6 +541,25 @@ fn positions_context(
             }
         })
         .collect();
+    let fees: Vec<minijinja::Value> = order
+        .fees
+        .iter()
+        .filter(|f| !f.canceled)
+        .map(|f| minijinja::context! { name => fee_name(&f.fee_type), price => Money(f.value_cents).to_string() })
+        .collect();
+    let refunds: Vec<minijinja::Value> = order
+        .refunds
+        .iter()
+        .filter(|r| r.row.state != "canceled" && r.row.state != "failed")
+        .map(|r| {
+            minijinja::context! {
+                amount => Money(r.row.amount_cents).to_string(),
+                done => r.row.state == "done",
+                gift_card => (r.row.provider == "giftcard")
+                    .then(|| r.row.details["gift_card_secret"].as_str().unwrap_or_default()),
+            }
+        })
+        .collect();
     let order_files: Vec<minijinja::Value> = downloads
         .outputs
         .iter()
@@ -531,7 +567,9 @@ fn positions_context(
         .collect();
     minijinja::context! {
         downloads => order_files,
-        status => status_text(status),
+        status => status_text(status, order.positions.is_empty()),
+        fees => fees,
+        refunds => refunds,
         waiting => status == "n",
         tickets => shown,
         positions => positions,
