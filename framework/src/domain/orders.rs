@@ -323,6 +323,49 @@ pub async fn lock(
     .await
 }
 
+/// Finds the order behind a secret link; `None` unless organizer, event, code and secret
+/// all match.
+///
+/// One query compares all four in the database, so that an unknown code and a known code
+/// with a wrong secret take the same path and give the same answer: nothing about the order
+/// is read before its secret matched. The `(event_id, code)` index finds the row; comparing
+/// its secret there leaks nothing usable, as secrets are long random strings.
+pub async fn by_link(
+    db: &impl ConnectionTrait,
+    [org, ev, code, secret]: [&str; 4],
+) -> Result<Option<(crate::db::entities::event::Model, Order)>, DbErr> {
+    if secret.is_empty() {
+        return Ok(None);
+    }
+    let backend = db.get_database_backend();
+    let row = order::Model::find_by_statement(Statement::from_sql_and_values(
+        backend,
+        "SELECT orders.* FROM orders \
+         JOIN events ON events.id = orders.event_id \
+         JOIN organizers ON organizers.id = events.organizer_id \
+         WHERE organizers.slug = $1 AND events.slug = $2 \
+         AND orders.code = $3 AND orders.secret = $4",
+        [
+            org.into(),
+            ev.into(),
+            code.to_uppercase().into(),
+            secret.into(),
+        ],
+    ))
+    .one(db)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let Some(e) = crate::db::entities::event::Entity::find_by_id(row.event_id)
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(complete(db, vec![row]).await?.pop().map(|order| (e, order)))
+}
+
 /// Adds positions, fees and payments to order rows.
 pub async fn complete(
     db: &impl ConnectionTrait,

@@ -8,9 +8,9 @@ use poem::handler;
 use poem::http::StatusCode;
 use poem::web::{Data, Html};
 use poem::{IntoResponse, Request, Response};
-use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, Statement};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
-use crate::db::entities::{event, item, item_variation, order};
+use crate::db::entities::{event, item, item_variation};
 use crate::domain::cache::EventSettings;
 use crate::domain::orders::ticket::TicketNames;
 use crate::domain::orders::{self, Order, self_service};
@@ -51,13 +51,7 @@ pub(super) fn not_found() -> Response {
         .into_response()
 }
 
-/// Finds the order behind a secret link; `None` unless organizer, event, code and secret
-/// all match.
-///
-/// One query compares all four in the database, so that an unknown code and a known code
-/// with a wrong secret take the same path and give the same answer: nothing about the order
-/// is read before its secret matched. The `(event_id, code)` index finds the row; comparing
-/// its secret there leaks nothing usable, as secrets are long random strings.
+/// Finds the order behind a secret link ([`orders::by_link`]).
 pub(super) async fn find(
     state: &AppState,
     org: &str,
@@ -65,39 +59,7 @@ pub(super) async fn find(
     code: &str,
     secret: &str,
 ) -> Result<Option<(event::Model, Order)>, sea_orm::DbErr> {
-    if secret.is_empty() {
-        return Ok(None);
-    }
-    let backend = state.db.get_database_backend();
-    let row = order::Model::find_by_statement(Statement::from_sql_and_values(
-        backend,
-        "SELECT orders.* FROM orders \
-         JOIN events ON events.id = orders.event_id \
-         JOIN organizers ON organizers.id = events.organizer_id \
-         WHERE organizers.slug = $1 AND events.slug = $2 \
-         AND orders.code = $3 AND orders.secret = $4",
-        [
-            org.into(),
-            ev.into(),
-            code.to_uppercase().into(),
-            secret.into(),
-        ],
-    ))
-    .one(&state.db)
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let Some(e) = event::Entity::find_by_id(row.event_id)
-        .one(&state.db)
-        .await?
-    else {
-        return Ok(None);
-    };
-    Ok(orders::complete(&state.db, vec![row])
-        .await?
-        .pop()
-        .map(|order| (e, order)))
+    orders::by_link(&state.db, [org, ev, code, secret]).await
 }
 
 /// The language of an order's pages: the one `?locale=` names when the service writes it
@@ -312,6 +274,8 @@ async fn order_context(
     Ok(minijinja::context! {
         invoices => invoice_links,
         cancel_url => offer.cancel.is_some().then(|| format!("{}/cancel", linked.base)),
+        modify_url => offer.modify.then(|| format!("{}/modify", linked.base)),
+        modified => asked("modified"),
         canceled => asked("canceled"),
         refund_by_hand => asked("refund_by_hand"),
         ..minijinja::value::merge_maps([linked.frame(), context])

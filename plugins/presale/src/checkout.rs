@@ -251,7 +251,7 @@ impl tessera::plugin::pages::Page for Confirm {
 }
 
 /// The form's entries into what was entered before.
-fn read_entries(req: &PageRequest, form: &Form, entered: &mut Entered) {
+pub(crate) fn read_entries(req: &PageRequest, form: &Form, entered: &mut Entered) {
     entered.email = req.field("email").unwrap_or_default().to_owned();
     for (position, asked) in &form.questions {
         let a = entered.attendees.entry(*position).or_default();
@@ -318,13 +318,58 @@ async fn questions_page(
     email_repeat: &str,
     errors: &FieldErrors,
 ) -> Result<PageAnswer, DbErr> {
-    let lang = &c.shop.lang;
     let catalogue = catalogue(cx, c).await?;
+    let products = c
+        .positions
+        .iter()
+        .map(|p| {
+            let name = catalogue.product_name(p.item_id, p.variation_id, &c.shop.lang);
+            (p.id, name)
+        })
+        .collect();
+    let asking = Asking {
+        shop: &c.shop,
+        products,
+        entered: &c.entered,
+        purpose: Purpose::Checkout,
+        back: c.shop.path(),
+    };
+    Ok(fields_page(&asking, form, email_repeat, errors))
+}
+
+/// What a form of the buyer's information is for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// The checkout's questions step.
+    Checkout,
+    /// Changing an order's information.
+    Modify,
+}
+
+/// The buyer's information as a form asks it: the shop, the positions' products by
+/// position ID, and what is entered.
+pub(crate) struct Asking<'a> {
+    pub(crate) shop: &'a Shop<'a>,
+    pub(crate) products: Vec<(i64, String)>,
+    pub(crate) entered: &'a Entered,
+    pub(crate) purpose: Purpose,
+    /// Where the form's "back" link leads.
+    pub(crate) back: String,
+}
+
+/// The page of a form of the buyer's information: at checkout, or to change an order's.
+pub(crate) fn fields_page(
+    c: &Asking<'_>,
+    form: &Form,
+    email_repeat: &str,
+    errors: &FieldErrors,
+) -> PageAnswer {
+    let lang = &c.shop.lang;
     let positions: Vec<Value> = form
         .questions
         .iter()
         .filter_map(|(id, asked)| {
-            let p = c.positions.iter().find(|p| p.id == *id)?;
+            let product = &c.products.iter().find(|(p, _)| p == id)?.1;
             let a = c.entered.attendees.get(id).cloned().unwrap_or_default();
             let asked: Vec<Value> = asked
                 .iter()
@@ -354,7 +399,7 @@ async fn questions_page(
             };
             Some(json!({
                 "id": id,
-                "product": catalogue.product_name(p.item_id, p.variation_id, lang),
+                "product": product,
                 "name": a.name,
                 "name_error": error("name"),
                 "email": a.email,
@@ -416,14 +461,14 @@ async fn questions_page(
             }),
         ),
         ("has_errors".into(), (!errors.is_empty()).into()),
-        ("back".into(), c.shop.path().into()),
+        ("modify".into(), (c.purpose == Purpose::Modify).into()),
+        ("back".into(), c.back.clone().into()),
     ]);
+    if c.purpose == Purpose::Modify {
+        context.insert("title".into(), "Change your information".into());
+    }
     let status = if errors.is_empty() { 200 } else { 400 };
-    Ok(PageAnswer::html_status(
-        status,
-        "presale/checkout_questions.html",
-        context.into(),
-    ))
+    PageAnswer::html_status(status, "presale/checkout_questions.html", context.into())
 }
 
 fn ask(a: Ask) -> Value {

@@ -10,6 +10,7 @@ mod cart;
 mod checkout;
 mod event;
 mod listing;
+mod modify;
 mod present;
 mod shop;
 mod widget;
@@ -113,6 +114,14 @@ impl Plugin for Presale {
                 post(
                     "/:organizer/:event/checkout/confirm",
                     Arc::new(checkout::Confirm),
+                ),
+                get(
+                    "/:organizer/:event/order/:code/:secret/modify",
+                    Arc::new(modify::Modify),
+                ),
+                post(
+                    "/:organizer/:event/order/:code/:secret/modify",
+                    Arc::new(modify::Modify),
                 ),
                 PageRoute::widget(
                     "/:organizer/:event/widget/product_list",

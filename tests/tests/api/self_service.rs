@@ -360,3 +360,156 @@ async fn relative_deadlines_are_refused_in_settings_unless_well_formed() {
         "RELDATE/minutes/90/event__date_from/"
     );
 }
+
+/// A live shop with the presale pages, attendee names asked, a required text question and
+/// a hidden one on the ticket, and `settings`; an order of one ticket with both answered:
+/// the shop, the questions (asked, hidden), the order's code and page.
+async fn modifiable(settings: Value) -> (Shop, (i64, i64), String, String) {
+    let app = tessera_tests::TestApp::spawn_app(
+        |_| {},
+        |app| app.plugin(tessera_plugin_presale::Presale),
+    )
+    .await;
+    let s = crate::selling_support::shop_on(app, Some(10)).await;
+    event::ActiveModel {
+        id: Set(s.event),
+        live: Set(true),
+        ..Default::default()
+    }
+    .update(&s.app.db)
+    .await
+    .expect("event");
+    let mut all = json!({"attendee_names_asked": true});
+    all.as_object_mut()
+        .expect("settings")
+        .extend(settings.as_object().cloned().unwrap_or_default());
+    let r = s
+        .app
+        .patch(&format!("{EVENT}/settings/"), &s.token, all)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let question = |text: &str, hidden: bool| {
+        json!({"question": {"en": text}, "type": "S", "required": true, "hidden": hidden,
+               "items": [s.ticket]})
+    };
+    let path = format!("{EVENT}/questions/");
+    let asked = crate::selling_support::id(
+        &crate::selling_support::created(&s.app, &path, &s.token, question("Company", false)).await,
+    );
+    let hidden = crate::selling_support::id(
+        &crate::selling_support::created(&s.app, &path, &s.token, question("Notes", true)).await,
+    );
+    s.app.state.cache.refresh().await;
+    let o = s
+        .order(
+            json!({"email": "ada@example.org", "positions": [{"item": s.ticket,
+            "attendee_name": "Ada Byron",
+            "answers": [{"question": asked, "answer": "Analytical Engines"},
+                        {"question": hidden, "answer": "VIP"}]}]}),
+        )
+        .await;
+    assert_eq!(o.status, 201, "{}", o.body);
+    let code = o.body["code"].as_str().expect("code").to_owned();
+    let page = o.body["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix(PUBLIC_URL))
+        .expect("the page")
+        .trim_end_matches('/')
+        .to_owned();
+    (s, (asked, hidden), code, page)
+}
+
+#[tokio::test]
+async fn a_buyer_changes_a_name_and_an_answer_and_the_hidden_answer_stays() {
+    let (s, (asked, hidden), code, page) = modifiable(json!({})).await;
+    let mut browser = Browser::new(&s.app);
+    let shown = browser.get(&page).await;
+    assert!(
+        html(&shown).contains("Change your information"),
+        "{}",
+        shown.body
+    );
+    let form = browser.get(&format!("{page}/modify")).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(html(&form).contains("value=\"Ada Byron\""));
+    assert!(!html(&form).contains("id=\"email_repeat\""));
+    assert!(!html(&form).contains("Notes"));
+    let token = csrf_field(html(&form));
+    let position = order(&s, &code).await["positions"][0]["id"].to_string();
+    let name = format!("{position}-name");
+    let answer = format!("{position}-question_{asked}");
+
+    let r = browser
+        .post(
+            &format!("{page}/modify"),
+            &[
+                ("csrfmiddlewaretoken", &token),
+                (&name, "Ada Lovelace"),
+                (&answer, ""),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(html(&r).contains("This field is required."));
+    assert_eq!(
+        order(&s, &code).await["positions"][0]["attendee_name"],
+        "Ada Byron"
+    );
+
+    let r = browser
+        .post(
+            &format!("{page}/modify"),
+            &[
+                ("csrfmiddlewaretoken", &token),
+                (&name, "Ada Lovelace"),
+                (&answer, "Difference Engines"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(
+        r.header("location"),
+        Some(format!("{page}/?modified=1").as_str())
+    );
+    let p = &order(&s, &code).await["positions"][0];
+    assert_eq!(p["attendee_name"], "Ada Lovelace");
+    let answer_of = |q: i64| {
+        p["answers"]
+            .as_array()
+            .and_then(|a| a.iter().find(|a| a["question"] == q))
+            .map(|a| a["answer"].clone())
+    };
+    assert_eq!(answer_of(asked), Some(json!("Difference Engines")));
+    assert_eq!(answer_of(hidden), Some(json!("VIP")));
+    let r = browser
+        .post(&format!("{page}/modify"), &[(&name, "Mallory")])
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+}
+
+#[tokio::test]
+async fn an_order_past_its_modification_deadline_cannot_be_changed() {
+    let (s, _, code, page) =
+        modifiable(json!({"last_order_modification_date": "2020-01-01T00:00:00Z"})).await;
+    let mut browser = Browser::new(&s.app);
+    assert!(!html(&browser.get(&page).await).contains("Change your information"));
+    let r = browser.get(&format!("{page}/modify")).await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(html(&r).contains("You cannot modify this order."));
+    let token = csrf_cookie(&r);
+    let position = order(&s, &code).await["positions"][0]["id"].to_string();
+    let r = browser
+        .post(
+            &format!("{page}/modify"),
+            &[
+                ("csrfmiddlewaretoken", &token),
+                (&format!("{position}-name"), "Eve"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(
+        order(&s, &code).await["positions"][0]["attendee_name"],
+        "Ada Byron"
+    );
+}

@@ -108,6 +108,18 @@ pub async fn form(
     settings: &EventSettings,
     positions: &[cart_position::Model],
 ) -> Result<Form, DbErr> {
+    let of: Vec<(i64, i64)> = positions.iter().map(|p| (p.id, p.item_id)).collect();
+    form_for(db, ev, settings, &of).await
+}
+
+/// What is asked of positions given as (position ID, item ID): a cart's at checkout, or an
+/// order's when its buyer changes their information.
+pub async fn form_for(
+    db: &impl ConnectionTrait,
+    ev: &event::Model,
+    settings: &EventSettings,
+    positions: &[(i64, i64)],
+) -> Result<Form, DbErr> {
     let rows = question::Entity::find()
         .filter(question::Column::EventId.eq(ev.id))
         .filter(question::Column::Hidden.eq(false))
@@ -138,13 +150,13 @@ pub async fn form(
             .unwrap_or(false),
         questions: positions
             .iter()
-            .map(|p| {
+            .map(|&(id, item)| {
                 let asked = all
                     .iter()
-                    .filter(|q| q.items.binary_search(&p.item_id).is_ok())
+                    .filter(|q| q.items.binary_search(&item).is_ok())
                     .cloned()
                     .collect();
-                (p.id, asked)
+                (id, asked)
             })
             .collect(),
     })
@@ -238,6 +250,16 @@ impl Form {
         }
         errors
     }
+}
+
+/// An attendee's name as stored: one full name (none when empty).
+pub fn name_parts(name: &str) -> serde_json::Map<String, Value> {
+    let mut parts = serde_json::Map::new();
+    if !name.is_empty() {
+        parts.insert("_scheme".into(), "full".into());
+        parts.insert("full_name".into(), name.into());
+    }
+    parts
 }
 
 /// What a cart's checkout has entered so far.
@@ -509,11 +531,7 @@ async fn place_claimed(
             .iter()
             .map(|p| {
                 let a = entered.attendees.get(&p.id).cloned().unwrap_or_default();
-                let mut name_parts = serde_json::Map::new();
-                if !a.name.is_empty() {
-                    name_parts.insert("_scheme".into(), "full".into());
-                    name_parts.insert("full_name".into(), a.name.into());
-                }
+                let name_parts = name_parts(&a.name);
                 PositionInput {
                     item: p.item_id,
                     variation: p.variation_id,

@@ -15,9 +15,12 @@ use serde_json::{Value, json};
 
 use super::lifecycle::{LifecycleError, Locked, Seller, give_back, give_back_and_cancel, open};
 use super::refunds::{self, Asked, GIVING_BACK, NewRefund};
-use super::{Order, complete, mails};
+use super::{
+    AnswerInput, Details, Order, OrderChange, PositionInfo, PositionPatch, complete, mails,
+};
 use crate::db::entities::{event, order_fee, order_position, question, question_item, subevent};
 use crate::domain::cache::EventSettings;
+use crate::domain::carts::checkout::{self, Ask, Attendee, Entered, Form};
 use crate::domain::extensions::OrderEvent;
 use crate::domain::giftcards::{self, NewCard};
 use crate::domain::invoices::when::Step;
@@ -571,4 +574,144 @@ pub async fn resend_links(
         super::resend_link(seller, ev, code).await?;
     }
     Ok(codes.len())
+}
+
+/// What a buyer may change of an order, and what it holds now: the form is the checkout's
+/// (attendee names, e-mails and answers per position, the invoice address) and the entries
+/// are the order's.
+pub async fn modify_form(
+    db: &impl ConnectionTrait,
+    ev: &event::Model,
+    settings: &EventSettings,
+    order: &Order,
+) -> Result<(Form, Entered), DbErr> {
+    let of: Vec<(i64, i64)> = order.positions.iter().map(|p| (p.id, p.item_id)).collect();
+    let form = checkout::form_for(db, ev, settings, &of).await?;
+    let attendees = order
+        .positions
+        .iter()
+        .map(|p| {
+            let answers = p
+                .answers
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| {
+                    let options = a["options"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_i64)
+                        .collect();
+                    let text = a["answer"].as_str().unwrap_or_default().to_owned();
+                    Some((a["question"].as_i64()?, (text, options)))
+                })
+                .collect();
+            let attendee = Attendee {
+                name: super::display_name(&p.attendee_name_parts).unwrap_or_default(),
+                email: p.attendee_email.clone().unwrap_or_default(),
+                answers,
+            };
+            (p.id, attendee)
+        })
+        .collect();
+    let entered = Entered {
+        email: order.row.email.clone().unwrap_or_default(),
+        attendees,
+        invoice_address: order.row.invoice_address.clone(),
+        payment: None,
+    };
+    Ok((form, entered))
+}
+
+/// Why a buyer's change of their information was not made.
+#[derive(Debug)]
+pub enum NotModified {
+    /// The rules do not allow changes (any more).
+    NotAllowed,
+    /// Fields with errors, by field name (as [`Form::check`] names them).
+    Invalid(checkout::FieldErrors),
+    /// Anything else the order's rules refused.
+    Refused(LifecycleError),
+}
+
+impl From<LifecycleError> for NotModified {
+    fn from(e: LifecycleError) -> Self {
+        NotModified::Refused(e)
+    }
+}
+
+impl From<DbErr> for NotModified {
+    fn from(e: DbErr) -> Self {
+        NotModified::Refused(LifecycleError::Db(e))
+    }
+}
+
+/// Changes the attendee names, e-mails and answers and the invoice address of order `code`
+/// to `entered`, as the order's buyer (the rules decide whether they may, and check the
+/// entries as at checkout). Answers to questions the form does not ask (hidden ones, files)
+/// are kept.
+pub async fn modify(
+    seller: Seller<'_>,
+    ev: &event::Model,
+    settings: &EventSettings,
+    order: &Order,
+    mut entered: Entered,
+) -> Result<Order, NotModified> {
+    let now = crate::values::now();
+    if !offer(seller.db, ev, settings, order, now).await?.modify {
+        return Err(NotModified::NotAllowed);
+    }
+    let (form, before) = modify_form(seller.db, ev, settings, order).await?;
+    entered.email = before.email.clone();
+    let errors = form.check(&mut entered, &before.email);
+    if !errors.is_empty() {
+        return Err(NotModified::Invalid(errors));
+    }
+    let patches = order
+        .positions
+        .iter()
+        .filter_map(|p| {
+            let a = entered.attendees.get(&p.id)?;
+            let asked = &form.questions.iter().find(|(id, _)| *id == p.id)?.1;
+            let kept = before.attendees.get(&p.id).map(|b| &b.answers);
+            let answers = kept
+                .into_iter()
+                .flatten()
+                .filter(|(q, _)| !asked.iter().any(|a| a.row.id == **q))
+                .chain(&a.answers)
+                .map(|(q, (answer, options))| AnswerInput {
+                    question: *q,
+                    answer: answer.clone(),
+                    options: options.clone(),
+                })
+                .collect();
+            let info = PositionInfo {
+                attendee_name_parts: (form.names != Ask::No).then(|| checkout::name_parts(&a.name)),
+                attendee_email: (form.emails != Ask::No)
+                    .then(|| Some(a.email.clone()).filter(|e| !e.is_empty())),
+                answers: Some(answers),
+                uploader: None,
+            };
+            Some(PositionPatch {
+                position: p.id,
+                info,
+                ..Default::default()
+            })
+        })
+        .collect();
+    let code = &order.row.code;
+    let change = OrderChange {
+        patch_positions: patches,
+        ..Default::default()
+    };
+    let mut changed = super::change(seller, ev, code, change).await?;
+    if form.invoice != Ask::No && entered.invoice_address != order.row.invoice_address {
+        let details = Details {
+            invoice_address: Some(entered.invoice_address),
+            ..Default::default()
+        };
+        changed = super::change_details(seller, ev, code, details).await?;
+    }
+    Ok(changed)
 }
