@@ -599,3 +599,50 @@ async fn payments_are_recorded_and_canceled_through_the_api_as_in_pretix() {
     assert!(r.status == 303 || !String::from_utf8_lossy(&r.bytes).contains("stripe-form"));
     assert_eq!(stripe.intents().await.len(), before, "nothing was charged");
 }
+
+#[tokio::test]
+async fn a_buyer_who_cancels_a_card_paid_order_gets_the_rest_back_on_the_card() {
+    let Some(stripe) = LocalStripe::start("self-service refund").await else {
+        return;
+    };
+    let app = stripe_app(&stripe.base).await;
+    let token = card_event(&app).await;
+    let r = app
+        .patch(
+            SETTINGS,
+            &token,
+            json!({"cancel_allow_user_paid": true, "cancel_allow_user_paid_keep": "3.00"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    app.state.cache.refresh().await;
+    let (code, intent) = paid_card_order(&app, &token, &stripe).await;
+    let url = order(&app, &token, &code).await["url"]
+        .as_str()
+        .expect("url")
+        .to_owned();
+    let page = url
+        .strip_prefix("http://tessera.test")
+        .expect("a page")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut browser = crate::browser_support::Browser::new(&app);
+    let form = browser.get(&format!("{page}/cancel")).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    let csrf = crate::browser_support::csrf_field(crate::browser_support::html(&form));
+    let r = browser
+        .post(
+            &format!("{page}/cancel/do"),
+            &[("csrfmiddlewaretoken", &csrf)],
+        )
+        .await;
+    assert_eq!(r.header("location"), Some(format!("{page}/?canceled=1").as_str()));
+    let at_stripe = stripe.refunds(&intent).await;
+    assert_eq!(at_stripe.len(), 1);
+    assert_eq!(at_stripe[0]["amount"], 2000);
+    let o = order(&app, &token, &code).await;
+    assert_eq!(o["total"], "3.00");
+    assert_eq!(o["refunds"][0]["provider"], "stripe");
+    assert_eq!(o["refunds"][0]["source"], "buyer");
+    assert_eq!(o["refunds"][0]["state"], "done");
+}
