@@ -463,15 +463,27 @@ pub fn confirmation_page(public_url: &str, org: &str, ev: &str, o: &order::Model
     format!("{public_url}/{org}/{ev}/order/{}/{}/", o.code, o.secret)
 }
 
-/// The name shown for name parts: `full_name` when given, else the other parts joined.
+/// The name shown for name parts: `full_name` when given, else the other parts joined in
+/// the order people write them (title, given, middle, family names).
 pub fn display_name(parts: &Value) -> Option<String> {
     let map = parts.as_object()?;
     if let Some(full) = map.get("full_name").and_then(Value::as_str) {
         return Some(full.to_owned()).filter(|s| !s.is_empty());
     }
-    let joined: Vec<&str> = map
-        .iter()
-        .filter(|(k, _)| !k.starts_with('_'))
+    // The parts in the order people write them, whatever order they are stored in (as
+    // pretix's schemes join them), then any others.
+    const WRITTEN: [&str; 4] = ["title", "given_name", "middle_name", "family_name"];
+    let rank = |k: &str| {
+        WRITTEN
+            .iter()
+            .position(|w| *w == k)
+            .unwrap_or(WRITTEN.len())
+    };
+    let mut parts: Vec<(&String, &Value)> =
+        map.iter().filter(|(k, _)| !k.starts_with('_')).collect();
+    parts.sort_by_key(|(k, _)| rank(k));
+    let joined: Vec<&str> = parts
+        .into_iter()
         .filter_map(|(_, v)| v.as_str())
         .filter(|s| !s.is_empty())
         .collect();

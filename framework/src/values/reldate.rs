@@ -57,7 +57,11 @@ pub enum Base {
 impl Base {
     fn parse(key: &str) -> Option<Self> {
         let key = key.strip_suffix("__").unwrap_or(key);
-        let attribute = key.strip_prefix("event__").unwrap_or(key);
+        let attribute = match key.strip_prefix("event__") {
+            Some(rest) if rest.starts_with("order__") => return None,
+            Some(rest) => rest,
+            None => key,
+        };
         Some(match attribute {
             "date_from" => Base::DateFrom,
             "date_to" => Base::DateTo,
@@ -166,13 +170,17 @@ impl RelativeDate {
         if let Some(minutes) = minutes {
             return Some(base + Duration::minutes(sign * minutes));
         }
-        let local = base.with_timezone(&on.zone) + Duration::days(sign * days);
-        let Some(time) = time else {
-            return Some(local.with_timezone(&Utc));
+        // Days count on the event's calendar, so that a change of daylight saving time in
+        // between keeps the time of day.
+        let local = base.with_timezone(&on.zone).naive_local() + Duration::days(sign * days);
+        let local = match time {
+            Some(time) => local.date().and_time(*time),
+            None => local,
         };
-        on.zone
-            .from_local_datetime(&local.date_naive().and_time(*time))
-            .earliest()
+        // A time the clocks skip (spring forward) counts as an hour later.
+        [local, local + Duration::hours(1)]
+            .iter()
+            .find_map(|l| on.zone.from_local_datetime(l).earliest())
             .map(|d| d.with_timezone(&Utc))
     }
 }
@@ -226,6 +234,25 @@ mod tests {
     }
 
     #[test]
+    fn days_keep_the_time_of_day_across_a_change_of_daylight_saving_time() {
+        // Berlin moves its clocks forward on 2027-03-28; the event starts on 2027-04-01.
+        let on = Bases {
+            date_from: "2027-04-01T08:00:00Z".parse().expect("date"),
+            ..bases()
+        };
+        let date = RelativeDate::parse("RELDATE/7/-/event__date_from/").expect("date");
+        assert_eq!(
+            date.resolve(&on).map(|d| d.to_rfc3339()).as_deref(),
+            Some("2027-03-25T09:00:00+00:00")
+        );
+        let skipped = RelativeDate::parse("RELDATE/4/02:30:00/event__date_from/").expect("date");
+        assert_eq!(
+            skipped.resolve(&on).map(|d| d.to_rfc3339()).as_deref(),
+            Some("2027-03-28T01:30:00+00:00")
+        );
+    }
+
+    #[test]
     fn fixed_instants_and_malformed_dates() {
         assert_eq!(
             at("2027-01-01T10:00:00+01:00").as_deref(),
@@ -238,6 +265,7 @@ mod tests {
             "RELDATE/1/-/date_from/later",
             "RELDATE/99999999/-/date_from/",
             "RELDATE/1/-/order__datetime/",
+            "RELDATE/1/-/event__order__datetime/after",
             "tomorrow",
         ] {
             assert_eq!(RelativeDate::parse(bad), None, "{bad}");

@@ -274,7 +274,8 @@ async fn order_context(
     Ok(minijinja::context! {
         invoices => invoice_links,
         cancel_url => offer.cancel.is_some().then(|| format!("{}/cancel", linked.base)),
-        modify_url => offer.modify.then(|| format!("{}/modify", linked.base)),
+        // The form is the shop's, open while the event is live.
+        modify_url => (offer.modify && e.live).then(|| format!("{}/modify", linked.base)),
         modified => asked("modified"),
         canceled => asked("canceled"),
         refund_by_hand => asked("refund_by_hand"),

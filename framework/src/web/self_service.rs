@@ -113,12 +113,11 @@ fn cancel_form(
 }
 
 /// Adds the CSRF cookie a form's page may have set.
-fn with_cookie(mut resp: Response, cookie: Option<String>) -> Response {
-    if let Some(cookie) = cookie.and_then(|c| poem::http::HeaderValue::from_str(&c).ok()) {
-        resp.headers_mut()
-            .append(poem::http::header::SET_COOKIE, cookie);
+fn with_cookie(resp: Response, cookie: Option<String>) -> Response {
+    match cookie {
+        Some(cookie) => super::session::set_cookie(resp, &cookie),
+        None => resp,
     }
-    resp
 }
 
 /// The resend page: a form for the address the orders were placed with.

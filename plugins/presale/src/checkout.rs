@@ -349,9 +349,13 @@ pub(crate) enum Purpose {
 /// The buyer's information as a form asks it: the shop, the positions' products by
 /// position ID, and what is entered.
 pub(crate) struct Asking<'a> {
+    /// The event's shop.
     pub(crate) shop: &'a Shop<'a>,
+    /// The positions' products, by position ID.
     pub(crate) products: Vec<(i64, String)>,
+    /// What is entered so far.
     pub(crate) entered: &'a Entered,
+    /// Checkout or change.
     pub(crate) purpose: Purpose,
     /// Where the form's "back" link leads.
     pub(crate) back: String,
@@ -446,7 +450,7 @@ pub(crate) fn fields_page(
                 "asked": ask(form.invoice),
                 "vat_id": form.vat_id,
                 "company": address.get("company"),
-                "name": address.pointer("/name_parts/full_name"),
+                "name": address.get("name_parts").and_then(tessera::domain::orders::display_name),
                 "street": address.get("street"),
                 "zipcode": address.get("zipcode"),
                 "city": address.get("city"),

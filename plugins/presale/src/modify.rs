@@ -54,6 +54,7 @@ impl tessera::plugin::pages::Page for Modify {
             .iter()
             .filter_map(|p| p.subevent_id)
             .collect();
+        dates.sort_unstable();
         dates.dedup();
         let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
         let products = order

@@ -296,6 +296,18 @@ async fn the_resend_page_mails_an_addresss_order_links_and_answers_alike_for_an_
     assert!(mail.body_text.contains(&page), "{}", mail.body_text);
     assert!(mail.body_text.contains(&code));
 
+    // Asked again at once, the page says the same and mails nothing more.
+    let r = browser
+        .post(
+            "/acme/conf/resend",
+            &[
+                ("csrfmiddlewaretoken", &token),
+                ("email", "ada@example.org"),
+            ],
+        )
+        .await;
+    assert!(html(&r).contains(said));
+    assert_eq!(outbox(&s.app.db).await.len(), before + 1);
     let r = browser
         .post(
             "/acme/conf/resend",
@@ -511,5 +523,51 @@ async fn an_order_past_its_modification_deadline_cannot_be_changed() {
     assert_eq!(
         order(&s, &code).await["positions"][0]["attendee_name"],
         "Ada Byron"
+    );
+}
+
+#[tokio::test]
+async fn a_changed_invoice_address_keeps_what_the_form_does_not_show() {
+    let (s, (asked, _), code, page) = modifiable(json!({"invoice_address_asked": true})).await;
+    let r = s
+        .app
+        .patch(
+            &format!("{EVENT}/orders/{code}/"),
+            &s.token,
+            json!({"invoice_address": {"name_parts": {"_scheme": "given_family",
+                "given_name": "Ada", "family_name": "Byron"}, "street": "1 Main St",
+                "zipcode": "12345", "city": "Berlin", "country": "DE", "state": "",
+                "internal_reference": "PO-7"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let name_parts = order(&s, &code).await["invoice_address"]["name_parts"].clone();
+    let mut browser = Browser::new(&s.app);
+    let form = browser.get(&format!("{page}/modify")).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    let token = csrf_field(html(&form));
+    let position = order(&s, &code).await["positions"][0]["id"].to_string();
+    let r = browser
+        .post(
+            &format!("{page}/modify"),
+            &[
+                ("csrfmiddlewaretoken", &token),
+                (&format!("{position}-name"), "Ada Byron"),
+                (&format!("{position}-question_{asked}"), "Engines"),
+                ("invoice-name", "Ada Byron"),
+                ("invoice-street", "2 Side St"),
+                ("invoice-zipcode", "12345"),
+                ("invoice-city", "Berlin"),
+                ("invoice-country", "de"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let address = &order(&s, &code).await["invoice_address"];
+    assert_eq!(address["street"], "2 Side St", "{address}");
+    assert_eq!(address["internal_reference"], "PO-7");
+    assert_eq!(
+        address["name_parts"], name_parts,
+        "an unchanged name keeps its parts"
     );
 }

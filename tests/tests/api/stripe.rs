@@ -636,7 +636,10 @@ async fn a_buyer_who_cancels_a_card_paid_order_gets_the_rest_back_on_the_card() 
             &[("csrfmiddlewaretoken", &csrf)],
         )
         .await;
-    assert_eq!(r.header("location"), Some(format!("{page}/?canceled=1").as_str()));
+    assert_eq!(
+        r.header("location"),
+        Some(format!("{page}/?canceled=1").as_str())
+    );
     let at_stripe = stripe.refunds(&intent).await;
     assert_eq!(at_stripe.len(), 1);
     assert_eq!(at_stripe[0]["amount"], 2000);

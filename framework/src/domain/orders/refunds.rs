@@ -168,8 +168,11 @@ pub async fn refund_payment(
 /// A refund through a payment's provider, as asked: of which payment, how much (all that
 /// is left when `None`), started by whom (one of [`SOURCES`]).
 pub(super) struct Asked {
+    /// The payment's number within the order.
     pub(super) payment_local_id: i32,
+    /// How much, in cents; all that is left when `None`.
     pub(super) amount_cents: Option<i64>,
+    /// Who started the refund.
     pub(super) source: &'static str,
 }
 

@@ -25,6 +25,7 @@ use crate::domain::extensions::OrderEvent;
 use crate::domain::giftcards::{self, NewCard};
 use crate::domain::invoices::when::Step;
 use crate::domain::mail;
+use crate::domain::orders::file_answers::FILE_ANSWER;
 use crate::domain::sale::Catalogue;
 use crate::domain::settings::decimal;
 use crate::values::reldate::{Bases, RelativeDate};
@@ -100,8 +101,8 @@ async fn deadline_bases(
         .map(|s| Bases {
             zone,
             date_from: s.date_from,
-            date_to: s.date_to,
-            date_admission: s.date_admission,
+            date_to: s.date_to.or(ev.date_to),
+            date_admission: s.date_admission.or(ev.date_admission),
             presale_start: s.presale_start.or(ev.presale_start),
             presale_end: s.presale_end.or(ev.presale_end),
             order: placed,
@@ -126,12 +127,13 @@ fn past(settings: &EventSettings, key: &str, bases: &[Bases], now: DateTime<Utc>
         .is_some_and(|deadline| now > deadline)
 }
 
-/// What has been paid on the order and not given back, in cents.
+/// What has been paid on the order and not given back, in cents (pretix's
+/// `payment_refund_sum`: payments refunded in full still count, as their refunds do).
 fn paid_cents(order: &Order) -> i64 {
     let paid: i64 = order
         .payments
         .iter()
-        .filter(|p| p.state == "confirmed")
+        .filter(|p| p.state == "confirmed" || p.state == "refunded")
         .map(|p| p.amount_cents)
         .sum();
     let given: i64 = order
@@ -170,7 +172,8 @@ pub async fn offer(
     })
 }
 
-/// The order's items that have questions a buyer answers (not hidden ones).
+/// The order's items that have questions a buyer answers here (not hidden ones, nor file
+/// questions, which the form does not ask).
 async fn asked_items(db: &impl ConnectionTrait, order: &Order) -> Result<Vec<i64>, DbErr> {
     let items: Vec<i64> = order.positions.iter().map(|p| p.item_id).collect();
     let links = question_item::Entity::find()
@@ -180,6 +183,7 @@ async fn asked_items(db: &impl ConnectionTrait, order: &Order) -> Result<Vec<i64
     let shown: Vec<i64> = question::Entity::find()
         .filter(question::Column::Id.is_in(links.iter().map(|l| l.question_id)))
         .filter(question::Column::Hidden.eq(false))
+        .filter(question::Column::Type.ne(crate::domain::questions::FILE))
         .all(db)
         .await?
         .into_iter()
@@ -221,9 +225,7 @@ fn cancel_terms(
     let allowed = match o.status.as_str() {
         "p" if paid => flag("cancel_allow_user_paid"),
         "p" => flag("cancel_allow_user"),
-        "n" if !o.require_approval || o.total_cents == 0 => {
-            paid_cents(order) <= 0 && flag("cancel_allow_user")
-        }
+        "n" => paid_cents(order) <= 0 && flag("cancel_allow_user"),
         _ => false,
     };
     if !allowed || super::expired(o, now) {
@@ -277,7 +279,11 @@ fn fee(settings: &EventSettings, order: &Order, kind: &str) -> i64 {
     let percent = setting("_percentage").map(decimal).unwrap_or_default();
     fee += percent / Decimal::ONE_HUNDRED * (total - fee);
     fee += setting("").map(decimal).unwrap_or_default() * Decimal::ONE_HUNDRED;
-    fee.min(total).round().to_i64().unwrap_or(0).max(0)
+    fee.min(total)
+        .round_dp_with_strategy(0, rust_decimal::RoundingStrategy::MidpointAwayFromZero)
+        .to_i64()
+        .unwrap_or(0)
+        .max(0)
 }
 
 /// pretix's `can_modify_answers`.
@@ -381,10 +387,19 @@ pub async fn cancel(
             });
         }
     };
-    if gift_card {
-        return to_gift_card(seller, ev, order, terms.refund_cents).await;
-    }
-    through_providers(seller, ev, order, terms.refund_cents).await
+    let refunded = if gift_card {
+        to_gift_card(seller, ev, order.clone(), terms.refund_cents).await
+    } else {
+        through_providers(seller, ev, order.clone(), terms.refund_cents).await
+    };
+    // The order is canceled by now: a refund that fails waits for the organizer.
+    Ok(refunded.unwrap_or_else(|error| {
+        tracing::error!(?error, order = %order.row.code, "a buyer's refund was not made");
+        Canceled {
+            order,
+            refund_left_cents: terms.refund_cents,
+        }
+    }))
 }
 
 /// Cancels the order's positions and fees, keeping `fee_cents` as a cancellation fee: the
@@ -544,36 +559,51 @@ async fn through_providers(
 /// Most orders whose links one request mails again.
 pub const MAX_RESENT: u64 = 10;
 
+/// Minutes an address waits before the resend page mails it an order's link again.
+pub const RESEND_PAUSE_MINUTES: i64 = 15;
+
 /// Mails the links of the event's orders placed with `email` (compared case-insensitively;
-/// the newest [`MAX_RESENT`]) to that address again, as pretix's `resend/` page; gives how
-/// many. The mails go through the outbox: call `Mailer::wake` once this returns.
+/// the newest [`MAX_RESENT`]) to that address again, as pretix's `resend/` page, except
+/// those mailed in the last [`RESEND_PAUSE_MINUTES`] (so that the page cannot flood an
+/// inbox); gives how many were mailed.
 pub async fn resend_links(
     seller: Seller<'_>,
     ev: &event::Model,
     email: &str,
 ) -> Result<usize, LifecycleError> {
-    use sea_orm::{FromQueryResult, Statement};
-    #[derive(FromQueryResult)]
-    struct Code {
-        code: String,
-    }
-    let codes: Vec<String> = Code::find_by_statement(Statement::from_sql_and_values(
-        seller.db.get_database_backend(),
-        format!(
-            "SELECT code FROM orders WHERE event_id = $1 AND LOWER(email) = $2 \
+    use sea_orm::{FromQueryResult, QueryOrder, QuerySelect, Statement};
+    let rows =
+        crate::db::entities::order::Model::find_by_statement(Statement::from_sql_and_values(
+            seller.db.get_database_backend(),
+            format!(
+                "SELECT * FROM orders WHERE event_id = $1 AND LOWER(email) = $2 \
              ORDER BY id DESC LIMIT {MAX_RESENT}"
-        ),
-        [ev.id.into(), email.to_lowercase().into()],
-    ))
-    .all(seller.db)
-    .await?
-    .into_iter()
-    .map(|c| c.code)
-    .collect();
-    for code in &codes {
-        super::resend_link(seller, ev, code).await?;
+            ),
+            [ev.id.into(), email.to_lowercase().into()],
+        ))
+        .all(seller.db)
+        .await?;
+    let since = crate::values::now() - chrono::Duration::minutes(RESEND_PAUSE_MINUTES);
+    let mut sent = 0;
+    for row in &rows {
+        let Some(m) = mails::link(ev, row, &seller.shop()) else {
+            continue;
+        };
+        let recent = crate::db::entities::outbox_mail::Entity::find()
+            .filter(crate::db::entities::outbox_mail::Column::EventId.eq(ev.id))
+            .filter(crate::db::entities::outbox_mail::Column::ToAddress.eq(m.to.as_str()))
+            .filter(crate::db::entities::outbox_mail::Column::Subject.eq(m.subject.as_str()))
+            .filter(crate::db::entities::outbox_mail::Column::Created.gt(since))
+            .order_by_desc(crate::db::entities::outbox_mail::Column::Id)
+            .limit(1)
+            .one(seller.db)
+            .await?;
+        if recent.is_none() {
+            mail::queue(seller.db, m).await?;
+            sent += 1;
+        }
     }
-    Ok(codes.len())
+    Ok(sent)
 }
 
 /// What a buyer may change of an order, and what it holds now: the form is the checkout's
@@ -664,7 +694,9 @@ pub async fn modify(
     }
     let (form, before) = modify_form(seller.db, ev, settings, order).await?;
     entered.email = before.email.clone();
-    let errors = form.check(&mut entered, &before.email);
+    let mut errors = form.check(&mut entered, &before.email);
+    // The e-mail address is not changed here (nor shown): its errors are none of the form's.
+    errors.retain(|field, _| field != "email" && field != "email_repeat");
     if !errors.is_empty() {
         return Err(NotModified::Invalid(errors));
     }
@@ -674,20 +706,33 @@ pub async fn modify(
         .filter_map(|p| {
             let a = entered.attendees.get(&p.id)?;
             let asked = &form.questions.iter().find(|(id, _)| *id == p.id)?.1;
-            let kept = before.attendees.get(&p.id).map(|b| &b.answers);
-            let answers = kept
+            let was = before.attendees.get(&p.id);
+            let kept = was
                 .into_iter()
-                .flatten()
+                .flat_map(|b| &b.answers)
                 .filter(|(q, _)| !asked.iter().any(|a| a.row.id == **q))
-                .chain(&a.answers)
-                .map(|(q, (answer, options))| AnswerInput {
+                .map(|(q, (answer, options))| {
+                    // A file answer stays the file it is.
+                    let answer = if answer.starts_with(FILE_ANSWER) {
+                        "file:keep".to_owned()
+                    } else {
+                        answer.clone()
+                    };
+                    (q, answer, options)
+                });
+            let given = a.answers.iter().map(|(q, (t, o))| (q, t.clone(), o));
+            let answers = kept
+                .chain(given)
+                .map(|(q, answer, options)| AnswerInput {
                     question: *q,
-                    answer: answer.clone(),
+                    answer,
                     options: options.clone(),
                 })
                 .collect();
+            let renamed = was.is_none_or(|b| b.name != a.name);
             let info = PositionInfo {
-                attendee_name_parts: (form.names != Ask::No).then(|| checkout::name_parts(&a.name)),
+                attendee_name_parts: (form.names != Ask::No && renamed)
+                    .then(|| checkout::name_parts(&a.name)),
                 attendee_email: (form.emails != Ask::No)
                     .then(|| Some(a.email.clone()).filter(|e| !e.is_empty())),
                 answers: Some(answers),
@@ -706,12 +751,58 @@ pub async fn modify(
         ..Default::default()
     };
     let mut changed = super::change(seller, ev, code, change).await?;
-    if form.invoice != Ask::No && entered.invoice_address != order.row.invoice_address {
+    let stored = order.row.invoice_address.as_ref();
+    let address = entered
+        .invoice_address
+        .as_ref()
+        .and_then(|shown| address_with(stored, shown, form.vat_id));
+    if form.invoice != Ask::No && address.as_ref() != stored {
         let details = Details {
-            invoice_address: Some(entered.invoice_address),
+            invoice_address: Some(address),
             ..Default::default()
         };
         changed = super::change_details(seller, ev, code, details).await?;
     }
     Ok(changed)
+}
+
+/// The fields of an invoice address the form shows.
+const SHOWN_ADDRESS: [&str; 7] = [
+    "is_business",
+    "company",
+    "name_parts",
+    "street",
+    "zipcode",
+    "city",
+    "country",
+];
+
+/// The stored invoice address with what the form shows put over it (the rest, such as a
+/// state or a reference, kept); `None` when there was none and nothing was entered.
+fn address_with(stored: Option<&Value>, shown: &Value, vat_id: bool) -> Option<Value> {
+    let filled = SHOWN_ADDRESS
+        .iter()
+        .chain(&["vat_id"])
+        .any(|k| match &shown[*k] {
+            Value::String(v) => !v.is_empty(),
+            Value::Object(parts) => parts
+                .values()
+                .any(|v| v.as_str().is_some_and(|v| !v.is_empty())),
+            _ => false,
+        });
+    if stored.is_none() && !filled {
+        return None;
+    }
+    let mut address = stored.cloned().unwrap_or_else(|| shown.clone());
+    let fields = SHOWN_ADDRESS.iter().chain(vat_id.then_some(&"vat_id"));
+    if let Some(map) = address.as_object_mut() {
+        for k in fields {
+            let unchanged_name = *k == "name_parts"
+                && map.get(*k).and_then(super::display_name) == super::display_name(&shown[*k]);
+            if !unchanged_name {
+                map.insert((*k).to_owned(), shown[*k].clone());
+            }
+        }
+    }
+    Some(address)
 }
