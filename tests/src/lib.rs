@@ -24,7 +24,7 @@ use tessera::domain::teams;
 use tessera::domain::users::{self, NewUser};
 use tessera::{App, AppState, Config};
 
-/// A fresh, migrated database and the URL to reach it.
+/// A fresh database and the URL to reach it.
 pub struct TestDatabase {
     /// URL other processes can use.
     pub url: String,
@@ -46,7 +46,7 @@ fn unique_name() -> String {
     )
 }
 
-/// Makes a fresh database: a new schema on the PostgreSQL named by
+/// Makes a fresh, empty database: a new schema on the PostgreSQL named by
 /// `TESSERA_TEST_DATABASE_URL`, or else a new SQLite file.
 pub async fn fresh_database() -> TestDatabase {
     match std::env::var("TESSERA_TEST_DATABASE_URL")
@@ -74,16 +74,51 @@ pub async fn fresh_database() -> TestDatabase {
         }
         None => {
             let dir = tempfile::tempdir().expect("temp dir");
-            let url = format!(
-                "sqlite://{}?mode=rwc",
-                dir.path().join("test.sqlite3").display()
-            );
             TestDatabase {
-                url,
+                url: sqlite_url(&dir.path().join("test.sqlite3")),
                 dir: Some(dir),
             }
         }
     }
+}
+
+fn sqlite_url(path: &std::path::Path) -> String {
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+/// Makes a fresh database for a server to start on. On SQLite it is a copy of a file migrated
+/// once per test process, for migrating takes most of a short test's CPU time there; on
+/// PostgreSQL a fresh schema the server migrates (making a database from a migrated template
+/// per test took the server longer than migrating a schema).
+pub async fn migrated_database() -> TestDatabase {
+    static TEMPLATE: tokio::sync::OnceCell<(TempDir, std::path::PathBuf)> =
+        tokio::sync::OnceCell::const_new();
+    if std::env::var("TESSERA_TEST_DATABASE_URL").is_ok_and(|u| !u.is_empty()) {
+        return fresh_database().await;
+    }
+    let (_, template) = TEMPLATE.get_or_init(sqlite_template).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("test.sqlite3");
+    std::fs::copy(template, &path).expect("copy the migrated database");
+    TestDatabase {
+        url: sqlite_url(&path),
+        dir: Some(dir),
+    }
+}
+
+/// A SQLite file migrated once, written whole (no write-ahead log beside it).
+async fn sqlite_template() -> (TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let migrating = dir.path().join("migrating.sqlite3");
+    let template = dir.path().join("template.sqlite3");
+    let db = tessera::db::connect_migrated(&sqlite_url(&migrating), 2)
+        .await
+        .expect("migrate the template");
+    db.execute_unprepared(&format!("VACUUM INTO '{}'", template.display()))
+        .await
+        .expect("write the template");
+    db.close().await.ok();
+    (dir, template)
 }
 
 /// Every mail in the outbox, oldest first: whatever the code under test queued.
@@ -160,7 +195,7 @@ impl TestApp {
         if std::env::var_os("TESSERA_TEST_LOG").is_some() {
             tessera::logging::init(tessera::config::LogFormat::Text);
         }
-        let database = fresh_database().await;
+        let database = migrated_database().await;
         let mut config = Config {
             database_url: Some(database.url.clone()),
             public_url: Some("http://tessera.test".into()),
