@@ -8,6 +8,7 @@
 //! before their holds change ([`availability::lock_quotas`]), so two such transactions never
 //! wait on each other in a circle, and a check of what is left is never overtaken.
 
+mod addons;
 mod change;
 mod details;
 pub mod file_answers;

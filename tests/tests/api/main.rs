@@ -43,6 +43,7 @@ mod oauth;
 mod oauth_authorize;
 mod openapi;
 mod operations;
+mod order_addons;
 mod order_approval;
 mod order_changes;
 mod order_details;

@@ -71,6 +71,14 @@ pub struct PositionCreate {
     /// A voucher code.
     #[oai(nullable, validator(max_length = 255))]
     pub voucher: Option<String>,
+    /// The position's number in the order: given for all positions or for none (then they
+    /// are numbered in the order sent); consecutive from 1.
+    #[oai(nullable, validator(minimum(value = "1"), maximum(value = "500")))]
+    pub positionid: Option<i32>,
+    /// The `positionid` of the position this one is an add-on to: the last position sent
+    /// before it that is no add-on itself.
+    #[oai(nullable, validator(minimum(value = "1"), maximum(value = "500")))]
+    pub addon_to: Option<i32>,
 }
 
 /// A fee of a new order.
@@ -239,6 +247,8 @@ fn position_input(p: PositionCreate) -> PositionInput {
         subevent: p.subevent,
         seat: p.seat,
         voucher: p.voucher,
+        positionid: p.positionid,
+        addon_to: p.addon_to,
     }
 }
 

@@ -550,6 +550,8 @@ async fn place_claimed(
                     subevent: p.subevent_id,
                     seat: None,
                     voucher: p.voucher_id.and_then(|v| vouchers.get(&v).cloned()),
+                    positionid: None,
+                    addon_to: None,
                 }
             })
             .collect(),

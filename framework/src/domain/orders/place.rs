@@ -67,6 +67,10 @@ pub struct PositionInput {
     pub seat: Option<String>,
     /// A voucher code.
     pub voucher: Option<String>,
+    /// The position's number as sent (all or none; consecutive from 1).
+    pub positionid: Option<i32>,
+    /// The number of the position it is an add-on to.
+    pub addon_to: Option<i32>,
 }
 
 impl PositionInput {
@@ -186,7 +190,7 @@ impl PositionErrors {
         Self(vec![Map::new(); n])
     }
 
-    fn add(&mut self, i: usize, field: &str, message: impl Into<String>) {
+    pub(super) fn add(&mut self, i: usize, field: &str, message: impl Into<String>) {
         let list = self.0[i]
             .entry(field)
             .or_insert_with(|| Value::Array(Vec::new()));
@@ -237,6 +241,10 @@ pub struct Prepared {
     listens: bool,
     /// The buyer, as the tax rules see them (from the invoice address).
     buyer: Option<Buyer>,
+    /// Each position's base position, for add-ons.
+    parents: Vec<Option<usize>>,
+    /// Whether each position is an add-on its base includes in its price.
+    included: Vec<bool>,
 }
 
 /// An order ready to be written: checked, with its lines and the vouchers they use (locked).
@@ -302,6 +310,8 @@ pub(super) async fn prepare(
     let listens = webhooks::organizer_listens(db, cache, ev.organizer_id).await?;
     let mut errors = PositionErrors::new(new.positions.len());
     let products = resolve_products(&catalogue, &new.positions, &mut errors);
+    let parents = super::addons::parents(&new.positions, &mut errors);
+    let included = super::addons::included(db, &catalogue, &products, &parents).await?;
     let source = FileSource {
         uploader: new.uploader.as_deref(),
         current: None,
@@ -319,6 +329,8 @@ pub(super) async fn prepare(
         catalogue,
         answers,
         listens,
+        parents,
+        included,
     })
 }
 
@@ -421,7 +433,10 @@ pub(super) fn lines(
                 }
             },
         };
-        let base = catalogue.default_price(&product, p.buyer.as_ref());
+        let base = match p.included[i] {
+            true => 0,
+            false => catalogue.default_price(&product, p.buyer.as_ref()),
+        };
         let price = pos.price.unwrap_or_else(|| match voucher {
             Some(vi) => vouchers::price(&locked_vouchers[vi], base),
             None => base,
@@ -849,6 +864,11 @@ pub(super) async fn write(
         }
     }
     let mut positions = by_order(insert_chunked(txn, position_rows).await?, |p| p.order_id);
+    for (d, row) in drafts.iter().zip(&rows) {
+        if let Some(written) = positions.get_mut(&row.id) {
+            super::addons::link(txn, &d.p.parents, written).await?;
+        }
+    }
     let mut fees = by_order(insert_chunked(txn, fee_rows).await?, |f| f.order_id);
     let mut payments = by_order(insert_chunked(txn, payment_rows).await?, |p| p.order_id);
     sell_seats(txn, drafts.iter().flat_map(|d| d.lines)).await?;
