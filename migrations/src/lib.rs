@@ -43,6 +43,7 @@ mod m0038_invoices;
 mod m0039_invoice_writes;
 mod m0040_payments_on_the_page;
 mod m0041_shop_carts;
+mod m0042_cart_addons;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -95,6 +96,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0039_invoice_writes::Migration),
             Box::new(m0040_payments_on_the_page::Migration),
             Box::new(m0041_shop_carts::Migration),
+            Box::new(m0042_cart_addons::Migration),
         ]
     }
 }

@@ -8,6 +8,7 @@ use sea_orm::{
 };
 use serde_json::{Map, Value};
 
+pub mod addons;
 pub mod buying;
 pub mod checkout;
 
@@ -176,6 +177,7 @@ pub async fn create(
         datetime: Set(now),
         expires: Set(expires),
         voucher_id: Set(None),
+        addon_to_id: Set(None),
     };
     let saved = cart_position::Entity::insert(row)
         .exec_with_returning(&txn)
@@ -184,25 +186,50 @@ pub async fn create(
     Ok(Ok(saved))
 }
 
-/// Deletes a cart position and gives back what it held; `false` when the event has no such
-/// position (any more).
+/// Deletes a cart position with its add-ons and gives back what they held; `false` when the
+/// event has no such position (any more).
 pub async fn delete(db: &DatabaseConnection, ev: &event::Model, id: i64) -> Result<bool, DbErr> {
     let txn = begin_write(db).await?;
     let Some(c) = find(&txn, ev.id, id).await? else {
         return Ok(false);
     };
-    let subevents: Vec<i64> = c.subevent_id.into_iter().collect();
+    let addons = cart_position::Entity::find()
+        .filter(cart_position::Column::AddonToId.eq(c.id))
+        .all(&txn)
+        .await?;
+    let going: Vec<&cart_position::Model> = std::iter::once(&c).chain(&addons).collect();
+    let mut subevents: Vec<i64> = going.iter().filter_map(|p| p.subevent_id).collect();
+    subevents.sort_unstable();
+    subevents.dedup();
     let catalogue = Catalogue::load(&txn, ev, &subevents).await?;
-    let quota_ids = catalogue.quotas_of(&product_of(&c));
+    let mut quota_ids: Vec<i64> = going
+        .iter()
+        .flat_map(|p| catalogue.quotas_of(&product_of(p)))
+        .collect();
+    quota_ids.sort_unstable();
+    quota_ids.dedup();
     availability::lock_quotas(&txn, &quota_ids).await?;
     let gone = cart_position::Entity::delete_many()
-        .filter(cart_position::Column::Id.eq(c.id))
+        .filter(cart_position::Column::Id.is_in(going.iter().map(|p| p.id)))
         .exec(&txn)
         .await?;
     if gone.rows_affected == 0 {
         return Ok(false);
     }
-    availability::adjust(&txn, &quota_ids, HoldKind::Cart, Some(c.expires), -1).await?;
+    give_back(&txn, &catalogue, &going).await?;
     crate::db::commit(txn).await?;
     Ok(true)
+}
+
+/// Gives back what deleted cart positions held.
+pub(crate) async fn give_back(
+    txn: &impl ConnectionTrait,
+    catalogue: &Catalogue,
+    gone: &[&cart_position::Model],
+) -> Result<(), DbErr> {
+    for p in gone {
+        let quotas = catalogue.quotas_of(&product_of(p));
+        availability::adjust(txn, &quotas, HoldKind::Cart, Some(p.expires), -1).await?;
+    }
+    Ok(())
 }

@@ -305,10 +305,13 @@ pub struct Look<'a> {
     pub settings: &'a EventSettings,
     /// The time of the look.
     pub now: DateTime<Utc>,
+    /// The items of add-on categories (offered to products in the cart) instead of the
+    /// others.
+    pub add_ons: bool,
 }
 
 /// What the event offers: the items of the shop's channel that are active, not sold by
-/// seat, not in an add-on category, counted by a quota (of the date, in a series) and not hidden (without a
+/// seat, in an add-on category only when add-ons are looked for, counted by a quota (of the date, in a series) and not hidden (without a
 /// voucher that shows hidden items, `hide_without_voucher` ones are; an item whose
 /// `hidden_if_available` quota is available is). A voucher for one item or quota narrows
 /// the shelf to what it is valid for, and gives its price.
@@ -415,7 +418,7 @@ fn visible(
         .is_some_and(|q| stock.get(&q).is_some_and(Availability::available));
     it.active
         && in_channel
-        && !addon
+        && addon == look.add_ons
         && (shows_hidden || !it.hide_without_voucher)
         && for_voucher
         && !hidden_while_available

@@ -7,8 +7,8 @@
 use sea_orm::{ColumnTrait, DbErr, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 use tessera::db::entities::{cart_position, order};
-use tessera::domain::carts::buying;
 use tessera::domain::carts::checkout::{self, Ask, Entered, FieldErrors, Form, Placing};
+use tessera::domain::carts::{addons, buying};
 use tessera::domain::questions;
 use tessera::domain::sale::Catalogue;
 use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
@@ -28,14 +28,14 @@ pub struct Confirm;
 
 /// A shop with a cart to check out, or the answer to give instead: the event page for an
 /// empty cart, the order's page once the cart became an order.
-struct Checkout<'a> {
-    shop: Shop<'a>,
-    cart: String,
-    positions: Vec<cart_position::Model>,
-    entered: Entered,
+pub(crate) struct Checkout<'a> {
+    pub(crate) shop: Shop<'a>,
+    pub(crate) cart: String,
+    pub(crate) positions: Vec<cart_position::Model>,
+    pub(crate) entered: Entered,
 }
 
-async fn open<'a>(
+pub(crate) async fn open<'a>(
     cx: &PageContext<'a>,
     req: &PageRequest,
 ) -> Result<Result<Checkout<'a>, PageAnswer>, DbErr> {
@@ -93,7 +93,7 @@ fn placed(shop: &Shop<'_>, code: &str, secret: &str) -> PageAnswer {
 
 macro_rules! open_or_answer {
     ($cx:expr, $req:expr) => {
-        match open($cx, $req).await? {
+        match $crate::checkout::open($cx, $req).await? {
             Ok(c) => c,
             Err(answer) => return Ok(answer),
         }
@@ -104,8 +104,14 @@ macro_rules! open_or_answer {
 impl tessera::plugin::pages::Page for Start {
     async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
         let c = open_or_answer!(cx, req);
+        let bases = crate::addons::offered(cx, &c).await?;
+        let step = if bases.is_empty() {
+            "questions"
+        } else {
+            "addons"
+        };
         Ok(PageAnswer::redirect(format!(
-            "{}/checkout/questions",
+            "{}/checkout/{step}",
             c.shop.path()
         )))
     }
@@ -115,6 +121,10 @@ impl tessera::plugin::pages::Page for Start {
 impl tessera::plugin::pages::Page for Questions {
     async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
         let mut c = open_or_answer!(cx, req);
+        if addons::missing(&crate::addons::offered(cx, &c).await?) {
+            let path = c.shop.path();
+            return Ok(PageAnswer::redirect(format!("{path}/checkout/addons")));
+        }
         let form = checkout::form(cx.db, &c.shop.event, &c.shop.settings, &c.positions).await?;
         if req.form.is_empty() {
             let repeat = c.entered.email.clone();

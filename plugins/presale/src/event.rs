@@ -79,6 +79,7 @@ pub async fn render(
         voucher: voucher.as_ref(),
         settings: &shop.settings,
         now,
+        add_ons: false,
     };
     let shelf = storefront::shelf(cx.db, shop.cache, &shop.event, &look).await?;
     let sale = storefront::sale(&shop.event, date.as_ref(), now);
@@ -148,7 +149,7 @@ fn voucher_context(voucher: Option<&voucher::Model>, error: Option<&str>) -> Val
 }
 
 /// An item as the page shows it.
-fn item(shop: &Shop<'_>, it: &ItemOffer, sale: Sale, public_url: &str) -> Value {
+pub(crate) fn item(shop: &Shop<'_>, it: &ItemOffer, sale: Sale, public_url: &str) -> Value {
     let lang = &shop.lang;
     let show_left = it
         .item
@@ -252,8 +253,8 @@ async fn cart_summary(
     dates.dedup();
     let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
     let currency = &shop.event.currency;
-    let lines: Vec<Value> = positions
-        .iter()
+    let lines: Vec<Value> = tessera::domain::carts::addons::in_order(&positions)
+        .into_iter()
         .map(|p| {
             let date = p
                 .subevent_id
@@ -264,6 +265,7 @@ async fn cart_summary(
                 "name": catalogue.product_name(p.item_id, p.variation_id, &shop.lang),
                 "date": date,
                 "price": present::money(p.price_cents, currency),
+                "addon": p.addon_to_id.is_some(),
             })
         })
         .collect();

@@ -6,6 +6,7 @@
 //! which says what is visible, buyable, at which price and how much is left; this plugin
 //! only presents it, through the core's pages port.
 
+mod addons;
 mod cart;
 mod checkout;
 mod event;
@@ -39,6 +40,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../templates/event.html"),
     ),
     ("presale/shop.html", include_str!("../templates/shop.html")),
+    (
+        "presale/checkout_addons.html",
+        include_str!("../templates/checkout_addons.html"),
+    ),
     (
         "presale/checkout_questions.html",
         include_str!("../templates/checkout_questions.html"),
@@ -90,6 +95,14 @@ impl Plugin for Presale {
                 get(
                     "/:organizer/:event/checkout/start",
                     Arc::new(checkout::Start),
+                ),
+                get(
+                    "/:organizer/:event/checkout/addons",
+                    Arc::new(addons::AddOns),
+                ),
+                post(
+                    "/:organizer/:event/checkout/addons",
+                    Arc::new(addons::AddOns),
                 ),
                 get(
                     "/:organizer/:event/checkout/questions",

@@ -102,6 +102,7 @@ impl Page for ProductList {
             voucher: voucher.as_ref(),
             settings: &shop.settings,
             now,
+            add_ons: false,
         };
         let shelf = storefront::shelf(cx.db, shop.cache, &shop.event, &look).await?;
         let filter = Filter::of(req);

@@ -72,6 +72,7 @@ mod self_service;
 mod selling_races;
 mod selling_support;
 mod settings;
+mod shop_addons;
 mod shop_cart;
 mod shop_checkout;
 mod shop_pages;

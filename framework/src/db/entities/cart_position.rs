@@ -33,6 +33,8 @@ pub struct Model {
     pub expires: DateTimeUtc,
     /// The voucher the position redeems, if any.
     pub voucher_id: Option<i64>,
+    /// The position of the cart it is an add-on to, if any.
+    pub addon_to_id: Option<i64>,
 }
 
 /// Relations (none declared; queries join explicitly).

@@ -132,6 +132,7 @@ pub async fn add(
         voucher: voucher.as_ref(),
         settings: adding.settings,
         now,
+        add_ons: false,
     };
     let shelf = storefront::shelf(db, cache, ev, &look).await?;
     let mut lines = Vec::new();
@@ -261,6 +262,7 @@ pub async fn add(
                 datetime: Set(now),
                 expires: Set(expires),
                 voucher_id: Set(voucher_id),
+                addon_to_id: Set(None),
             })
         })
         .collect();

@@ -504,6 +504,14 @@ async fn place_claimed(
 ) -> Result<Result<Order, Refused>, DbErr> {
     let vouchers: BTreeMap<i64, String> = voucher_codes(db, positions).await?;
     let total: i64 = positions.iter().map(|p| p.price_cents).sum();
+    let positions = super::addons::in_order(positions);
+    let numbered = positions.iter().any(|p| p.addon_to_id.is_some());
+    let number = |id: i64| {
+        positions
+            .iter()
+            .position(|p| p.id == id)
+            .map(|i| i as i32 + 1)
+    };
     let provider = match entered.payment.as_deref() {
         Some(id) if total > 0 => placing.plugins.payment_provider(placing.event, id),
         _ => None,
@@ -550,8 +558,8 @@ async fn place_claimed(
                     subevent: p.subevent_id,
                     seat: None,
                     voucher: p.voucher_id.and_then(|v| vouchers.get(&v).cloned()),
-                    positionid: None,
-                    addon_to: None,
+                    positionid: numbered.then(|| number(p.id)).flatten(),
+                    addon_to: p.addon_to_id.and_then(number),
                 }
             })
             .collect(),
