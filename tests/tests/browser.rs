@@ -824,9 +824,9 @@ async fn a_buyer_pays_by_card_in_a_real_browser_and_stripes_notice_and_refund_fo
 }
 
 #[tokio::test]
-async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser_and_sees_them_paid_after_the_bank_import()
+async fn a_buyer_buys_two_tickets_with_an_add_on_a_voucher_and_an_answer_in_a_real_browser_and_sees_them_paid_after_the_bank_import()
  {
-    let test = "a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser_and_sees_them_paid_after_the_bank_import";
+    let test = "a_buyer_buys_two_tickets_with_an_add_on_a_voucher_and_an_answer_in_a_real_browser_and_sees_them_paid_after_the_bank_import";
     if !browser_available(test) {
         return;
     }
@@ -861,12 +861,37 @@ async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser
         )
         .await;
     let ticket = item.body["id"].as_i64().expect("ticket");
+    let workshops = app
+        .post(
+            &format!("{event}/conf/categories/"),
+            &token,
+            json!({"name": {"en": "Workshops"}, "is_addon": true}),
+        )
+        .await;
+    let workshops = workshops.body["id"].as_i64().expect("category");
+    let workshop = app
+        .post(
+            &format!("{event}/conf/items/"),
+            &token,
+            json!({"name": {"en": "Rust workshop"}, "default_price": "10.00",
+                   "category": workshops, "admission": false}),
+        )
+        .await;
+    let workshop = workshop.body["id"].as_i64().expect("workshop");
     app.post(
         &format!("{event}/conf/quotas/"),
         &token,
-        json!({"name": "Hall", "size": 100, "items": [ticket]}),
+        json!({"name": "Hall", "size": 100, "items": [ticket, workshop]}),
     )
     .await;
+    let rule = app
+        .post(
+            &format!("{event}/conf/items/{ticket}/addons/"),
+            &token,
+            json!({"addon_category": workshops, "min_count": 0, "max_count": 1}),
+        )
+        .await;
+    assert_eq!(rule.status, 201, "{}", rule.body);
     let question = app
         .post(
             &format!("{event}/conf/questions/"),
@@ -924,7 +949,12 @@ async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser
         .click()
         .await
         .expect("to the checkout");
-    wait_for(&browser, "#email").await;
+    let first = wait_for(&browser, "input[name^=cp_]").await;
+    assert!(text_of(&browser, "main").await.contains("Rust workshop"));
+    first.clear().await.expect("clear");
+    first.send_keys("1").await.expect("one workshop");
+    screenshots(&browser, "shop-addons").await;
+    submit(&browser, "form button[type=submit]", "#email").await;
     type_into(&browser, "#email", EMAIL).await;
     type_into(&browser, "#email_repeat", EMAIL).await;
     let names = browser
@@ -948,7 +978,7 @@ async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser
     submit(&browser, "form button[type=submit]", "input[name=payment]").await;
     screenshots(&browser, "shop-payment").await;
     submit(&browser, "form button[type=submit]", "input[name=confirm]").await;
-    assert!(text_of(&browser, "main").await.contains("EUR 40.00"));
+    assert!(text_of(&browser, "main").await.contains("EUR 50.00"));
     screenshots(&browser, "shop-confirm").await;
     submit(&browser, "form button[type=submit]", ".status").await;
     assert_eq!(text_of(&browser, ".status").await, "Pending payment");
@@ -963,20 +993,25 @@ async fn a_buyer_buys_two_tickets_with_a_voucher_and_an_answer_in_a_real_browser
     let order = app
         .get(&format!("{event}/conf/orders/{code}/"), &token)
         .await;
-    assert_eq!(order.body["total"], "40.00", "{}", order.body);
+    assert_eq!(order.body["total"], "50.00", "{}", order.body);
+    assert_eq!(order.body["positions"][1]["item"], workshop);
+    assert_eq!(
+        order.body["positions"][1]["addon_to"],
+        order.body["positions"][0]["id"]
+    );
     assert_eq!(
         order.body["positions"][0]["answers"][0]["answer"],
         "Vegetarian"
     );
     assert_eq!(
-        order.body["positions"][1]["attendee_name"],
+        order.body["positions"][2]["attendee_name"],
         "Charles Babbage"
     );
     let import = app
         .post(
             "/api/v1/organizers/acme/bankimportjobs/",
             &token,
-            json!({"event": null, "transactions": [{"amount": "40.00",
+            json!({"event": null, "transactions": [{"amount": "50.00",
                    "reference": format!("Order {code}"), "payer": "Ada Lovelace",
                    "date": "2030-05-01"}]}),
         )

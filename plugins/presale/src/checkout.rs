@@ -413,6 +413,7 @@ pub(crate) fn fields_page(
             };
             Some(json!({
                 "id": id,
+                "personal": form.asks_attendee(*id),
                 "product": product,
                 "name": a.name,
                 "name_error": error("name"),
@@ -510,12 +511,12 @@ async fn confirm_page(
     let lang = &c.shop.lang;
     let currency = &c.shop.event.currency;
     let catalogue = catalogue(cx, c).await?;
-    let positions: Vec<Value> = c
-        .positions
-        .iter()
+    let positions: Vec<Value> = addons::in_order(&c.positions)
+        .into_iter()
         .map(|p| {
             let a = c.entered.attendees.get(&p.id).cloned().unwrap_or_default();
             json!({
+                "addon": p.addon_to_id.is_some(),
                 "product": catalogue.product_name(p.item_id, p.variation_id, lang),
                 "price": present::money(p.price_cents, currency),
                 "attendee": a.name,

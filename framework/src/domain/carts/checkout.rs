@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::buying::Refused;
-use crate::db::entities::{cart_position, checkout, event, question};
+use crate::db::entities::{cart_position, checkout, event, item, question};
 use crate::domain::cache::{Cache, EventSettings};
 use crate::domain::extensions::Extensions;
 use crate::domain::extensions::payments::PaymentContext;
@@ -99,16 +99,29 @@ pub struct Form {
     pub vat_id: bool,
     /// The questions asked of each position (by position ID), in their order.
     pub questions: Vec<(i64, Vec<Arc<Question>>)>,
+    /// The positions whose attendee's name and e-mail are asked: those of admission
+    /// products (pretix's `ask_attendee_data`), not add-ons such as a dinner.
+    pub personal: Vec<i64>,
 }
 
-/// What the checkout asks of the cart's positions.
+impl Form {
+    /// Whether the attendee's name and e-mail are asked of a position.
+    pub fn asks_attendee(&self, position: i64) -> bool {
+        self.personal.contains(&position)
+    }
+}
+
+/// What the checkout asks of the cart's positions (each product followed by its add-ons).
 pub async fn form(
     db: &impl ConnectionTrait,
     ev: &event::Model,
     settings: &EventSettings,
     positions: &[cart_position::Model],
 ) -> Result<Form, DbErr> {
-    let of: Vec<(i64, i64)> = positions.iter().map(|p| (p.id, p.item_id)).collect();
+    let of: Vec<(i64, i64)> = super::addons::in_order(positions)
+        .iter()
+        .map(|p| (p.id, p.item_id))
+        .collect();
     form_for(db, ev, settings, &of).await
 }
 
@@ -132,7 +145,20 @@ pub async fn form_for(
         .map(Arc::new)
         .collect();
     all.sort_by_key(|q| (q.row.position, q.row.id));
+    let admission: Vec<i64> = item::Entity::find()
+        .filter(item::Column::Id.is_in(positions.iter().map(|&(_, item)| item)))
+        .filter(item::Column::Admission.eq(true))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|i| i.id)
+        .collect();
     Ok(Form {
+        personal: positions
+            .iter()
+            .filter(|(_, item)| admission.contains(item))
+            .map(|&(id, _)| id)
+            .collect(),
         names: Ask::of(settings, "attendee_names_asked", "attendee_names_required"),
         emails: Ask::of(
             settings,
@@ -180,16 +206,21 @@ impl Form {
             );
         }
         for (position, asked) in &self.questions {
+            let personal = self.asks_attendee(*position);
             let attendee = entered.attendees.entry(*position).or_default();
+            if !personal {
+                attendee.name.clear();
+                attendee.email.clear();
+            }
             attendee.name = attendee.name.trim().to_owned();
-            if self.names == Ask::Required && attendee.name.is_empty() {
+            if personal && self.names == Ask::Required && attendee.name.is_empty() {
                 errors.insert(format!("{position}-name"), "This field is required.");
             } else if attendee.name.chars().count() > 255 {
                 errors.insert(format!("{position}-name"), "This name is too long.");
             }
             attendee.email = attendee.email.trim().to_owned();
             let email_bad = !attendee.email.is_empty() && !questions::is_email(&attendee.email);
-            if email_bad || self.emails == Ask::Required && attendee.email.is_empty() {
+            if email_bad || personal && self.emails == Ask::Required && attendee.email.is_empty() {
                 errors.insert(format!("{position}-email"), "Enter a valid email address.");
             }
             for q in asked {
