@@ -178,6 +178,7 @@ pub async fn create(
         expires: Set(expires),
         voucher_id: Set(None),
         addon_to_id: Set(None),
+        is_bundled: Set(false),
     };
     let saved = cart_position::Entity::insert(row)
         .exec_with_returning(&txn)

@@ -332,3 +332,128 @@ async fn add_ons_outside_the_rules_or_sold_out_are_refused_and_change_nothing() 
     let r = submit(&mut browser, "/acme/conf/checkout/addons", &[(&b, "1")]).await;
     assert_eq!(r.status, 303, "{}", r.body);
 }
+
+#[tokio::test]
+async fn a_product_brings_its_bundle_into_the_cart_and_the_order_at_the_designated_price() {
+    let s = addon_shop().await;
+    let (app, token) = (&s.shop.app, &s.shop.token);
+    let pass = id(&item(
+        app,
+        token,
+        json!({"name": {"en": "Pass"}, "default_price": "50.00", "admission": true,
+               "bundles": [{"bundled_item": s.dinner, "count": 1, "designated_price": "15.00"}]}),
+    )
+    .await);
+    let quota = json!({"name": "Passes", "size": 5, "items": [pass]});
+    created(app, &format!("{EVENT}/quotas/"), token, quota).await;
+    let kitchen = |body: &Value| {
+        body["results"]
+            .as_array()
+            .and_then(|q| q.iter().find(|q| q["name"] == "Kitchen"))
+            .and_then(|q| q["id"].as_i64())
+    };
+    let quotas = app.get(&format!("{EVENT}/quotas/"), token).await;
+    let kitchen = kitchen(&quotas.body).expect("kitchen");
+    app.state.cache.refresh().await;
+
+    let mut browser = Browser::new(app);
+    let field = format!("item_{pass}");
+    let r = post_from(
+        &mut browser,
+        "/acme/conf",
+        "/acme/conf/cart/add",
+        &[(&field, "2")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let page = browser.get("/acme/conf").await;
+    let body = html(&page);
+    assert_eq!(body.matches("+ Dinner").count(), 2, "{body}");
+    assert!(
+        body.contains("EUR 35.00") && body.contains("Total: EUR 100.00"),
+        "{body}"
+    );
+    assert_eq!(
+        availability(app, token, kitchen).await["available_number"],
+        8
+    );
+    let r = browser.get("/acme/conf/checkout/start").await;
+    assert_eq!(
+        location(&r),
+        "/acme/conf/checkout/questions",
+        "no add-ons to choose"
+    );
+
+    let email = [
+        ("email", "ada@example.org"),
+        ("email_repeat", "ada@example.org"),
+    ];
+    let names: Vec<String> = html(&browser.get("/acme/conf/checkout/questions").await)
+        .split("-name\" name=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next().map(str::to_owned))
+        .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(names.len(), 2, "a name per pass, none per dinner");
+    let mut fields = email.to_vec();
+    fields.extend(names.iter().map(|n| (n.as_str(), "Ada Lovelace")));
+    let r = submit(&mut browser, "/acme/conf/checkout/questions", &fields).await;
+    assert_eq!(location(&r), "/acme/conf/checkout/payment", "{}", r.body);
+    let pay = [("payment", "banktransfer")];
+    submit(&mut browser, "/acme/conf/checkout/payment", &pay).await;
+    let r = submit(
+        &mut browser,
+        "/acme/conf/checkout/confirm",
+        &[("confirm", "yes")],
+    )
+    .await;
+    assert!(location(&r).starts_with("/acme/conf/order/"), "{}", r.body);
+    let orders = app.get(&format!("{EVENT}/orders/"), token).await;
+    let o = &orders.body["results"][0];
+    assert_eq!(o["total"], "100.00");
+    let p = &o["positions"];
+    let prices: Vec<&Value> = (0..4).map(|i| &p[i]["price"]).collect();
+    assert_eq!(prices, ["35.00", "15.00", "35.00", "15.00"]);
+    assert_eq!(
+        [&p[1]["addon_to"], &p[3]["addon_to"]],
+        [&p[0]["id"], &p[2]["id"]]
+    );
+    assert_eq!(
+        availability(app, token, kitchen).await["available_number"],
+        8
+    );
+
+    // A bundle of a product no quota counts makes its product unsellable.
+    let orphan = id(&item(
+        app,
+        token,
+        json!({"name": {"en": "Orphan"}, "default_price": "1.00"}),
+    )
+    .await);
+    let r = app
+        .post(
+            &format!("{EVENT}/items/{pass}/bundles/"),
+            token,
+            json!({"bundled_item": orphan}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    app.state.cache.refresh().await;
+    let r = post_from(
+        &mut browser,
+        "/acme/conf",
+        "/acme/conf/cart/add",
+        &[(&field, "1")],
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    assert!(
+        html(&r).contains("You selected a product which is not available for sale."),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        availability(app, token, kitchen).await["available_number"],
+        8
+    );
+}

@@ -35,6 +35,8 @@ pub struct Model {
     pub voucher_id: Option<i64>,
     /// The position of the cart it is an add-on to, if any.
     pub addon_to_id: Option<i64>,
+    /// Whether it came bundled with the position it is an add-on to.
+    pub is_bundled: bool,
 }
 
 /// Relations (none declared; queries join explicitly).

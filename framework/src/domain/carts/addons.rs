@@ -52,7 +52,7 @@ pub struct Base {
     pub name: Value,
     /// Its add-on rules, in the organizer's order.
     pub rules: Vec<Rule>,
-    /// Its add-ons in the cart.
+    /// Its add-ons in the cart (not those bundled with it).
     pub chosen: Vec<cart_position::Model>,
 }
 
@@ -177,7 +177,7 @@ pub async fn offered(
             rules,
             chosen: positions
                 .iter()
-                .filter(|p| p.addon_to_id == Some(base.id))
+                .filter(|p| p.addon_to_id == Some(base.id) && !p.is_bundled)
                 .cloned()
                 .collect(),
         });
@@ -249,7 +249,10 @@ pub async fn choose(
             return Ok(Err("The selected product is not available.".into()));
         };
         let mut have: HashMap<Product, Vec<&cart_position::Model>> = HashMap::new();
-        for p in live.iter().filter(|p| p.addon_to_id == Some(position.id)) {
+        for p in live
+            .iter()
+            .filter(|p| p.addon_to_id == Some(position.id) && !p.is_bundled)
+        {
             have.entry(product_of(p)).or_default().push(p);
         }
         for w in wanted.iter().filter(|w| w.base == bi) {
@@ -323,6 +326,7 @@ pub async fn choose(
                 expires: Set(expires),
                 voucher_id: Set(None),
                 addon_to_id: Set(Some(base)),
+                is_bundled: Set(false),
             })
         })
         .collect();

@@ -12,13 +12,13 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, Set,
+    IntoActiveModel, PaginatorTrait, QueryFilter, Set,
 };
 use serde_json::{Map, Value};
 
 use super::product_of;
 use crate::db::begin_write;
-use crate::db::entities::{cart_position, event};
+use crate::db::entities::{cart_position, event, item_bundle};
 use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::cache::{Cache, EventSettings};
 use crate::domain::sale::{Catalogue, Product};
@@ -213,6 +213,21 @@ pub async fn add(
     let Some(expires) = expiry(now, &held, minutes) else {
         return Ok(Err(too_many(adding.settings)));
     };
+    let bundles = match bundles_of(&txn, &catalogue, &lines).await? {
+        Ok(b) => b,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    // A product's price includes what comes bundled with it (pretix's `bundled_sum`).
+    for (product, _, price, ..) in lines.iter_mut() {
+        let bundled: i64 = bundles
+            .iter()
+            .filter(|b| b.base == product.item_id)
+            .map(|b| b.price * b.count)
+            .sum();
+        if *price >= 0 {
+            *price = (*price - bundled).max(0);
+        }
+    }
     // What the cart holds now moves to the new expiry, with what is added. Every position
     // holds its quotas, a voucher's or not: what a cart holds is given back the same way
     // whatever ends it (placement, removal, expiry).
@@ -220,6 +235,11 @@ pub async fn add(
     for (product, count, ..) in &lines {
         for q in catalogue.quotas_of(product) {
             *demand.entry(q).or_default() += count;
+        }
+        for b in bundles.iter().filter(|b| b.base == product.item_id) {
+            for q in catalogue.quotas_of(&b.product) {
+                *demand.entry(q).or_default() += count * b.count;
+            }
         }
     }
     let mut all_quotas: Vec<i64> = demand.keys().copied().collect();
@@ -263,12 +283,87 @@ pub async fn add(
                 expires: Set(expires),
                 voucher_id: Set(voucher_id),
                 addon_to_id: Set(None),
+                is_bundled: Set(false),
             })
         })
         .collect();
-    cart_position::Entity::insert_many(rows).exec(&txn).await?;
+    let bases = cart_position::Entity::insert_many(rows)
+        .exec_with_returning(&txn)
+        .await?;
+    let bundled: Vec<cart_position::ActiveModel> = bases
+        .iter()
+        .flat_map(|base| {
+            bundles
+                .iter()
+                .filter(|b| b.base == base.item_id)
+                .flat_map(move |b| {
+                    (0..b.count).map(move |_| cart_position::ActiveModel {
+                        id: NotSet,
+                        item_id: Set(b.product.item_id),
+                        variation_id: Set(b.product.variation_id),
+                        price_cents: Set(b.price),
+                        voucher_id: Set(None),
+                        addon_to_id: Set(Some(base.id)),
+                        is_bundled: Set(true),
+                        ..base.clone().into_active_model()
+                    })
+                })
+        })
+        .collect();
+    if !bundled.is_empty() {
+        cart_position::Entity::insert_many(bundled)
+            .exec(&txn)
+            .await?;
+    }
     crate::db::commit(txn).await?;
     Ok(Ok(()))
+}
+
+/// What comes bundled with each unit of an item: `count` of a product at a designated price.
+struct Bundled {
+    base: i64,
+    product: Product,
+    count: i64,
+    price: i64,
+}
+
+/// The bundles of the items put in a cart; refused when a bundled product is not for sale
+/// (inactive, or counted by no quota on the date).
+async fn bundles_of(
+    db: &impl ConnectionTrait,
+    catalogue: &Catalogue,
+    lines: &[(Product, i64, i64, Option<i32>, i64)],
+) -> Result<Result<Vec<Bundled>, Refused>, DbErr> {
+    let items: Vec<i64> = lines.iter().map(|l| l.0.item_id).collect();
+    let rows = item_bundle::Entity::find()
+        .filter(item_bundle::Column::ItemId.is_in(items))
+        .all(db)
+        .await?;
+    let mut bundles = Vec::with_capacity(rows.len());
+    for b in rows {
+        let date = lines
+            .iter()
+            .find(|l| l.0.item_id == b.item_id)
+            .and_then(|l| l.0.subevent_id);
+        let product = Product {
+            item_id: b.bundled_item_id,
+            variation_id: b.bundled_variation_id,
+            subevent_id: date,
+        };
+        let active = catalogue.item(product.item_id).is_some_and(|i| i.active);
+        if !active || catalogue.quotas_of(&product).is_empty() {
+            return Ok(Err(
+                "You selected a product which is not available for sale.".into(),
+            ));
+        }
+        bundles.push(Bundled {
+            base: b.item_id,
+            product,
+            count: i64::from(b.count.max(0)),
+            price: b.designated_price_cents,
+        });
+    }
+    Ok(Ok(bundles))
 }
 
 /// Highest price a buyer may choose for an item of free price: 1,000,000.00.
