@@ -1,6 +1,7 @@
 """Seeds the shop benchmark as pretix's was measured (../shared/bench/BASELINE.md, "The shop"):
 the scenario's 30 products, 10 with two variations, on a live event `benchshop` of the
-organizer `bench` that sells by bank transfer. Prints SHOP_EVENT= for bench/run.
+organizer `bench` that sells by bank transfer. Prints SHOP_ITEM= (a ticket without variations,
+which the checkout workload buys), SHOP_QUOTA= and SHOP_EVENT= for bench/run.
 
 usage: shop_scenario.py BASE_URL TOKEN
 """
@@ -38,9 +39,11 @@ for i in range(30):
                        {"value": {"en": "Reduced"}, "default_price": "12.00", "active": True}]
         if i % 3 == 0 else [],
     }))
-call("POST", f"{shop}quotas/", {"name": "All", "size": 1000000,
+quota = call("POST", f"{shop}quotas/", {"name": "All", "size": 1000000,
                                 "items": [it["id"] for it in items],
                                 "variations": [v["id"] for it in items for v in it["variations"]]})
 call("PATCH", f"{shop}settings/", {"banktransfer_iban": "DE89 3704 0044 0532 0130 00"})
 call("PATCH", shop, {"live": True})
+print(f"SHOP_ITEM={items[1]['id']}")
+print(f"SHOP_QUOTA={quota['id']}")
 print("SHOP_EVENT=benchshop")

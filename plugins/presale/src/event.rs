@@ -156,8 +156,22 @@ pub(crate) fn item(shop: &Shop<'_>, it: &ItemOffer, sale: Sale, public_url: &str
         .show_quota_left
         .unwrap_or(shop.flag("show_quota_left"));
     let open = sale == Sale::Open;
+    let waits = open && shop.flag("waiting_list_enabled") && it.item.allow_waitinglist;
     let offer_json = |o: &Offer, input: String| {
+        let waiting_list =
+            (waits && matches!(o.stock.state, State::Gone | State::Ordered)).then(|| {
+                let p = &o.product;
+                let mut url = format!("{}/waitinglist?item={}", shop.path(), p.item_id);
+                if let Some(v) = p.variation_id {
+                    url.push_str(&format!("&var={v}"));
+                }
+                if let Some(d) = p.subevent_id {
+                    url.push_str(&format!("&subevent={d}"));
+                }
+                url
+            });
         json!({
+            "waiting_list": waiting_list,
             "price": price_text(shop, o),
             "original_price": o.original_price_cents.map(|c| present::money(c, &shop.event.currency)),
             "stock": stock_text(o, show_left),

@@ -14,6 +14,7 @@ mod listing;
 mod modify;
 mod present;
 mod shop;
+mod waitinglist;
 mod widget;
 
 use std::sync::Arc;
@@ -40,6 +41,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../templates/event.html"),
     ),
     ("presale/shop.html", include_str!("../templates/shop.html")),
+    (
+        "presale/waitinglist.html",
+        include_str!("../templates/waitinglist.html"),
+    ),
     (
         "presale/checkout_addons.html",
         include_str!("../templates/checkout_addons.html"),
@@ -92,6 +97,14 @@ impl Plugin for Presale {
                 post("/:organizer/:event/cart/clear", Arc::new(cart::Clear)),
                 post("/:organizer/:event/cart/extend", Arc::new(cart::Extend)),
                 get("/:organizer/:event/redeem", Arc::new(cart::Redeem)),
+                get(
+                    "/:organizer/:event/waitinglist",
+                    Arc::new(waitinglist::WaitingList),
+                ),
+                post(
+                    "/:organizer/:event/waitinglist",
+                    Arc::new(waitinglist::WaitingList),
+                ),
                 get(
                     "/:organizer/:event/checkout/start",
                     Arc::new(checkout::Start),

@@ -76,6 +76,7 @@ mod shop_addons;
 mod shop_cart;
 mod shop_checkout;
 mod shop_pages;
+mod shop_waitinglist;
 mod stripe;
 mod subevent_seats;
 mod subevents;
