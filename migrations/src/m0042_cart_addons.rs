@@ -4,6 +4,8 @@
 
 use sea_orm_migration::{prelude::*, schema::*};
 
+use crate::schema_helpers::*;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -23,10 +25,23 @@ impl MigrationTrait for Migration {
                 .add_column(boolean("is_bundled").default(false))
                 .to_owned(),
         )
+        .await?;
+        m.create_index(index(
+            "cart_positions_addon_to",
+            "cart_positions",
+            &["addon_to_id"],
+        ))
         .await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.drop_index(
+            Index::drop()
+                .name("cart_positions_addon_to")
+                .table("cart_positions")
+                .to_owned(),
+        )
+        .await?;
         m.alter_table(
             Table::alter()
                 .table("cart_positions")

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use sea_orm::{
-    ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, Select, Set,
+    ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
+    EntityTrait, FromQueryResult, QueryFilter, QueryOrder, Select, Set, Statement,
 };
 use serde_json::{Map, Value};
 
@@ -188,45 +188,75 @@ pub async fn create(
 }
 
 /// Deletes a cart position with its add-ons and gives back what they held; `false` when the
-/// event has no such position (any more).
+/// event has no such position (any more). A bundled position goes only with the product that
+/// brought it (the product's price counts on it), so asking for it deletes that product.
 pub async fn delete(db: &DatabaseConnection, ev: &event::Model, id: i64) -> Result<bool, DbErr> {
     let txn = begin_write(db).await?;
     let Some(c) = find(&txn, ev.id, id).await? else {
         return Ok(false);
     };
-    let addons = cart_position::Entity::find()
-        .filter(cart_position::Column::AddonToId.eq(c.id))
-        .all(&txn)
+    let base = match (c.is_bundled, c.addon_to_id) {
+        (true, Some(base)) => base,
+        _ => c.id,
+    };
+    // Locked first, so that add-ons put in meanwhile ([`addons::choose`] locks the cart's
+    // positions too) are seen by the deletion's own snapshot and go with it.
+    crate::db::lock_row(&txn, "cart_positions", base).await?;
+    let gone = cart_position::Entity::delete_many()
+        .filter(cart_position::Column::EventId.eq(ev.id))
+        .filter(
+            Condition::any()
+                .add(cart_position::Column::Id.eq(base))
+                .add(cart_position::Column::AddonToId.eq(base)),
+        )
+        .exec_with_returning(&txn)
         .await?;
-    let going: Vec<&cart_position::Model> = std::iter::once(&c).chain(&addons).collect();
-    let mut subevents: Vec<i64> = going.iter().filter_map(|p| p.subevent_id).collect();
+    if gone.is_empty() {
+        return Ok(false);
+    }
+    let mut subevents: Vec<i64> = gone.iter().filter_map(|p| p.subevent_id).collect();
     subevents.sort_unstable();
     subevents.dedup();
     let catalogue = Catalogue::load(&txn, ev, &subevents).await?;
-    let mut quota_ids: Vec<i64> = going
+    let mut quota_ids: Vec<i64> = gone
         .iter()
         .flat_map(|p| catalogue.quotas_of(&product_of(p)))
         .collect();
     quota_ids.sort_unstable();
     quota_ids.dedup();
     availability::lock_quotas(&txn, &quota_ids).await?;
-    let gone = cart_position::Entity::delete_many()
-        .filter(cart_position::Column::Id.is_in(going.iter().map(|p| p.id)))
-        .exec(&txn)
-        .await?;
-    if gone.rows_affected == 0 {
-        return Ok(false);
-    }
-    give_back(&txn, &catalogue, &going).await?;
+    give_back(&txn, &catalogue, &gone).await?;
     crate::db::commit(txn).await?;
     Ok(true)
+}
+
+/// The live positions of a cart, locked until the transaction ends (on PostgreSQL; SQLite
+/// serialises writers), oldest first.
+pub(crate) async fn lock_live(
+    txn: &impl ConnectionTrait,
+    event_id: i64,
+    cart_id: &str,
+) -> Result<Vec<cart_position::Model>, DbErr> {
+    let sql = format!(
+        "SELECT * FROM cart_positions WHERE event_id = $1 AND cart_id = $2 AND expires > $3 \
+         ORDER BY id{}",
+        crate::db::lock_clause(txn)
+    );
+    let values = [event_id.into(), cart_id.into(), crate::values::now().into()];
+    cart_position::Model::find_by_statement(Statement::from_sql_and_values(
+        txn.get_database_backend(),
+        sql,
+        values,
+    ))
+    .all(txn)
+    .await
 }
 
 /// Gives back what deleted cart positions held.
 pub(crate) async fn give_back(
     txn: &impl ConnectionTrait,
     catalogue: &Catalogue,
-    gone: &[&cart_position::Model],
+    gone: &[cart_position::Model],
 ) -> Result<(), DbErr> {
     for p in gone {
         let quotas = catalogue.quotas_of(&product_of(p));

@@ -31,8 +31,8 @@ pub struct Confirm;
 pub(crate) struct Checkout<'a> {
     pub(crate) shop: Shop<'a>,
     pub(crate) cart: String,
-    pub(crate) positions: Vec<cart_position::Model>,
-    pub(crate) entered: Entered,
+    positions: Vec<cart_position::Model>,
+    entered: Entered,
 }
 
 pub(crate) async fn open<'a>(
@@ -47,7 +47,8 @@ pub(crate) async fn open<'a>(
         return Ok(Err(PageAnswer::redirect(shop.path())));
     };
     let entered = checkout::entered(cx.db, shop.event.id, cart).await?;
-    let positions = buying::positions(cx.db, shop.event.id, cart).await?;
+    let held = buying::positions(cx.db, shop.event.id, cart).await?;
+    let positions: Vec<_> = addons::in_order(&held).into_iter().cloned().collect();
     if positions.is_empty() {
         // The cart may be becoming an order in another request: its code once it has.
         let placed = checkout::placed_order(cx.db, shop.event.id, cart).await?;
@@ -511,8 +512,9 @@ async fn confirm_page(
     let lang = &c.shop.lang;
     let currency = &c.shop.event.currency;
     let catalogue = catalogue(cx, c).await?;
-    let positions: Vec<Value> = addons::in_order(&c.positions)
-        .into_iter()
+    let positions: Vec<Value> = c
+        .positions
+        .iter()
         .map(|p| {
             let a = c.entered.attendees.get(&p.id).cloned().unwrap_or_default();
             json!({

@@ -258,7 +258,8 @@ async fn cart_summary(
     let Some(id) = shop::cart_id(req) else {
         return Ok(Value::Null);
     };
-    let positions = buying::positions(cx.db, shop.event.id, id).await?;
+    let held = buying::positions(cx.db, shop.event.id, id).await?;
+    let positions = tessera::domain::carts::addons::in_order(&held);
     if positions.is_empty() {
         return Ok(Value::Null);
     }
@@ -267,8 +268,8 @@ async fn cart_summary(
     dates.dedup();
     let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
     let currency = &shop.event.currency;
-    let lines: Vec<Value> = tessera::domain::carts::addons::in_order(&positions)
-        .into_iter()
+    let lines: Vec<Value> = positions
+        .iter()
         .map(|p| {
             let date = p
                 .subevent_id

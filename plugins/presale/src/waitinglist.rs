@@ -1,10 +1,12 @@
 //! `waitinglist?item=&var=&subevent=`: a buyer asks to be told by e-mail when a sold-out
-//! product can be bought again. The rules' [`waiting_list`] decides whether they may wait
+//! product the shop shows (of an item that allows waiting, while the sale runs) can be bought
+//! again. The rules' [`waiting_list`] decides whether they may wait
 //! (the event's waiting list on, the item allowing it, the product not available) and keeps
 //! their place; the event page links here from sold-out products.
 
 use sea_orm::DbErr;
 use tessera::domain::sale::Catalogue;
+use tessera::domain::storefront::{self, Look, Sale};
 use tessera::domain::waiting_list::{self, EntryError, EntryFields};
 use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
 use tessera::values::texts;
@@ -23,11 +25,37 @@ impl tessera::plugin::pages::Page for WaitingList {
         };
         let number = |k: &str| req.query(k).and_then(|v| v.trim().parse::<i64>().ok());
         let (item, variation, date) = (number("item"), number("var"), number("subevent"));
-        let dates: Vec<i64> = date.into_iter().collect();
-        let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
-        let Some(item) = item.filter(|&id| catalogue.item(id).is_some()) else {
+        // Only a product the shop shows, of an item that allows waiting, while it sells.
+        let now = tessera::values::now();
+        let day = match date {
+            Some(id) if shop.event.has_subevents => {
+                storefront::date(cx.db, shop.event.id, id).await?
+            }
+            _ => None,
+        };
+        let look = Look {
+            date,
+            voucher: None,
+            settings: &shop.settings,
+            now,
+            add_ons: false,
+        };
+        let shelf = storefront::shelf(cx.db, shop.cache, &shop.event, &look).await?;
+        let shown = shelf.items().find(|i| {
+            Some(i.item.id) == item
+                && i.item.allow_waitinglist
+                && match variation {
+                    None => i.offer.is_some(),
+                    Some(v) => i.variations.iter().any(|(var, _)| var.id == v),
+                }
+        });
+        let selling = storefront::sale(&shop.event, day.as_ref(), now) == Sale::Open;
+        let (Some(shown), true) = (shown, selling) else {
             return Ok(PageAnswer::not_found());
         };
+        let item = shown.item.id;
+        let dates: Vec<i64> = date.into_iter().collect();
+        let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
         let product = catalogue.product_name(item, variation, &shop.lang);
         let mut form = Form {
             product,
@@ -39,6 +67,12 @@ impl tessera::plugin::pages::Page for WaitingList {
             return Ok(page(&shop, &form, false));
         }
         form.email = req.field("email").unwrap_or_default().trim().to_owned();
+        if form.email.len() > 254 {
+            form.email_error =
+                Some(texts::translate(&shop.lang, "Enter a valid email address.").to_owned());
+            form.email.clear();
+            return Ok(page(&shop, &form, false));
+        }
         let fields = EntryFields {
             name_parts: None,
             email: form.email.clone(),

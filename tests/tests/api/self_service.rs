@@ -571,3 +571,57 @@ async fn a_changed_invoice_address_keeps_what_the_form_does_not_show() {
         "an unchanged name keeps its parts"
     );
 }
+
+#[tokio::test]
+async fn a_change_keeps_the_attendee_data_of_positions_that_are_not_asked_for_it() {
+    let (s, (asked, _), _, _) = modifiable(json!({})).await;
+    let parking = crate::selling_support::id(
+        &crate::selling_support::item(
+            &s.app,
+            &s.token,
+            json!({"name": {"en": "Parking"}, "default_price": "5.00", "admission": false}),
+        )
+        .await,
+    );
+    let quota = format!("{EVENT}/quotas/{}/", s.quota);
+    let r = s
+        .app
+        .patch(&quota, &s.token, json!({"items": [s.ticket, parking]}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    s.app.state.cache.refresh().await;
+    let o = s
+        .order(json!({"email": "ada@example.org", "positions": [
+            {"item": s.ticket, "attendee_name": "Ada Byron",
+             "answers": [{"question": asked, "answer": "Analytical Engines"}]},
+            {"item": parking, "attendee_name": "Charles Babbage"}]}))
+        .await;
+    assert_eq!(o.status, 201, "{}", o.body);
+    let code = o.body["code"].as_str().expect("code");
+    let page = o.body["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix(PUBLIC_URL))
+        .expect("the page")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut browser = Browser::new(&s.app);
+    let form = browser.get(&format!("{page}/modify")).await;
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(!html(&form).contains("Charles Babbage"), "{}", form.body);
+    let ticket = o.body["positions"][0]["id"].to_string();
+    let (token, name, answer) = (
+        csrf_field(html(&form)),
+        format!("{ticket}-name"),
+        format!("{ticket}-question_{asked}"),
+    );
+    let fields = [
+        ("csrfmiddlewaretoken", token.as_str()),
+        (&name, "Ada Lovelace"),
+        (&answer, "Engines"),
+    ];
+    let r = browser.post(&format!("{page}/modify"), &fields).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let positions = &order(&s, code).await["positions"];
+    assert_eq!(positions[0]["attendee_name"], "Ada Lovelace");
+    assert_eq!(positions[1]["attendee_name"], "Charles Babbage");
+}

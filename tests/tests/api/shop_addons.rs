@@ -423,6 +423,37 @@ async fn a_product_brings_its_bundle_into_the_cart_and_the_order_at_the_designat
         8
     );
 
+    // A bundled dinner goes only with its pass: removing it removes the pass.
+    let r = post_from(
+        &mut browser,
+        "/acme/conf",
+        "/acme/conf/cart/add",
+        &[(&field, "1")],
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let cart = app.get(&format!("{EVENT}/cartpositions/"), token).await;
+    let dinner = cart.body["results"]
+        .as_array()
+        .and_then(|c| c.iter().find(|p| p["item"] == s.dinner))
+        .map(|p| p["id"].to_string())
+        .expect("the bundled dinner");
+    let remove = [("id", dinner.as_str())];
+    let r = post_from(
+        &mut browser,
+        "/acme/conf",
+        "/acme/conf/cart/remove",
+        &remove,
+    )
+    .await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let cart = app.get(&format!("{EVENT}/cartpositions/"), token).await;
+    assert_eq!(cart.body["count"], 0, "{}", cart.body);
+    assert_eq!(
+        availability(app, token, kitchen).await["available_number"],
+        8
+    );
+
     // A bundle of a product no quota counts makes its product unsellable.
     let orphan = id(&item(
         app,

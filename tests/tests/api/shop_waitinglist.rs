@@ -107,6 +107,19 @@ async fn nobody_waits_for_an_available_product_or_where_the_waiting_list_is_off(
     );
     let unknown = browser.get("/acme/conf/waitinglist?item=999999").await;
     assert_eq!(unknown.status, 404);
+    let hidden = crate::catalogue_support::item(
+        &on.app,
+        &on.token,
+        json!({"name": {"en": "Secret"}, "default_price": "1.00", "active": false}),
+    )
+    .await;
+    let path = format!("/acme/conf/waitinglist?item={}", hidden["id"]);
+    let page = browser.get(&path).await;
+    assert_eq!(
+        page.status, 404,
+        "an inactive product is not shown: {}",
+        page.body
+    );
 
     let off = shop(false).await;
     off.ordered(1, json!({})).await;

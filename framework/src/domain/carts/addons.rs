@@ -186,14 +186,11 @@ pub async fn offered(
 }
 
 /// A cart's positions in the order's order: each product followed by its add-ons. An add-on
-/// whose product is gone stands alone.
+/// whose product is gone (removed while it was being added) is left out: it is not sold on
+/// its own, and goes with the cart.
 pub fn in_order(positions: &[cart_position::Model]) -> Vec<&cart_position::Model> {
-    let present = |id: i64| positions.iter().any(|p| p.id == id);
     let mut ordered = Vec::with_capacity(positions.len());
-    for p in positions
-        .iter()
-        .filter(|p| !p.addon_to_id.is_some_and(present))
-    {
+    for p in positions.iter().filter(|p| p.addon_to_id.is_none()) {
         ordered.push(p);
         ordered.extend(positions.iter().filter(|a| a.addon_to_id == Some(p.id)));
     }
@@ -240,20 +237,21 @@ pub async fn choose(
         Err(refused) => return Ok(Err(refused)),
     };
     let txn = begin_write(db).await?;
-    // What the cart holds now, under the write lock: the buyer may have changed it since.
-    let live = buying::positions(&txn, ev.id, cart_id).await?;
-    let mut gone: Vec<&cart_position::Model> = Vec::new();
+    // What the cart holds now, locked: the buyer may have changed it since, and a product
+    // removed meanwhile takes no add-ons.
+    let live = super::lock_live(&txn, ev.id, cart_id).await?;
+    let mut gone: Vec<i64> = Vec::new();
     let mut added: Vec<(&Wanted, i64)> = Vec::new();
     for (bi, base) in bases.iter().enumerate() {
         let Some(position) = live.iter().find(|p| p.id == base.position.id) else {
             return Ok(Err("The selected product is not available.".into()));
         };
-        let mut have: HashMap<Product, Vec<&cart_position::Model>> = HashMap::new();
+        let mut have: HashMap<Product, Vec<i64>> = HashMap::new();
         for p in live
             .iter()
             .filter(|p| p.addon_to_id == Some(position.id) && !p.is_bundled)
         {
-            have.entry(product_of(p)).or_default().push(p);
+            have.entry(product_of(p)).or_default().push(p.id);
         }
         for w in wanted.iter().filter(|w| w.base == bi) {
             let n = have.remove(&w.product).unwrap_or_default();
@@ -265,6 +263,15 @@ pub async fn choose(
         }
         gone.extend(have.into_values().flatten());
     }
+    // Cart positions before quotas, as every transaction that changes holds takes them.
+    let removed = if gone.is_empty() {
+        Vec::new()
+    } else {
+        cart_position::Entity::delete_many()
+            .filter(cart_position::Column::Id.is_in(gone))
+            .exec_with_returning(&txn)
+            .await?
+    };
     let mut dates: Vec<i64> = live.iter().filter_map(|p| p.subevent_id).collect();
     dates.sort_unstable();
     dates.dedup();
@@ -277,12 +284,14 @@ pub async fn choose(
     }
     let mut quota_ids: Vec<i64> = demand.keys().copied().collect();
     quota_ids.extend(
-        gone.iter()
+        removed
+            .iter()
             .flat_map(|p| catalogue.quotas_of(&product_of(p))),
     );
     quota_ids.sort_unstable();
     quota_ids.dedup();
     let quotas = availability::lock_quotas(&txn, &quota_ids).await?;
+    super::give_back(&txn, &catalogue, &removed).await?;
     let expires = live.iter().map(|p| p.expires).min().unwrap_or_default();
     if !demand.is_empty() {
         let asked: Vec<_> = quotas
@@ -298,13 +307,6 @@ pub async fn choose(
                     .into(),
             ));
         }
-    }
-    if !gone.is_empty() {
-        cart_position::Entity::delete_many()
-            .filter(cart_position::Column::Id.is_in(gone.iter().map(|p| p.id)))
-            .exec(&txn)
-            .await?;
-        super::give_back(&txn, &catalogue, &gone).await?;
     }
     let now = crate::values::now();
     let rows: Vec<cart_position::ActiveModel> = added

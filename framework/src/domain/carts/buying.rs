@@ -217,6 +217,21 @@ pub async fn add(
         Ok(b) => b,
         Err(refused) => return Ok(Err(refused)),
     };
+    // What comes bundled is bounded as what is put in is.
+    let bundled_units: i64 = lines
+        .iter()
+        .map(|(product, count, ..)| {
+            let per_unit: i64 = bundles
+                .iter()
+                .filter(|b| b.base == product.item_id)
+                .map(|b| b.count)
+                .sum();
+            count.saturating_mul(per_unit)
+        })
+        .sum();
+    if bundled_units > MAX_UNITS {
+        return Ok(Err(too_many(adding.settings)));
+    }
     // A product's price includes what comes bundled with it (pretix's `bundled_sum`).
     for (product, _, price, ..) in lines.iter_mut() {
         let bundled: i64 = bundles
@@ -224,9 +239,12 @@ pub async fn add(
             .filter(|b| b.base == product.item_id)
             .map(|b| b.price * b.count)
             .sum();
-        if *price >= 0 {
-            *price = (*price - bundled).max(0);
-        }
+        // A positive price never goes below zero for its bundles (pretix's `_limit_subtract`).
+        *price = if *price >= 0 {
+            (*price - bundled).max(0)
+        } else {
+            *price - bundled
+        };
     }
     // What the cart holds now moves to the new expiry, with what is added. Every position
     // holds its quotas, a voucher's or not: what a cart holds is given back the same way
@@ -310,14 +328,21 @@ pub async fn add(
                 })
         })
         .collect();
-    if !bundled.is_empty() {
+    let mut bundled = bundled;
+    while !bundled.is_empty() {
+        let rest = bundled.split_off(bundled.len().min(BUNDLED_PER_STATEMENT));
         cart_position::Entity::insert_many(bundled)
             .exec(&txn)
             .await?;
+        bundled = rest;
     }
     crate::db::commit(txn).await?;
     Ok(Ok(()))
 }
+
+/// Bundled positions written per statement: 500 rows of 14 columns stay below the bound
+/// variables a statement may take.
+const BUNDLED_PER_STATEMENT: usize = 500;
 
 /// What comes bundled with each unit of an item: `count` of a product at a designated price.
 struct Bundled {
@@ -380,7 +405,9 @@ fn check_limits(
         .get("max_items_per_order")
         .and_then(Value::as_i64)
         .unwrap_or(10);
-    let total = held.len() as i64 + lines.iter().map(|l| l.1).sum::<i64>();
+    // Products count; their add-ons and bundles do not (pretix's `_check_max_cart_size`).
+    let products = held.iter().filter(|p| p.addon_to_id.is_none()).count() as i64;
+    let total = products + lines.iter().map(|l| l.1).sum::<i64>();
     if total > max_items {
         return Err(too_many(settings));
     }

@@ -208,10 +208,6 @@ impl Form {
         for (position, asked) in &self.questions {
             let personal = self.asks_attendee(*position);
             let attendee = entered.attendees.entry(*position).or_default();
-            if !personal {
-                attendee.name.clear();
-                attendee.email.clear();
-            }
             attendee.name = attendee.name.trim().to_owned();
             if personal && self.names == Ask::Required && attendee.name.is_empty() {
                 errors.insert(format!("{position}-name"), "This field is required.");
@@ -534,8 +530,8 @@ async fn place_claimed(
     entered: &Entered,
 ) -> Result<Result<Order, Refused>, DbErr> {
     let vouchers: BTreeMap<i64, String> = voucher_codes(db, positions).await?;
-    let total: i64 = positions.iter().map(|p| p.price_cents).sum();
     let positions = super::addons::in_order(positions);
+    let total: i64 = positions.iter().map(|p| p.price_cents).sum();
     let numbered = positions.iter().any(|p| p.addon_to_id.is_some());
     let number = |id: i64| {
         positions

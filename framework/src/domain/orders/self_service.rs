@@ -730,10 +730,12 @@ pub async fn modify(
                 })
                 .collect();
             let renamed = was.is_none_or(|b| b.name != a.name);
+            // Attendee data is asked of admission products only; what others hold stays.
+            let personal = form.asks_attendee(p.id);
             let info = PositionInfo {
-                attendee_name_parts: (form.names != Ask::No && renamed)
+                attendee_name_parts: (personal && form.names != Ask::No && renamed)
                     .then(|| checkout::name_parts(&a.name)),
-                attendee_email: (form.emails != Ask::No)
+                attendee_email: (personal && form.emails != Ask::No)
                     .then(|| Some(a.email.clone()).filter(|e| !e.is_empty())),
                 answers: Some(answers),
                 uploader: None,
