@@ -311,7 +311,7 @@ pub struct Look<'a> {
 }
 
 /// What the event offers: the items of the shop's channel that are active, not sold by
-/// seat, in an add-on category only when add-ons are looked for, counted by a quota (of the date, in a series) and not hidden (without a
+/// seat, not only sold in bundles, in an add-on category only when add-ons are looked for, counted by a quota (of the date, in a series) and not hidden (without a
 /// voucher that shows hidden items, `hide_without_voucher` ones are; an item whose
 /// `hidden_if_available` quota is available is). A voucher for one item or quota narrows
 /// the shelf to what it is valid for, and gives its price.
@@ -418,6 +418,7 @@ fn visible(
         .is_some_and(|q| stock.get(&q).is_some_and(Availability::available));
     it.active
         && in_channel
+        && !it.require_bundling
         && addon == look.add_ons
         && (shows_hidden || !it.hide_without_voucher)
         && for_voucher

@@ -488,3 +488,46 @@ async fn a_product_brings_its_bundle_into_the_cart_and_the_order_at_the_designat
         8
     );
 }
+
+#[tokio::test]
+async fn an_add_on_keeps_its_own_order_limit_over_all_tickets_and_bundle_only_items_are_not_offered()
+ {
+    let s = addon_shop().await;
+    let (app, token) = (&s.shop.app, &s.shop.token);
+    for (item, change) in [
+        (s.dinner, json!({"max_per_order": 1})),
+        (s.workshop_b, json!({"require_bundling": true})),
+    ] {
+        let r = app
+            .patch(&format!("{EVENT}/items/{item}/"), token, change)
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+    }
+    app.state.cache.refresh().await;
+    let mut browser = Browser::new(app);
+    add_tickets(&mut browser, &s, "2").await;
+    let page = browser.get("/acme/conf/checkout/addons").await;
+    let body = html(&page);
+    assert!(
+        body.contains("Workshop A") && !body.contains("Workshop B"),
+        "{body}"
+    );
+    let ids = bases(body);
+    let (a0, a1, d0, d1) = (
+        count(&ids[0], s.workshop_a),
+        count(&ids[1], s.workshop_a),
+        count(&ids[0], s.dinner),
+        count(&ids[1], s.dinner),
+    );
+    let both = [(a0.as_str(), "1"), (&a1, "1"), (&d0, "1"), (&d1, "1")];
+    let r = submit(&mut browser, "/acme/conf/checkout/addons", &both).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(
+        html(&r).contains("You cannot select more than 1 items of this product per order."),
+        "{}",
+        r.body
+    );
+    let one = [(a0.as_str(), "1"), (&a1, "1"), (&d0, "1")];
+    let r = submit(&mut browser, "/acme/conf/checkout/addons", &one).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+}

@@ -386,6 +386,29 @@ fn check(bases: &[Base], choices: &[Choice], lang: &str) -> Result<Vec<Wanted>, 
             price: offer.price_cents,
         });
     }
+    // Each add-on item within its own order limits, over all products of the cart.
+    for it in bases
+        .iter()
+        .flat_map(|b| b.rules.iter().flat_map(|r| r.items.iter()))
+    {
+        let n: i64 = wanted
+            .iter()
+            .filter(|w| w.product.item_id == it.item.id)
+            .map(|w| w.count)
+            .sum();
+        if let Some(max) = it.item.max_per_order.filter(|&m| n > i64::from(m)) {
+            return Err(Refused {
+                text: "You cannot select more than {max} items of this product per order.",
+                values: vec![("max", max.to_string())],
+            });
+        }
+        if n > 0 && n < it.order_min {
+            return Err(Refused {
+                text: "You need to select at least {min} items of this product.",
+                values: vec![("min", it.order_min.to_string())],
+            });
+        }
+    }
     for (bi, base) in bases.iter().enumerate() {
         for rule in &base.rules {
             let mine: Vec<&Wanted> = wanted
