@@ -51,6 +51,40 @@ pub async fn shop_on(app: TestApp, size: Option<i64>) -> Shop {
     }
 }
 
+/// A live [`shop`] of the shop's pages that sells by bank transfer, with `settings` of the
+/// event's set too.
+pub async fn bank_transfer_shop(size: Option<i64>, settings: Value) -> Shop {
+    use sea_orm::{ActiveModelTrait, Set};
+    let app = TestApp::spawn_app(
+        |_| {},
+        |app| {
+            app.plugin(tessera_plugin_presale::Presale)
+                .plugin(tessera_plugin_banktransfer::BankTransfer)
+        },
+    )
+    .await;
+    let shop = shop_on(app, size).await;
+    tessera::db::entities::event::ActiveModel {
+        id: Set(shop.event),
+        live: Set(true),
+        plugins: Set(json!(["banktransfer"])),
+        ..Default::default()
+    }
+    .update(&shop.app.db)
+    .await
+    .expect("event");
+    let mut all = json!({"banktransfer_iban": "DE89 3704 0044 0532 0130 00"});
+    if let (Some(a), Some(more)) = (all.as_object_mut(), settings.as_object()) {
+        a.extend(more.clone());
+    }
+    let r = shop
+        .app
+        .patch(&format!("{EVENT}/settings/"), &shop.token, all)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    shop
+}
+
 /// The availability of a quota of the event, read with `token`.
 pub async fn availability(app: &TestApp, token: &str, quota: i64) -> Value {
     let r = app

@@ -2,15 +2,12 @@
 //! holds what the buyer chooses within the rules, and the order links the add-ons to their
 //! tickets.
 
-use sea_orm::{ActiveModelTrait, Set};
 use serde_json::{Value, json};
-use tessera::db::entities::event;
-use tessera_plugin_banktransfer::BankTransfer;
-use tessera_tests::{Reply, TestApp};
+use tessera_tests::Reply;
 
 use crate::browser_support::{Browser, csrf_field, html};
 use crate::catalogue_support::{EVENT, created, id, item};
-use crate::selling_support::{Shop, availability, shop_on};
+use crate::selling_support::{Shop, availability, bank_transfer_shop};
 
 /// A live shop selling tickets (23.00) by bank transfer. Each ticket takes exactly one
 /// workshop, included in its price (A, or B of which one is left), and at most two
@@ -25,30 +22,7 @@ struct AddOnShop {
 }
 
 async fn addon_shop() -> AddOnShop {
-    let app = TestApp::spawn_app(
-        |_| {},
-        |app| {
-            app.plugin(tessera_plugin_presale::Presale)
-                .plugin(BankTransfer)
-        },
-    )
-    .await;
-    let shop = shop_on(app, Some(10)).await;
-    event::ActiveModel {
-        id: Set(shop.event),
-        live: Set(true),
-        plugins: Set(json!(["banktransfer"])),
-        ..Default::default()
-    }
-    .update(&shop.app.db)
-    .await
-    .expect("event");
-    let settings = json!({"banktransfer_iban": "DE89 3704 0044 0532 0130 00"});
-    let r = shop
-        .app
-        .patch(&format!("{EVENT}/settings/"), &shop.token, settings)
-        .await;
-    assert_eq!(r.status, 200, "{}", r.body);
+    let shop = bank_transfer_shop(Some(10), json!({})).await;
     let (app, token) = (&shop.app, &shop.token);
     let category = async |name: &str| {
         let body = json!({"name": {"en": name}, "is_addon": true});

@@ -1,46 +1,17 @@
 //! The shop's checkout: the buyer's information and answers, the payment method, the
 //! confirmation, and the order placed from the cart through the order rules, once.
 
-use sea_orm::{ActiveModelTrait, Set};
 use serde_json::{Value, json};
-use tessera::db::entities::event;
-use tessera_plugin_banktransfer::BankTransfer;
-use tessera_tests::{Reply, TestApp};
+use tessera_tests::Reply;
 
 use crate::browser_support::{Browser, csrf_field, html};
 use crate::catalogue_support::{EVENT, created, id};
-use crate::selling_support::{Shop, availability, shop_on};
+use crate::selling_support::{Shop, availability, bank_transfer_shop};
 
 /// A live shop that sells by bank transfer, asks attendee names and one required question.
 async fn shop() -> (Shop, i64) {
-    let app = TestApp::spawn_app(
-        |_| {},
-        |app| {
-            app.plugin(tessera_plugin_presale::Presale)
-                .plugin(BankTransfer)
-        },
-    )
-    .await;
-    let shop = shop_on(app, Some(10)).await;
-    event::ActiveModel {
-        id: Set(shop.event),
-        live: Set(true),
-        plugins: Set(json!(["banktransfer"])),
-        ..Default::default()
-    }
-    .update(&shop.app.db)
-    .await
-    .expect("event");
-    let r = shop
-        .app
-        .patch(
-            &format!("{EVENT}/settings/"),
-            &shop.token,
-            json!({"banktransfer_iban": "DE89 3704 0044 0532 0130 00",
-                   "attendee_names_asked": true, "attendee_names_required": true}),
-        )
-        .await;
-    assert_eq!(r.status, 200, "{}", r.body);
+    let names = json!({"attendee_names_asked": true, "attendee_names_required": true});
+    let shop = bank_transfer_shop(Some(10), names).await;
     let question = created(
         &shop.app,
         &format!("{EVENT}/questions/"),
