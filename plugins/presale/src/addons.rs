@@ -39,9 +39,8 @@ impl tessera::plugin::pages::Page for AddOns {
         }
         let choices = read(req, &bases);
         let shop = &c.shop;
-        let (ev, settings, lang) = (&shop.event, &shop.settings, &shop.lang);
-        let chosen =
-            addons::choose(cx.db, shop.cache, ev, settings, &c.cart, &choices, lang).await?;
+        let (ev, lang) = (&shop.event, &shop.lang);
+        let chosen = addons::choose(cx.db, shop.cache, ev, &c.cart, &bases, &choices, lang).await?;
         Ok(match chosen {
             Ok(()) => PageAnswer::redirect(next),
             Err(refused) => {

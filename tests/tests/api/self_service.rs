@@ -376,6 +376,16 @@ async fn relative_deadlines_are_refused_in_settings_unless_well_formed() {
 /// A live shop with the presale pages, attendee names asked, a required text question and
 /// a hidden one on the ticket, and `settings`; an order of one ticket with both answered:
 /// the shop, the questions (asked, hidden), the order's code and page.
+/// The path of an order's page, from the order as the API answers it.
+fn page_of(order: &Value) -> String {
+    order["url"]
+        .as_str()
+        .and_then(|u| u.strip_prefix(PUBLIC_URL))
+        .expect("the page")
+        .trim_end_matches('/')
+        .to_owned()
+}
+
 async fn modifiable(settings: Value) -> (Shop, (i64, i64), String, String) {
     let app = tessera_tests::TestApp::spawn_app(
         |_| {},
@@ -422,12 +432,7 @@ async fn modifiable(settings: Value) -> (Shop, (i64, i64), String, String) {
         .await;
     assert_eq!(o.status, 201, "{}", o.body);
     let code = o.body["code"].as_str().expect("code").to_owned();
-    let page = o.body["url"]
-        .as_str()
-        .and_then(|u| u.strip_prefix(PUBLIC_URL))
-        .expect("the page")
-        .trim_end_matches('/')
-        .to_owned();
+    let page = page_of(&o.body);
     (s, (asked, hidden), code, page)
 }
 
@@ -598,12 +603,7 @@ async fn a_change_keeps_the_attendee_data_of_positions_that_are_not_asked_for_it
         .await;
     assert_eq!(o.status, 201, "{}", o.body);
     let code = o.body["code"].as_str().expect("code");
-    let page = o.body["url"]
-        .as_str()
-        .and_then(|u| u.strip_prefix(PUBLIC_URL))
-        .expect("the page")
-        .trim_end_matches('/')
-        .to_owned();
+    let page = page_of(&o.body);
     let mut browser = Browser::new(&s.app);
     let form = browser.get(&format!("{page}/modify")).await;
     assert_eq!(form.status, 200, "{}", form.body);

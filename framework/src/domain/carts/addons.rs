@@ -220,19 +220,19 @@ struct Wanted {
     price: i64,
 }
 
-/// Sets the add-ons of the cart's products to `choices` (products not named keep none);
-/// `Ok(Err(_))` says why nothing changed, naming products and categories in `lang`.
+/// Sets the add-ons of the cart's products ([`offered`] as `bases`) to `choices` (products
+/// not named keep none); `Ok(Err(_))` says why nothing changed, naming products and
+/// categories in `lang`. The cart is read again under its lock.
 pub async fn choose(
     db: &DatabaseConnection,
     cache: Option<(&Cache, u64)>,
     ev: &event::Model,
-    settings: &EventSettings,
     cart_id: &str,
+    bases: &[Base],
     choices: &[Choice],
     lang: &str,
 ) -> Result<Result<(), Refused>, DbErr> {
-    let bases = offered(db, cache, ev, settings, cart_id).await?;
-    let wanted = match check(&bases, choices, lang) {
+    let wanted = match check(bases, choices, lang) {
         Ok(w) => w,
         Err(refused) => return Ok(Err(refused)),
     };
