@@ -44,6 +44,7 @@ mod m0039_invoice_writes;
 mod m0040_payments_on_the_page;
 mod m0041_shop_carts;
 mod m0042_cart_addons;
+mod m0043_discounts;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -97,6 +98,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0040_payments_on_the_page::Migration),
             Box::new(m0041_shop_carts::Migration),
             Box::new(m0042_cart_addons::Migration),
+            Box::new(m0043_discounts::Migration),
         ]
     }
 }

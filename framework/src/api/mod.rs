@@ -7,6 +7,7 @@ pub mod categories;
 pub mod checkin;
 pub mod device_protocol;
 pub mod devices;
+pub mod discounts;
 pub mod events;
 pub mod files;
 pub mod giftcards;
@@ -75,6 +76,8 @@ pub enum Tag {
     CartPositions,
     /// Vouchers of an event and the quota they block.
     Vouchers,
+    /// Automatic discounts of an event.
+    Discounts,
     /// People waiting for sold-out products, and the vouchers sent to them.
     #[oai(rename = "Waiting list")]
     WaitingList,
@@ -133,7 +136,7 @@ pub fn ticketing_api() -> impl OpenApi {
             carts::CartsApi,
         ),
         (
-            vouchers::VouchersApi,
+            (vouchers::VouchersApi, discounts::DiscountsApi),
             waiting_list::WaitingListApi,
             oauth::OAuthApi,
             oauth::AuthorizeApi,

@@ -13,6 +13,8 @@ pub mod buying;
 pub mod checkout;
 
 use super::availability::{self, Demand, HoldKind};
+use super::cache::Cache;
+use super::discounts::{self, Priced};
 use super::sale::{Catalogue, Product};
 use super::seating::sell;
 use crate::db::begin_write;
@@ -71,6 +73,54 @@ pub fn product_of(c: &cart_position::Model) -> Product {
         item_id: c.item_id,
         variation_id: c.variation_id,
         subevent_id: c.subevent_id,
+    }
+}
+
+/// The catalogue a cart's positions need: the event's products and the positions' dates.
+pub async fn catalogue_of(
+    db: &impl ConnectionTrait,
+    cache: Option<(&Cache, u64)>,
+    ev: &event::Model,
+    positions: &[&cart_position::Model],
+) -> Result<Catalogue, DbErr> {
+    let mut dates: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
+    dates.sort_unstable();
+    dates.dedup();
+    Catalogue::load_kept(db, cache, ev, &dates).await
+}
+
+/// What a shop cart's positions (in the order of [`addons::in_order`]) cost after the event's
+/// discounts: the cart keeps undiscounted prices, and this is what the buyer is shown and
+/// pays. A voucher counts as having made a position cheaper when its price is below the
+/// product's listed price.
+pub fn discounted(
+    catalogue: &Catalogue,
+    positions: &[&cart_position::Model],
+    now: DateTime<Utc>,
+) -> Vec<Priced> {
+    let lines: Vec<discounts::Line> = positions
+        .iter()
+        .map(|p| {
+            let listed = match p.voucher_id {
+                Some(_) => catalogue.default_price(&product_of(p), None),
+                None => p.price_cents,
+            };
+            discounts::Line {
+                item_id: p.item_id,
+                subevent_id: p.subevent_id,
+                subevent_start: catalogue.date_start(p.subevent_id),
+                price: p.price_cents,
+                addon_to: p.addon_to_id,
+                is_bundled: p.is_bundled,
+                voucher_discount: (listed - p.price_cents).max(0),
+            }
+        })
+        .collect();
+    match catalogue.discounts().is_empty() {
+        true => discounts::undiscounted(&lines),
+        false => catalogue
+            .discounts()
+            .apply(crate::domain::storefront::CHANNEL, now, &lines),
     }
 }
 

@@ -333,8 +333,9 @@ pub async fn insert(
 }
 
 /// Copies what an event is configured with onto a new one: settings, categories, tax rules,
-/// items with their variations, add-ons and bundles, quotas, questions, seats, and ticket and
-/// badge layouts, every reference remapped to the copies; returns the old to new item IDs.
+/// items with their variations, add-ons and bundles, quotas, questions, seats, ticket and
+/// badge layouts, and discounts, every reference remapped to the copies; returns the old to
+/// new item IDs.
 pub async fn copy_configuration(
     db: &impl ConnectionTrait,
     from: &event::Model,
@@ -348,6 +349,7 @@ pub async fn copy_configuration(
     seating::clone_seats(db, from.id, to.id).await?;
     super::meta::copy_item_properties(db, from.id, to.id).await?;
     super::layouts::clone_layouts(db, from.id, to.id, &items.items).await?;
+    super::discounts::manage::clone_discounts(db, from.id, to.id, &items.items).await?;
     Ok(items.items)
 }
 

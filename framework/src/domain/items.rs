@@ -953,6 +953,7 @@ pub async fn delete(db: &DatabaseConnection, existing: &item::Model) -> Result<(
         "pretix.event.item.deleted",
     )
     .await?;
+    super::discounts::manage::forget_item(&txn, existing.event_id, existing.id).await?;
     item::Entity::delete_by_id(existing.id).exec(&txn).await?;
     crate::db::commit(txn).await?;
     Ok(())

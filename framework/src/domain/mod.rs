@@ -10,6 +10,7 @@ pub mod catalogue_changes;
 pub mod categories;
 pub mod checkin;
 pub mod devices;
+pub mod discounts;
 pub mod event_config;
 pub mod events;
 pub mod extensions;

@@ -2,6 +2,7 @@
 //! product counts against, loaded once per request and shared by carts, orders, vouchers and
 //! the waiting list.
 
+use chrono::{DateTime, Utc};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use crate::db::entities::{
     tax_rule,
 };
 use crate::domain::cache::Cache;
+use crate::domain::discounts::Discounts;
 use crate::domain::seating::sell::Seating;
 use crate::domain::tax_rules::reverse_charge::{self, Buyer};
 
@@ -90,6 +92,7 @@ pub struct Products {
     variations: Variations,
     tax_rules: HashMap<i64, tax_rule::Model>,
     quotas: Vec<QuotaMembers>,
+    discounts: Discounts,
 }
 
 impl Products {
@@ -120,6 +123,7 @@ impl Products {
             variations: Arc::new(variations),
             tax_rules,
             quotas: load_quotas(db, event_id).await?,
+            discounts: Discounts::new(super::discounts::manage::of_event(db, event_id).await?),
         })
     }
 }
@@ -390,6 +394,18 @@ impl Catalogue {
             gross_cents,
             buyer,
         )
+    }
+
+    /// The event's automatic discounts.
+    pub fn discounts(&self) -> &Discounts {
+        &self.products.discounts
+    }
+
+    /// When a date of a series (loaded with the catalogue) begins.
+    pub fn date_start(&self, subevent_id: Option<i64>) -> Option<DateTime<Utc>> {
+        subevent_id
+            .and_then(|id| self.subevents.get(&id))
+            .map(|s| s.date_from)
     }
 
     /// The event this catalogue is of.

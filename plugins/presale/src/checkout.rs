@@ -8,7 +8,8 @@ use sea_orm::{ColumnTrait, DbErr, EntityTrait, QueryFilter};
 use serde_json::{Value, json};
 use tessera::db::entities::{cart_position, order};
 use tessera::domain::carts::checkout::{self, Ask, Entered, FieldErrors, Form, Placing};
-use tessera::domain::carts::{addons, buying};
+use tessera::domain::carts::{self as carts, addons, buying};
+use tessera::domain::discounts::Priced;
 use tessera::domain::questions;
 use tessera::domain::sale::Catalogue;
 use tessera::plugin::pages::{PageAnswer, PageContext, PageRequest};
@@ -32,7 +33,17 @@ pub(crate) struct Checkout<'a> {
     pub(crate) shop: Shop<'a>,
     pub(crate) cart: String,
     positions: Vec<cart_position::Model>,
+    /// What each position costs after the event's discounts.
+    priced: Vec<Priced>,
+    catalogue: Catalogue,
     entered: Entered,
+}
+
+impl Checkout<'_> {
+    /// What the cart costs after discounts.
+    fn total(&self) -> i64 {
+        self.priced.iter().map(|p| p.price).sum()
+    }
 }
 
 pub(crate) async fn open<'a>(
@@ -48,8 +59,8 @@ pub(crate) async fn open<'a>(
     };
     let entered = checkout::entered(cx.db, shop.event.id, cart).await?;
     let held = buying::positions(cx.db, shop.event.id, cart).await?;
-    let positions: Vec<_> = addons::in_order(&held).into_iter().cloned().collect();
-    if positions.is_empty() {
+    let ordered = addons::in_order(&held);
+    if ordered.is_empty() {
         // The cart may be becoming an order in another request: its code once it has.
         let placed = checkout::placed_order(cx.db, shop.event.id, cart).await?;
         return Ok(Err(match placed {
@@ -57,10 +68,14 @@ pub(crate) async fn open<'a>(
             None => PageAnswer::redirect(shop.path()),
         }));
     }
+    let catalogue = carts::catalogue_of(cx.db, shop.cache, &shop.event, &ordered).await?;
+    let priced = carts::discounted(&catalogue, &ordered, tessera::values::now());
     Ok(Ok(Checkout {
         cart: cart.to_owned(),
         shop,
-        positions,
+        positions: ordered.into_iter().cloned().collect(),
+        priced,
+        catalogue,
         entered,
     }))
 }
@@ -129,13 +144,13 @@ impl tessera::plugin::pages::Page for Questions {
         let form = checkout::form(cx.db, &c.shop.event, &c.shop.settings, &c.positions).await?;
         if req.form.is_empty() {
             let repeat = c.entered.email.clone();
-            return questions_page(cx, &c, &form, &repeat, &FieldErrors::new()).await;
+            return Ok(questions_page(&c, &form, &repeat, &FieldErrors::new()));
         }
         read_entries(req, &form, &mut c.entered);
         let repeat = req.field("email_repeat").unwrap_or_default().to_owned();
         let errors = form.check(&mut c.entered, &repeat);
         if !errors.is_empty() {
-            return questions_page(cx, &c, &form, &repeat, &errors).await;
+            return Ok(questions_page(&c, &form, &repeat, &errors));
         }
         checkout::keep(cx.db, c.shop.event.id, &c.cart, &c.entered).await?;
         Ok(PageAnswer::redirect(format!(
@@ -155,7 +170,7 @@ impl tessera::plugin::pages::Page for Payment {
                 c.shop.path()
             )));
         }
-        let total: i64 = c.positions.iter().map(|p| p.price_cents).sum();
+        let total = c.total();
         let offered = checkout::providers(
             cx.db,
             &**cx.plugins,
@@ -227,7 +242,7 @@ impl tessera::plugin::pages::Page for Confirm {
         if c.entered.email.is_empty() {
             return Ok(PageAnswer::redirect(format!("{path}/checkout/questions")));
         }
-        let total: i64 = c.positions.iter().map(|p| p.price_cents).sum();
+        let total = c.total();
         if total > 0 && c.entered.payment.is_none() {
             return Ok(PageAnswer::redirect(format!("{path}/checkout/payment")));
         }
@@ -322,14 +337,13 @@ pub(crate) fn read_entries(req: &PageRequest, form: &Form, entered: &mut Entered
 }
 
 /// The questions step's page.
-async fn questions_page(
-    cx: &PageContext<'_>,
+fn questions_page(
     c: &Checkout<'_>,
     form: &Form,
     email_repeat: &str,
     errors: &FieldErrors,
-) -> Result<PageAnswer, DbErr> {
-    let catalogue = catalogue(cx, c).await?;
+) -> PageAnswer {
+    let catalogue = &c.catalogue;
     let products = c
         .positions
         .iter()
@@ -345,7 +359,7 @@ async fn questions_page(
         purpose: Purpose::Checkout,
         back: c.shop.path(),
     };
-    Ok(fields_page(&asking, form, email_repeat, errors))
+    fields_page(&asking, form, email_repeat, errors)
 }
 
 /// What a form of the buyer's information is for.
@@ -495,13 +509,6 @@ fn ask(a: Ask) -> Value {
     }
 }
 
-async fn catalogue(cx: &PageContext<'_>, c: &Checkout<'_>) -> Result<Catalogue, DbErr> {
-    let mut dates: Vec<i64> = c.positions.iter().filter_map(|p| p.subevent_id).collect();
-    dates.sort_unstable();
-    dates.dedup();
-    Catalogue::load_kept(cx.db, c.shop.cache, &c.shop.event, &dates).await
-}
-
 /// The confirmation step's page: the cart, the entries, the payment, the total.
 async fn confirm_page(
     cx: &PageContext<'_>,
@@ -511,16 +518,19 @@ async fn confirm_page(
 ) -> Result<PageAnswer, DbErr> {
     let lang = &c.shop.lang;
     let currency = &c.shop.event.currency;
-    let catalogue = catalogue(cx, c).await?;
+    let catalogue = &c.catalogue;
     let positions: Vec<Value> = c
         .positions
         .iter()
-        .map(|p| {
+        .zip(&c.priced)
+        .map(|(p, priced)| {
             let a = c.entered.attendees.get(&p.id).cloned().unwrap_or_default();
             json!({
                 "addon": p.addon_to_id.is_some(),
                 "product": catalogue.product_name(p.item_id, p.variation_id, lang),
-                "price": present::money(p.price_cents, currency),
+                "price": present::money(priced.price, currency),
+                "original_price": (priced.price != p.price_cents)
+                    .then(|| present::money(p.price_cents, currency)),
                 "attendee": a.name,
             })
         })

@@ -6,8 +6,7 @@ use sea_orm::DbErr;
 use serde_json::{Value, json};
 use tessera::db::entities::{subevent, voucher};
 use tessera::domain::availability::State;
-use tessera::domain::carts::buying;
-use tessera::domain::sale::Catalogue;
+use tessera::domain::carts::{self, buying};
 use tessera::domain::storefront::{self, ItemOffer, Look, Offer, Sale, Unavailable};
 use tessera::plugin::pages::{Page, PageAnswer, PageContext, PageRequest};
 
@@ -259,18 +258,17 @@ async fn cart_summary(
         return Ok(Value::Null);
     };
     let held = buying::positions(cx.db, shop.event.id, id).await?;
-    let positions = tessera::domain::carts::addons::in_order(&held);
+    let positions = carts::addons::in_order(&held);
     if positions.is_empty() {
         return Ok(Value::Null);
     }
-    let mut dates: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
-    dates.sort_unstable();
-    dates.dedup();
-    let catalogue = Catalogue::load_kept(cx.db, shop.cache, &shop.event, &dates).await?;
+    let catalogue = carts::catalogue_of(cx.db, shop.cache, &shop.event, &positions).await?;
+    let priced = carts::discounted(&catalogue, &positions, tessera::values::now());
     let currency = &shop.event.currency;
     let lines: Vec<Value> = positions
         .iter()
-        .map(|p| {
+        .zip(&priced)
+        .map(|(p, priced)| {
             let date = p
                 .subevent_id
                 .and_then(|d| catalogue.subevent(d))
@@ -279,7 +277,9 @@ async fn cart_summary(
                 "id": p.id,
                 "name": catalogue.product_name(p.item_id, p.variation_id, &shop.lang),
                 "date": date,
-                "price": present::money(p.price_cents, currency),
+                "price": present::money(priced.price, currency),
+                "original_price": (priced.price != p.price_cents)
+                    .then(|| present::money(p.price_cents, currency)),
                 "addon": p.addon_to_id.is_some(),
             })
         })
@@ -292,7 +292,7 @@ async fn cart_summary(
     let base = shop.path();
     Ok(json!({
         "positions": lines,
-        "total": present::money(positions.iter().map(|p| p.price_cents).sum(), currency),
+        "total": present::money(priced.iter().map(|p| p.price).sum(), currency),
         "expires": present::moment(expires, &shop.event.timezone, &shop.lang),
         "remove_url": format!("{base}/cart/remove"),
         "clear_url": format!("{base}/cart/clear"),

@@ -114,7 +114,8 @@ impl Names {
 }
 
 #[tokio::test]
-async fn a_clone_copies_items_variations_add_ons_bundles_quotas_and_questions_field_by_field() {
+async fn a_clone_copies_items_variations_add_ons_bundles_quotas_questions_and_discounts_field_by_field()
+ {
     let (app, _, token) = catalogue_app().await;
     let cat = created(
         &app,
@@ -203,6 +204,16 @@ async fn a_clone_copies_items_variations_add_ons_bundles_quotas_and_questions_fi
                "valid_string_length_max": 200}),
     )
     .await;
+    created(
+        &app,
+        &format!("{EVENT}/discounts/"),
+        &token,
+        json!({"internal_name": "Shirt with a ticket", "condition_all_products": false,
+               "condition_limit_products": [id(&ticket)], "condition_min_count": 1,
+               "benefit_same_products": false, "benefit_limit_products": [id(&shirt)],
+               "benefit_discount_matching_percent": "50.00"}),
+    )
+    .await;
     let r = app
         .post(
             &format!("{EVENT}/clone/"),
@@ -247,6 +258,17 @@ async fn a_clone_copies_items_variations_add_ons_bundles_quotas_and_questions_fi
         };
         assert_eq!(neutral(&src, s), neutral(&dst, d));
     }
+    let refs = [
+        ("condition_limit_products", "item"),
+        ("benefit_limit_products", "item"),
+    ];
+    let src_discounts = all(&app, &token, &format!("{EVENT}/discounts/")).await;
+    let dst_discounts = all(&app, &token, &format!("{copy}/discounts/")).await;
+    assert_eq!(dst_discounts.len(), 1);
+    assert_eq!(
+        src.neutral(&src_discounts[0], &refs),
+        dst.neutral(&dst_discounts[0], &refs)
+    );
     // The copies point at the copy's objects only.
     let shirt_copy = &dst_items[0];
     assert_eq!(shirt_copy["hidden_if_available"], dst_quotas[0]["id"]);

@@ -24,6 +24,7 @@ mod device_eventselection;
 mod device_profiles;
 mod device_protocol;
 mod devices;
+mod discounts;
 mod einvoice_support;
 mod errors;
 mod event_config;

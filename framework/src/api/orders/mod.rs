@@ -79,6 +79,11 @@ pub struct PositionCreate {
     /// before it that is no add-on itself.
     #[oai(nullable, validator(minimum(value = "1"), maximum(value = "500")))]
     pub addon_to: Option<i32>,
+    /// A discount of the event the client applied, with the `price` it sent. When any
+    /// position names one, the discounts sent stand; otherwise the event's discounts price
+    /// the positions sent without a price.
+    #[oai(nullable)]
+    pub discount: Option<i64>,
 }
 
 /// A fee of a new order.
@@ -249,6 +254,7 @@ fn position_input(p: PositionCreate) -> PositionInput {
         voucher: p.voucher,
         positionid: p.positionid,
         addon_to: p.addon_to,
+        discount: p.discount,
     }
 }
 

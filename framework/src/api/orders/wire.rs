@@ -80,6 +80,9 @@ pub struct PositionOut {
     /// Voucher redeemed.
     #[oai(nullable)]
     pub voucher: Option<i64>,
+    /// The automatic discount that priced it.
+    #[oai(nullable)]
+    pub discount: Option<i64>,
     /// Tax rate in percent.
     pub tax_rate: Decimal2,
     /// Tax included in the price.
@@ -525,6 +528,7 @@ impl<'a> OrderView<'a> {
             attendee_name_parts: strings(&p.attendee_name_parts),
             attendee_email: p.attendee_email.clone(),
             voucher: p.voucher_id,
+            discount: p.discount_id,
             tax_rate: Decimal2(p.tax_rate_bps),
             tax_value: Money(p.tax_value_cents),
             tax_rule: p.tax_rule_id,

@@ -5,6 +5,7 @@ pub mod category;
 pub mod checkout;
 pub mod device;
 pub mod device_event;
+pub mod discount;
 pub mod event;
 pub mod file;
 pub mod gate;

@@ -27,6 +27,8 @@ pub struct Model {
     pub attendee_email: Option<String>,
     /// Voucher redeemed.
     pub voucher_id: Option<i64>,
+    /// The automatic discount that priced it, if any.
+    pub discount_id: Option<i64>,
     /// Tax rule applied.
     pub tax_rule_id: Option<i64>,
     /// Tax rate in basis points.

@@ -531,7 +531,9 @@ async fn place_claimed(
 ) -> Result<Result<Order, Refused>, DbErr> {
     let vouchers: BTreeMap<i64, String> = voucher_codes(db, positions).await?;
     let positions = super::addons::in_order(positions);
-    let total: i64 = positions.iter().map(|p| p.price_cents).sum();
+    let catalogue = super::catalogue_of(db, placing.cache, placing.event, &positions).await?;
+    let priced = super::discounted(&catalogue, &positions, crate::values::now());
+    let total: i64 = priced.iter().map(|p| p.price).sum();
     let numbered = positions.iter().any(|p| p.addon_to_id.is_some());
     let number = |id: i64| {
         positions
@@ -564,13 +566,14 @@ async fn place_claimed(
         invoice_address: entered.invoice_address.clone(),
         positions: positions
             .iter()
-            .map(|p| {
+            .zip(&priced)
+            .map(|(p, priced)| {
                 let a = entered.attendees.get(&p.id).cloned().unwrap_or_default();
                 let name_parts = name_parts(&a.name);
                 PositionInput {
                     item: p.item_id,
                     variation: p.variation_id,
-                    price: Some(p.price_cents),
+                    price: Some(priced.price),
                     attendee_name_parts: name_parts,
                     attendee_email: (!a.email.is_empty()).then_some(a.email),
                     answers: a
@@ -587,6 +590,7 @@ async fn place_claimed(
                     voucher: p.voucher_id.and_then(|v| vouchers.get(&v).cloned()),
                     positionid: numbered.then(|| number(p.id)).flatten(),
                     addon_to: p.addon_to_id.and_then(number),
+                    discount: priced.discount,
                 }
             })
             .collect(),

@@ -709,6 +709,7 @@ async fn create_positions(
             attendee_name_parts: json!({}),
             attendee_email: None,
             voucher_id: None,
+            discount_id: None,
             tax_rule_id: tax.rule_id,
             tax_rate_bps: tax.rate_bps,
             tax_value_cents: tax.value_cents,

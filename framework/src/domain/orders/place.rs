@@ -33,7 +33,7 @@ use crate::domain::seating::sell::{self, SeatKey};
 use crate::domain::secrets::{self, Generator, TicketFacts};
 use crate::domain::tax_rules::reverse_charge::Buyer;
 use crate::domain::tokens::{UNAMBIGUOUS, random_from};
-use crate::domain::{files, vouchers, webhooks};
+use crate::domain::{discounts, files, vouchers, webhooks};
 
 /// An answer to a question, as sent.
 #[derive(Debug, Clone)]
@@ -71,6 +71,9 @@ pub struct PositionInput {
     pub positionid: Option<i32>,
     /// The number of the position it is an add-on to.
     pub addon_to: Option<i32>,
+    /// The discount the client applied (with the price it sent); when any position names
+    /// one, the discounts the client sent stand and none are worked out.
+    pub discount: Option<i64>,
 }
 
 impl PositionInput {
@@ -218,6 +221,9 @@ pub(super) struct Line {
     product: Product,
     price: i64,
     voucher: Option<usize>,
+    /// How much the voucher took off the listed price.
+    voucher_discount: i64,
+    discount: Option<i64>,
     seat: Option<seat::Model>,
     answers: Value,
 }
@@ -437,10 +443,11 @@ pub(super) fn lines(
             true => 0,
             false => catalogue.default_price(&product, p.buyer.as_ref()),
         };
-        let price = pos.price.unwrap_or_else(|| match voucher {
+        let after_voucher = match voucher {
             Some(vi) => vouchers::price(&locked_vouchers[vi], base),
             None => base,
-        });
+        };
+        let price = pos.price.unwrap_or(after_voucher);
         if let Some(s) = &seat
             && s.blocked
             && voucher.is_none_or(|vi| locked_vouchers[vi].seat_id != Some(s.id))
@@ -453,12 +460,45 @@ pub(super) fn lines(
                 product,
                 price,
                 voucher,
+                voucher_discount: base - after_voucher,
+                discount: pos.discount,
                 seat,
                 answers: p.answers.stored[i].clone(),
             },
         ));
     }
+    discount(p, &mut lines, now);
     lines
+}
+
+/// Prices the lines with the event's discounts, as pretix does for orders sent without any
+/// discount: each line whose price was not sent takes its discounted price and the discount
+/// that took it. When the client named a discount for any line, what it sent stands.
+fn discount(p: &Prepared, lines: &mut [(usize, Line)], now: DateTime<Utc>) {
+    let sent = &p.new.positions;
+    let rules = p.catalogue.discounts();
+    if rules.is_empty() || sent.iter().any(|s| s.discount.is_some()) {
+        return;
+    }
+    let input: Vec<discounts::Line> = lines
+        .iter()
+        .map(|(i, l)| discounts::Line {
+            item_id: l.product.item_id,
+            subevent_id: l.product.subevent_id,
+            subevent_start: p.catalogue.date_start(l.product.subevent_id),
+            price: l.price,
+            addon_to: p.parents[*i].map(|b| b as i64),
+            is_bundled: false,
+            voucher_discount: l.voucher_discount,
+        })
+        .collect();
+    let priced = rules.apply(&p.new.sales_channel, now, &input);
+    for ((i, l), priced) in lines.iter_mut().zip(priced) {
+        if sent[*i].price.is_none() {
+            l.price = priced.price;
+            l.discount = priced.discount;
+        }
+    }
 }
 
 /// Tells the plugins and webhooks of a placed order and queues its confirmation mail, in
@@ -563,6 +603,20 @@ fn resolve_products(
                             "price",
                             "Ensure this value is greater than or equal to 0.",
                         );
+                    }
+                    match p.discount {
+                        Some(d) if !catalogue.discounts().has(d) => errors.add(
+                            i,
+                            "discount",
+                            format!("Invalid pk \"{d}\" - object does not exist."),
+                        ),
+                        Some(_) if p.price.is_none() => errors.add(
+                            i,
+                            "discount",
+                            "You can only specify a discount if you do the price computation, \
+                             but price is not set.",
+                        ),
+                        _ => {}
                     }
                     Some(product)
                 }
@@ -1076,6 +1130,7 @@ fn positions_of(
                 attendee_name_parts: Set(Value::Object(p.attendee_name_parts.clone())),
                 attendee_email: Set(p.attendee_email.clone()),
                 voucher_id: Set(l.voucher.map(|vi| d.vouchers[vi].id)),
+                discount_id: Set(l.discount),
                 tax_rule_id: Set(tax.rule_id),
                 tax_rate_bps: Set(tax.rate_bps),
                 tax_value_cents: Set(tax.value_cents),
