@@ -45,6 +45,7 @@ mod m0040_payments_on_the_page;
 mod m0041_shop_carts;
 mod m0042_cart_addons;
 mod m0043_discounts;
+mod m0044_voucher_inclusions;
 mod schema_helpers;
 
 pub use m0010_config_changes::CONFIG_TABLES;
@@ -99,6 +100,7 @@ impl MigratorTrait for Migrator {
             Box::new(m0041_shop_carts::Migration),
             Box::new(m0042_cart_addons::Migration),
             Box::new(m0043_discounts::Migration),
+            Box::new(m0044_voucher_inclusions::Migration),
         ]
     }
 }

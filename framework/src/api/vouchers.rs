@@ -104,6 +104,10 @@ pub struct VoucherOut {
     pub comment: String,
     /// Shows items hidden without a voucher.
     pub show_hidden_items: bool,
+    /// Offers every add-on free of charge with the product it is redeemed for.
+    pub all_addons_included: bool,
+    /// Includes what comes bundled with the product it is redeemed for free of charge.
+    pub all_bundles_included: bool,
 }
 
 impl From<Voucher> for VoucherOut {
@@ -129,6 +133,8 @@ impl From<Voucher> for VoucherOut {
             tag: r.tag,
             comment: r.comment,
             show_hidden_items: r.show_hidden_items,
+            all_addons_included: r.all_addons_included,
+            all_bundles_included: r.all_bundles_included,
         }
     }
 }
@@ -181,6 +187,12 @@ pub struct VoucherCreate {
     /// Show items hidden without a voucher (default true).
     #[oai(default = "yes")]
     pub show_hidden_items: bool,
+    /// Offers every add-on free of charge with the product it is redeemed for (default false).
+    #[oai(default)]
+    pub all_addons_included: bool,
+    /// Includes what comes bundled with the product it is redeemed for free of charge (default false).
+    #[oai(default)]
+    pub all_bundles_included: bool,
 }
 
 fn one() -> i32 {
@@ -209,6 +221,8 @@ impl From<VoucherCreate> for VoucherFields {
             tag: v.tag,
             comment: v.comment,
             show_hidden_items: v.show_hidden_items,
+            all_addons_included: v.all_addons_included,
+            all_bundles_included: v.all_bundles_included,
         }
     }
 }
@@ -255,6 +269,10 @@ pub struct VoucherPatch {
     pub comment: Option<String>,
     /// Show items hidden without a voucher.
     pub show_hidden_items: Option<bool>,
+    /// Offers every add-on free of charge with the product it is redeemed for.
+    pub all_addons_included: Option<bool>,
+    /// Includes what comes bundled with the product it is redeemed for free of charge.
+    pub all_bundles_included: Option<bool>,
 }
 
 impl VoucherPatch {
@@ -275,6 +293,8 @@ impl VoucherPatch {
             tag: self.tag.unwrap_or(f.tag),
             comment: self.comment.unwrap_or(f.comment),
             show_hidden_items: self.show_hidden_items.unwrap_or(f.show_hidden_items),
+            all_addons_included: self.all_addons_included.unwrap_or(f.all_addons_included),
+            all_bundles_included: self.all_bundles_included.unwrap_or(f.all_bundles_included),
         }
     }
 }

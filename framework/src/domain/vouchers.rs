@@ -183,6 +183,8 @@ mod tests {
             tag: String::new(),
             comment: String::new(),
             show_hidden_items: true,
+            all_addons_included: false,
+            all_bundles_included: false,
             created: crate::values::now(),
         }
     }

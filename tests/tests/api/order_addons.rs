@@ -129,3 +129,30 @@ async fn add_ons_without_position_ids_apart_from_their_base_or_with_a_voucher_ar
     let orders = s.app.get(&format!("{EVENT}/orders/"), &s.token).await;
     assert_eq!(orders.body["count"], 0);
 }
+
+#[tokio::test]
+async fn a_voucher_that_includes_every_add_on_makes_its_tickets_add_ons_free() {
+    let (s, workshop, dinner) = shop_with_addons().await;
+    let v = created(
+        &s.app,
+        &format!("{EVENT}/vouchers/"),
+        &s.token,
+        json!({"code": "ALLIN", "max_usages": 5, "all_addons_included": true}),
+    )
+    .await;
+    assert_eq!(v["all_addons_included"], true);
+    assert_eq!(v["all_bundles_included"], false);
+    let r = s
+        .order(positions(json!([
+            {"positionid": 1, "item": s.ticket, "voucher": "ALLIN"},
+            {"positionid": 2, "item": dinner, "addon_to": 1},
+            {"positionid": 3, "item": s.ticket},
+            {"positionid": 4, "item": dinner, "addon_to": 3},
+            {"positionid": 5, "item": workshop, "addon_to": 3},
+        ])))
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let p = &r.body["positions"];
+    let prices: Vec<&Value> = (0..5).map(|i| &p[i]["price"]).collect();
+    assert_eq!(prices, ["23.00", "0.00", "23.00", "15.00", "0.00"]);
+}

@@ -505,3 +505,56 @@ async fn an_add_on_keeps_its_own_order_limit_over_all_tickets_and_bundle_only_it
     let r = submit(&mut browser, "/acme/conf/checkout/addons", &one).await;
     assert_eq!(r.status, 303, "{}", r.body);
 }
+
+#[tokio::test]
+async fn a_voucher_can_include_every_add_on_and_what_comes_bundled_at_no_cost() {
+    let s = addon_shop().await;
+    let (app, token) = (&s.shop.app, &s.shop.token);
+    let pass = id(&item(
+        app,
+        token,
+        json!({"name": {"en": "Pass"}, "default_price": "50.00", "admission": true,
+               "bundles": [{"bundled_item": s.dinner, "count": 1, "designated_price": "15.00"}]}),
+    )
+    .await);
+    let quota = json!({"name": "Passes", "size": 5, "items": [pass]});
+    created(app, &format!("{EVENT}/quotas/"), token, quota).await;
+    let vouchers = format!("{EVENT}/vouchers/");
+    for (code, field) in [
+        ("ADDONS", "all_addons_included"),
+        ("BUNDLES", "all_bundles_included"),
+    ] {
+        let mut body = json!({"code": code, "max_usages": 5});
+        body[field] = json!(true);
+        let v = created(app, &vouchers, token, body).await;
+        assert_eq!(v[field], true, "{v}");
+    }
+    app.state.cache.refresh().await;
+
+    // The pass comes with its dinner free, and keeps its whole price.
+    let mut browser = Browser::new(app);
+    let field = format!("item_{pass}");
+    let fields = [(field.as_str(), "1"), ("_voucher_code", "BUNDLES")];
+    let r = post_from(&mut browser, "/acme/conf", "/acme/conf/cart/add", &fields).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let body = html(&browser.get("/acme/conf").await).to_owned();
+    assert!(body.contains("Total: EUR 50.00"), "{body}");
+
+    // A ticket's dinners are offered included and cost nothing.
+    let mut browser = Browser::new(app);
+    let field = format!("item_{}", s.shop.ticket);
+    let fields = [(field.as_str(), "1"), ("_voucher_code", "ADDONS")];
+    let r = post_from(&mut browser, "/acme/conf", "/acme/conf/cart/add", &fields).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let page = browser.get("/acme/conf/checkout/addons").await;
+    let base = bases(html(&page)).remove(0);
+    let chosen = [
+        (count(&base, s.workshop_a), "1"),
+        (count(&base, s.dinner), "1"),
+    ];
+    let chosen: Vec<(&str, &str)> = chosen.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    let r = submit(&mut browser, "/acme/conf/checkout/addons", &chosen).await;
+    assert_eq!(r.status, 303, "{}", r.body);
+    let body = html(&browser.get("/acme/conf").await).to_owned();
+    assert!(body.contains("Total: EUR 23.00"), "{body}");
+}

@@ -92,7 +92,8 @@ async fn a_voucher_is_created_shown_changed_replaced_and_deleted() {
         json!({"id": v["id"], "code": code, "max_usages": 1, "redeemed": 0, "valid_until": null,
                "block_quota": false, "allow_ignore_quota": false, "price_mode": "none",
                "value": "0.00", "item": null, "variation": null, "quota": null, "seat": null,
-               "subevent": null, "tag": "", "comment": "", "show_hidden_items": true})
+               "subevent": null, "tag": "", "comment": "", "show_hidden_items": true,
+               "all_addons_included": false, "all_bundles_included": false})
     );
     let url = one(id(&v));
     assert_eq!(app.get(&url, &token).await.body, v);

@@ -43,6 +43,10 @@ pub struct Model {
     pub comment: String,
     /// Shows items hidden without a voucher.
     pub show_hidden_items: bool,
+    /// Offers every add-on free of charge with the product it is redeemed for.
+    pub all_addons_included: bool,
+    /// Includes what comes bundled with the product it is redeemed for free of charge.
+    pub all_bundles_included: bool,
     /// When it was created.
     pub created: DateTimeUtc,
 }

@@ -213,10 +213,19 @@ pub async fn add(
     let Some(expires) = expiry(now, &held, minutes) else {
         return Ok(Err(too_many(adding.settings)));
     };
-    let bundles = match bundles_of(&txn, &catalogue, &lines).await? {
+    let mut bundles = match bundles_of(&txn, &catalogue, &lines).await? {
         Ok(b) => b,
         Err(refused) => return Ok(Err(refused)),
     };
+    // A voucher may include what comes bundled at no cost (pretix's `all_bundles_included`).
+    if locked_voucher
+        .as_ref()
+        .is_some_and(|v| v.all_bundles_included)
+    {
+        for b in bundles.iter_mut() {
+            b.price = 0;
+        }
+    }
     // What comes bundled is bounded as what is put in is.
     let bundled_units: i64 = lines
         .iter()

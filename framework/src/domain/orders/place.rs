@@ -408,6 +408,8 @@ pub(super) fn lines(
     let catalogue = &p.catalogue;
     let mut lines = Vec::with_capacity(p.products.len());
     let mut uses: HashMap<usize, i32> = HashMap::new();
+    // Each position's voucher, for its add-ons.
+    let mut redeems: HashMap<usize, &voucher::Model> = HashMap::new();
     for (i, (pos, &product)) in p.new.positions.iter().zip(&p.products).enumerate() {
         let seat = pos.seat_key().and_then(|k| seats.get(&k)).cloned();
         let voucher = match &pos.voucher {
@@ -439,7 +441,15 @@ pub(super) fn lines(
                 }
             },
         };
-        let base = match p.included[i] {
+        if let Some(vi) = voucher {
+            redeems.insert(i, &locked_vouchers[vi]);
+        }
+        // An add-on is free when its base's rule includes it, or its base's voucher includes
+        // every add-on (pretix's `is_included_for_free`).
+        let base_includes = p.parents[i]
+            .and_then(|b| redeems.get(&b))
+            .is_some_and(|v| v.all_addons_included);
+        let base = match p.included[i] || base_includes {
             true => 0,
             false => catalogue.default_price(&product, p.buyer.as_ref()),
         };

@@ -67,6 +67,10 @@ pub struct VoucherFields {
     pub comment: String,
     /// Shows items hidden without a voucher.
     pub show_hidden_items: bool,
+    /// Offers every add-on free of charge with the product it is redeemed for.
+    pub all_addons_included: bool,
+    /// Includes what comes bundled with the product it is redeemed for free of charge.
+    pub all_bundles_included: bool,
 }
 
 impl Default for VoucherFields {
@@ -87,6 +91,8 @@ impl Default for VoucherFields {
             tag: String::new(),
             comment: String::new(),
             show_hidden_items: true,
+            all_addons_included: false,
+            all_bundles_included: false,
         }
     }
 }
@@ -120,6 +126,8 @@ impl Voucher {
             tag: r.tag.clone(),
             comment: r.comment.clone(),
             show_hidden_items: r.show_hidden_items,
+            all_addons_included: r.all_addons_included,
+            all_bundles_included: r.all_bundles_included,
         }
     }
 }
@@ -527,6 +535,8 @@ async fn write(
         tag: f.tag.clone(),
         comment: f.comment.clone(),
         show_hidden_items: f.show_hidden_items,
+        all_addons_included: f.all_addons_included,
+        all_bundles_included: f.all_bundles_included,
         created: old.map_or_else(crate::values::now, |o| o.created),
     };
     let new_quotas = blocked_quotas(&new, &catalogue);
@@ -598,6 +608,8 @@ async fn save(txn: &impl ConnectionTrait, v: voucher::Model) -> Result<voucher::
         tag: Set(v.tag),
         comment: Set(v.comment),
         show_hidden_items: Set(v.show_hidden_items),
+        all_addons_included: Set(v.all_addons_included),
+        all_bundles_included: Set(v.all_bundles_included),
         ..Default::default()
     };
     if is_new {
@@ -871,6 +883,8 @@ mod tests {
             tag: String::new(),
             comment: String::new(),
             show_hidden_items: true,
+            all_addons_included: false,
+            all_bundles_included: false,
             created: crate::values::now(),
         }
     }
