@@ -55,13 +55,15 @@ impl MigrationTrait for Migration {
         .await?;
         m.create_index(index("discounts_event", "discounts", &["event_id"]))
             .await?;
-        m.alter_table(
-            Table::alter()
-                .table("order_positions")
-                .add_column(big_integer_null("discount_id"))
-                .to_owned(),
-        )
-        .await?;
+        // A reference the database keeps: a discount is not deleted while a position names
+        // it, even one an order placed at the same moment. (Written out: SQLite adds a
+        // column with a reference only this way.)
+        m.get_connection()
+            .execute_unprepared(
+                "ALTER TABLE order_positions ADD COLUMN discount_id BIGINT NULL \
+                 REFERENCES discounts (id)",
+            )
+            .await?;
         m.create_index(index(
             "order_positions_discount",
             "order_positions",

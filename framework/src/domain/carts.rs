@@ -1,6 +1,8 @@
 //! Cart positions created through the API: a product (and seat) reserved for a while,
 //! exactly as an order would take it, until the cart expires, is deleted or becomes an order.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
@@ -18,7 +20,7 @@ use super::discounts::{self, Priced};
 use super::sale::{Catalogue, Product};
 use super::seating::sell;
 use crate::db::begin_write;
-use crate::db::entities::{cart_position, event};
+use crate::db::entities::{cart_position, event, voucher};
 
 /// A new cart position, as sent.
 #[derive(Debug, Clone, Default)]
@@ -91,20 +93,40 @@ pub async fn catalogue_of(
 
 /// What a shop cart's positions (in the order of [`addons::in_order`]) cost after the event's
 /// discounts: the cart keeps undiscounted prices, and this is what the buyer is shown and
-/// pays. A voucher counts as having made a position cheaper when its price is below the
-/// product's listed price.
-pub fn discounted(
+/// pays. A position's voucher discount is what its voucher takes off the listed price, as
+/// pretix counts it.
+pub async fn discounted(
+    db: &impl ConnectionTrait,
     catalogue: &Catalogue,
     positions: &[&cart_position::Model],
     now: DateTime<Utc>,
-) -> Vec<Priced> {
+) -> Result<Vec<Priced>, DbErr> {
+    let rules = catalogue.discounts();
+    if rules.is_empty() {
+        let price = |p: &&cart_position::Model| Priced {
+            price: p.price_cents,
+            discount: None,
+        };
+        return Ok(positions.iter().map(price).collect());
+    }
+    let ids: Vec<i64> = positions.iter().filter_map(|p| p.voucher_id).collect();
+    let vouchers: HashMap<i64, voucher::Model> = match ids.is_empty() {
+        true => HashMap::new(),
+        false => voucher::Entity::find()
+            .filter(voucher::Column::Id.is_in(ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|v| (v.id, v))
+            .collect(),
+    };
     let lines: Vec<discounts::Line> = positions
         .iter()
         .map(|p| {
-            let listed = match p.voucher_id {
-                Some(_) => catalogue.default_price(&product_of(p), None),
-                None => p.price_cents,
-            };
+            let voucher_discount = p.voucher_id.and_then(|v| vouchers.get(&v)).map_or(0, |v| {
+                let listed = catalogue.default_price(&product_of(p), None);
+                listed - super::vouchers::price(v, listed)
+            });
             discounts::Line {
                 item_id: p.item_id,
                 subevent_id: p.subevent_id,
@@ -112,16 +134,11 @@ pub fn discounted(
                 price: p.price_cents,
                 addon_to: p.addon_to_id,
                 is_bundled: p.is_bundled,
-                voucher_discount: (listed - p.price_cents).max(0),
+                voucher_discount,
             }
         })
         .collect();
-    match catalogue.discounts().is_empty() {
-        true => discounts::undiscounted(&lines),
-        false => catalogue
-            .discounts()
-            .apply(crate::domain::storefront::CHANNEL, now, &lines),
-    }
+    Ok(rules.apply(crate::domain::storefront::CHANNEL, now, &lines))
 }
 
 /// Reserves a product (and seat) for a cart, in one transaction: the seat and quotas are

@@ -65,11 +65,7 @@ pub struct Rule {
 
 impl From<discount::Model> for Rule {
     fn from(row: discount::Model) -> Self {
-        let ids = |v: &serde_json::Value| -> HashSet<i64> {
-            v.as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_i64()).collect())
-                .unwrap_or_default()
-        };
+        let ids = |v| stored::id_list(v).into_iter().collect();
         Self {
             condition_items: ids(&row.condition_limit_products),
             benefit_items: ids(&row.benefit_limit_products),
@@ -176,7 +172,11 @@ impl Rule {
                 .filter(|i| self.benefits(&lines[*i]))
                 .collect(),
         };
-        let group = Group { rule: self, lines };
+        let group = Group {
+            rule: self,
+            lines,
+            addon_index: addon_indexes(lines, open),
+        };
         match r.subevent_mode.as_str() {
             SAME => {
                 let mut dates: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
@@ -213,6 +213,27 @@ impl Rule {
 struct Group<'a> {
     rule: &'a Rule,
     lines: &'a [Line],
+    /// Each open line's place among the open add-ons of its base (0 for a line without).
+    addon_index: HashMap<usize, usize>,
+}
+
+/// How many open add-ons of the same base come before each open line, as pretix sorts equal
+/// prices: so that "every tenth add-on free" discounts one in each base's ten.
+fn addon_indexes(lines: &[Line], open: &[usize]) -> HashMap<usize, usize> {
+    let mut seen: HashMap<i64, usize> = HashMap::new();
+    open.iter()
+        .map(|&i| {
+            let n = match lines[i].addon_to {
+                None => 0,
+                Some(base) => {
+                    let n = seen.entry(base).or_insert(0);
+                    *n += 1;
+                    *n - 1
+                }
+            };
+            (i, n)
+        })
+        .collect()
 }
 
 impl Group<'_> {
@@ -276,22 +297,16 @@ impl Group<'_> {
         i64::try_from(rounded).unwrap_or(0)
     }
 
-    /// Cheapest first; among equal prices the earlier add-ons of a base first, then the
-    /// later lines (so that "every tenth add-on free" discounts one in each base's ten).
-    fn cheapest_first(&self, a: usize, b: usize) -> Ordering {
-        let key = |i: usize| (self.lines[i].price, self.addon_index(i));
-        key(a).cmp(&key(b)).then(b.cmp(&a))
+    /// A line's price, then its place among its base's add-ons.
+    fn price_key(&self, i: usize) -> (i64, usize) {
+        let place = self.addon_index.get(&i).copied().unwrap_or(0);
+        (self.lines[i].price, place)
     }
 
-    /// How many add-ons of the same base come before line `i` (0 for a line without base).
-    fn addon_index(&self, i: usize) -> usize {
-        match self.lines[i].addon_to {
-            None => 0,
-            Some(base) => self.lines[..i]
-                .iter()
-                .filter(|l| l.addon_to == Some(base))
-                .count(),
-        }
+    /// Cheapest first; among equal prices the earlier add-ons of a base first, then the
+    /// later lines.
+    fn cheapest_first(&self, a: usize, b: usize) -> Ordering {
+        self.price_key(a).cmp(&self.price_key(b)).then(b.cmp(&a))
     }
 
     /// Groups of `min_count` lines each for a different date, as pretix builds them: the
@@ -299,10 +314,7 @@ impl Group<'_> {
     /// groups that lack their date.
     fn distinct_dates(&self, open: &[usize], counted: &HashSet<usize>) -> Vec<Vec<usize>> {
         let r = &self.rule.row;
-        let by_price = |a: &usize, b: &usize| {
-            let key = |i: usize| (self.lines[i].price, self.addon_index(i));
-            key(*a).cmp(&key(*b))
-        };
+        let by_price = |a: &usize, b: &usize| self.price_key(*a).cmp(&self.price_key(*b));
         // Lines by date, in the order the dates first appear.
         let mut dates: Vec<(Option<i64>, Vec<usize>)> = Vec::new();
         for &i in open {
@@ -346,11 +358,13 @@ impl Group<'_> {
             if candidates.is_empty() {
                 break;
             }
-            candidates.sort_by(by_price);
+            // The cheapest (the first of equals) or the dearest (the last of equals), as a
+            // stable sort would give them.
             let pick = match current.len() < cheap_picks {
-                true => candidates[0],
-                false => candidates[candidates.len() - 1],
+                true => candidates.iter().copied().min_by(by_price),
+                false => candidates.iter().copied().max_by(by_price),
             };
+            let Some(pick) = pick else { break };
             current.push(pick);
             if current.len() >= size {
                 for c in &current {
@@ -377,26 +391,6 @@ impl Group<'_> {
         }
         groups
     }
-}
-
-/// The lines' prices when no discount exists: as they are.
-pub fn undiscounted(lines: &[Line]) -> Vec<Priced> {
-    lines
-        .iter()
-        .map(|l| Priced {
-            price: l.price,
-            discount: None,
-        })
-        .collect()
-}
-
-/// Which discounts priced which lines, counted: for showing a cart.
-pub fn used(priced: &[Priced]) -> HashMap<i64, usize> {
-    let mut n = HashMap::new();
-    for d in priced.iter().filter_map(|p| p.discount) {
-        *n.entry(d).or_insert(0) += 1;
-    }
-    n
 }
 
 #[cfg(test)]

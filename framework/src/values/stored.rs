@@ -17,6 +17,14 @@ pub fn string_list(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A stored list of IDs; what is not a list, or not an integer in it, is left out.
+pub fn id_list(value: &Value) -> Vec<i64> {
+    value
+        .as_array()
+        .map(|l| l.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default()
+}
+
 /// A JSON object of strings as stored.
 pub fn string_map(value: &Value) -> BTreeMap<String, String> {
     value

@@ -69,7 +69,7 @@ pub(crate) async fn open<'a>(
         }));
     }
     let catalogue = carts::catalogue_of(cx.db, shop.cache, &shop.event, &ordered).await?;
-    let priced = carts::discounted(&catalogue, &ordered, tessera::values::now());
+    let priced = carts::discounted(cx.db, &catalogue, &ordered, tessera::values::now()).await?;
     Ok(Ok(Checkout {
         cart: cart.to_owned(),
         shop,
@@ -247,7 +247,12 @@ impl tessera::plugin::pages::Page for Confirm {
             return Ok(PageAnswer::redirect(format!("{path}/checkout/payment")));
         }
         let mut error = None;
-        if !req.form.is_empty() {
+        // The order is placed at the prices the page showed, or not at all (a discount may
+        // have ended meanwhile).
+        let shown = req.field("total");
+        if !req.form.is_empty() && shown.is_some_and(|t| t != total.to_string()) {
+            error = Some(texts::translate(&c.shop.lang, PRICE_CHANGED).to_owned());
+        } else if !req.form.is_empty() {
             let placing = Placing {
                 public_url: cx.public_url,
                 organizer: &c.shop.organizer.slug,
@@ -258,7 +263,9 @@ impl tessera::plugin::pages::Page for Confirm {
                 cache: c.shop.cache,
                 locale: &c.shop.lang,
             };
-            match checkout::place(cx.db, placing, &c.cart, &c.positions, &c.entered).await? {
+            match checkout::place(cx.db, placing, &c.cart, &c.positions, &c.priced, &c.entered)
+                .await?
+            {
                 Ok(order) => {
                     cx.mailer.wake();
                     return Ok(placed(&c.shop, &order.row.code, &order.row.secret));
@@ -275,6 +282,9 @@ impl tessera::plugin::pages::Page for Confirm {
         confirm_page(cx, &c, total, error).await
     }
 }
+
+/// Why a confirmation placed nothing: the cart's prices are not those confirmed.
+const PRICE_CHANGED: &str = "The price of some of the items in your cart has changed in the meantime. Please see below for details.";
 
 /// The form's entries into what was entered before.
 pub(crate) fn read_entries(req: &PageRequest, form: &Form, entered: &mut Entered) {
@@ -553,6 +563,7 @@ async fn confirm_page(
             (fee > 0).then(|| present::money(fee, currency)).into(),
         ),
         ("total".into(), present::money(total + fee, currency).into()),
+        ("confirmed_total".into(), total.to_string().into()),
         ("email".into(), c.entered.email.clone().into()),
         (
             "payment".into(),

@@ -263,7 +263,7 @@ async fn cart_summary(
         return Ok(Value::Null);
     }
     let catalogue = carts::catalogue_of(cx.db, shop.cache, &shop.event, &positions).await?;
-    let priced = carts::discounted(&catalogue, &positions, tessera::values::now());
+    let priced = carts::discounted(cx.db, &catalogue, &positions, tessera::values::now()).await?;
     let currency = &shop.event.currency;
     let lines: Vec<Value> = positions
         .iter()

@@ -324,3 +324,60 @@ async fn the_shop_shows_the_discounted_cart_and_the_order_pays_what_it_showed() 
     assert_eq!(prices(o), ["23.00", "23.00", "0.00"]);
     assert_eq!(o["positions"][2]["discount"], d);
 }
+
+#[tokio::test]
+async fn a_confirmation_at_prices_no_longer_valid_places_nothing_and_shows_the_new_ones() {
+    let s = bank_transfer_shop(Some(10), json!({})).await;
+    let d = discount(&s, third_free()).await;
+    s.app.state.cache.refresh().await;
+    let mut browser = Browser::new(&s.app);
+    let item = format!("item_{}", s.ticket);
+    let page = browser.get("/acme/conf").await;
+    let token = csrf_field(html(&page));
+    let add = [("csrfmiddlewaretoken", token.as_str()), (&item, "3")];
+    assert_eq!(browser.post("/acme/conf/cart/add", &add).await.status, 303);
+    for (path, fields) in [
+        (
+            "/acme/conf/checkout/questions",
+            vec![
+                ("email", "ada@example.org"),
+                ("email_repeat", "ada@example.org"),
+            ],
+        ),
+        (
+            "/acme/conf/checkout/payment",
+            vec![("payment", "banktransfer")],
+        ),
+    ] {
+        let token = csrf_field(html(&browser.get(path).await));
+        let mut form = vec![("csrfmiddlewaretoken", token.as_str())];
+        form.extend(fields);
+        assert_eq!(browser.post(path, &form).await.status, 303);
+    }
+    let confirm = "/acme/conf/checkout/confirm";
+    let page = browser.get(confirm).await;
+    let body = html(&page).to_owned();
+    assert!(body.contains("name=\"total\" value=\"4600\""), "{body}");
+    let token = csrf_field(&body);
+    let r = s
+        .app
+        .patch(
+            &format!("{DISCOUNTS}{d}/"),
+            &s.token,
+            json!({"active": false}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let form = [
+        ("csrfmiddlewaretoken", token.as_str()),
+        ("confirm", "yes"),
+        ("total", "4600"),
+    ];
+    let r = browser.post(confirm, &form).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    let body = html(&r);
+    assert!(body.contains("has changed in the meantime"), "{body}");
+    assert!(body.contains("EUR 69.00"), "{body}");
+    let orders = s.app.get(&format!("{EVENT}/orders/"), &s.token).await;
+    assert_eq!(orders.body["count"], 0);
+}

@@ -9,7 +9,7 @@
 //! was already taken is refused there), so a form sent twice never places a second order,
 //! and the second request finds the first order's code once the claim ends.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use rust_decimal::Decimal;
@@ -25,6 +25,7 @@ use serde_json::{Value, json};
 use super::buying::Refused;
 use crate::db::entities::{cart_position, checkout, event, item, question};
 use crate::domain::cache::{Cache, EventSettings};
+use crate::domain::discounts::Priced;
 use crate::domain::extensions::Extensions;
 use crate::domain::extensions::payments::PaymentContext;
 use crate::domain::orders::{
@@ -496,13 +497,15 @@ pub struct Placing<'a> {
     pub locale: &'a str,
 }
 
-/// Places the order of a cart with what was entered; the cart's positions are taken in the
-/// same transaction. `Ok(Err(_))` says why nothing was placed.
+/// Places the order of a cart with what was entered, at the prices the buyer confirmed
+/// (`priced`, one per position, from [`super::discounted`]); the cart's positions are taken
+/// in the same transaction. `Ok(Err(_))` says why nothing was placed.
 pub async fn place(
     db: &DatabaseConnection,
     placing: Placing<'_>,
     cart_id: &str,
     positions: &[cart_position::Model],
+    priced: &[Priced],
     entered: &Entered,
 ) -> Result<Result<Order, Refused>, DbErr> {
     if positions.is_empty() {
@@ -512,7 +515,7 @@ pub async fn place(
     if !claim(db, event_id, cart_id).await? {
         return Ok(Err("Your cart is empty.".into()));
     }
-    let placed = place_claimed(db, placing, cart_id, positions, entered).await;
+    let placed = place_claimed(db, placing, cart_id, positions, priced, entered).await;
     let code = match &placed {
         Ok(Ok(order)) => Some(order.row.code.clone()),
         _ => None,
@@ -527,12 +530,25 @@ async fn place_claimed(
     placing: Placing<'_>,
     cart_id: &str,
     positions: &[cart_position::Model],
+    priced: &[Priced],
     entered: &Entered,
 ) -> Result<Result<Order, Refused>, DbErr> {
     let vouchers: BTreeMap<i64, String> = voucher_codes(db, positions).await?;
+    let prices: HashMap<i64, Priced> = positions
+        .iter()
+        .map(|p| p.id)
+        .zip(priced.iter().copied())
+        .collect();
     let positions = super::addons::in_order(positions);
-    let catalogue = super::catalogue_of(db, placing.cache, placing.event, &positions).await?;
-    let priced = super::discounted(&catalogue, &positions, crate::values::now());
+    let priced: Vec<Priced> = positions
+        .iter()
+        .map(|p| {
+            prices.get(&p.id).copied().unwrap_or(Priced {
+                price: p.price_cents,
+                discount: None,
+            })
+        })
+        .collect();
     let total: i64 = priced.iter().map(|p| p.price).sum();
     let numbered = positions.iter().any(|p| p.addon_to_id.is_some());
     let number = |id: i64| {

@@ -98,11 +98,7 @@ impl Default for DiscountFields {
 
 impl From<&discount::Model> for DiscountFields {
     fn from(d: &discount::Model) -> Self {
-        let ids = |v: &serde_json::Value| -> Vec<i64> {
-            v.as_array()
-                .map(|a| a.iter().filter_map(|x| x.as_i64()).collect())
-                .unwrap_or_default()
-        };
+        let ids = crate::values::stored::id_list;
         Self {
             active: d.active,
             internal_name: d.internal_name.clone(),
@@ -357,10 +353,16 @@ pub async fn delete(
     if used > 0 {
         return Err(DeleteError::Used);
     }
+    // An order placed meanwhile names it: the database refuses (now or at commit).
+    let used = |e: DbErr| match e.sql_err() {
+        Some(sea_orm::SqlErr::ForeignKeyConstraintViolation(_)) => DeleteError::Used,
+        _ => DeleteError::Db(e),
+    };
     discount::Entity::delete_by_id(existing.id)
         .exec(&txn)
-        .await?;
-    crate::db::commit(txn).await?;
+        .await
+        .map_err(used)?;
+    crate::db::commit(txn).await.map_err(used)?;
     Ok(())
 }
 

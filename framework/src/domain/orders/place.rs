@@ -470,7 +470,12 @@ pub(super) fn lines(
                 product,
                 price,
                 voucher,
-                voucher_discount: base - after_voucher,
+                // A sent price above the voucher's counts as the voucher's doing only down
+                // to it (pretix's `max(price, voucher price)`).
+                voucher_discount: match voucher {
+                    Some(_) => base - pos.price.map_or(after_voucher, |p| p.max(after_voucher)),
+                    None => 0,
+                },
                 discount: pos.discount,
                 seat,
                 answers: p.answers.stored[i].clone(),
