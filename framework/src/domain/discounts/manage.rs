@@ -308,13 +308,23 @@ fn row(f: DiscountFields) -> discount::ActiveModel {
     }
 }
 
+/// Most discounts an event may have: each is tried on every cart and order, so their number
+/// bounds the work a purchase causes.
+pub const MAX_PER_EVENT: u64 = 200;
+
 /// Creates a discount.
 pub async fn create(
     db: &DatabaseConnection,
     ev: &event::Model,
     f: DiscountFields,
 ) -> Result<discount::Model, WriteError> {
-    let invalid = check(db, ev, &f).await?;
+    let mut invalid = check(db, ev, &f).await?;
+    if query(ev.id, None).count(db).await? >= MAX_PER_EVENT {
+        invalid.push((
+            "non_field_errors",
+            format!("An event can have at most {MAX_PER_EVENT} discounts."),
+        ));
+    }
     if !invalid.is_empty() {
         return Err(WriteError::Invalid(invalid));
     }
