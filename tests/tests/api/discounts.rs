@@ -381,3 +381,33 @@ async fn a_confirmation_at_prices_no_longer_valid_places_nothing_and_shows_the_n
     let orders = s.app.get(&format!("{EVENT}/orders/"), &s.token).await;
     assert_eq!(orders.body["count"], 0);
 }
+
+#[tokio::test]
+async fn an_event_takes_at_most_two_hundred_discounts() {
+    use sea_orm::EntityTrait;
+    use tessera::db::entities::event;
+    use tessera::domain::discounts::manage::{self, DiscountFields, MAX_PER_EVENT};
+    let s = shop(Some(10)).await;
+    let db = &s.app.state.db;
+    let ev = event::Entity::find_by_id(s.event)
+        .one(db)
+        .await
+        .expect("read")
+        .expect("event");
+    for n in 0..MAX_PER_EVENT {
+        let f = DiscountFields {
+            internal_name: format!("d{n}"),
+            condition_min_count: 2,
+            ..DiscountFields::default()
+        };
+        manage::create(db, &ev, f).await.expect("created");
+    }
+    let r = s.app.post(DISCOUNTS, &s.token, third_free()).await;
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(
+        r.body["non_field_errors"],
+        json!(["An event can have at most 200 discounts."])
+    );
+    let count = s.app.get(DISCOUNTS, &s.token).await.body["count"].clone();
+    assert_eq!(count, 200);
+}
