@@ -1216,3 +1216,96 @@ async fn a_buyer_cancels_a_paid_order_in_a_real_browser_and_gets_the_rest_as_a_g
         .await;
     assert_eq!(left.body["available_number"], 10, "{}", left.body);
 }
+
+#[tokio::test]
+async fn a_buyer_sees_a_discount_struck_through_in_the_cart_and_pays_the_discounted_total() {
+    let test = "a_buyer_sees_a_discount_struck_through_in_the_cart_and_pays_the_discounted_total";
+    if !browser_available(test) {
+        return;
+    }
+    let app = TestApp::spawn_app(
+        |_| {},
+        |a| {
+            a.plugin(tessera_plugin_presale::Presale)
+                .plugin(tessera_plugin_banktransfer::BankTransfer)
+        },
+    )
+    .await;
+    let tessera = app.serve().await;
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let event = "/api/v1/organizers/acme/events";
+    let setup = [
+        (
+            format!("{event}/"),
+            json!({"name": {"en": "Conference"}, "slug": "conf", "currency": "EUR",
+                   "date_from": "2030-06-01T09:00:00Z", "plugins": ["banktransfer"]}),
+        ),
+        (
+            format!("{event}/conf/items/"),
+            json!({"name": {"en": "Ticket"}, "default_price": "23.00", "admission": true}),
+        ),
+        (
+            format!("{event}/conf/discounts/"),
+            json!({"internal_name": "Third free", "condition_min_count": 3,
+                   "benefit_discount_matching_percent": "100.00",
+                   "benefit_only_apply_to_cheapest_n_matches": 1}),
+        ),
+    ];
+    for (path, body) in setup {
+        let r = app.post(&path, &token, body).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        if path.ends_with("/items/") {
+            let quota = json!({"name": "Hall", "size": 10, "items": [r.body["id"]]});
+            let q = app
+                .post(&format!("{event}/conf/quotas/"), &token, quota)
+                .await;
+            assert_eq!(q.status, 201, "{}", q.body);
+        }
+    }
+    let settings = json!({"banktransfer_iban": "DE89 3704 0044 0532 0130 00"});
+    let r = app
+        .patch(&format!("{event}/conf/settings/"), &token, settings)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = app
+        .patch(&format!("{event}/conf/"), &token, json!({"live": true}))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("{tessera}/acme/conf/"))
+        .await
+        .expect("the event page");
+    wait_for(&browser, "input[name^=item_]").await;
+    type_into(&browser, "input[name^=item_]", "3").await;
+    submit(&browser, ".submit-row button", "#cart").await;
+    let cart = text_of(&browser, "#cart").await;
+    assert!(cart.contains("Total: EUR 46.00"), "{cart}");
+    let struck = text_of(&browser, "#cart del").await;
+    assert_eq!(struck, "EUR 23.00");
+    screenshots(&browser, "shop-discount-cart").await;
+    browser
+        .find(Locator::Css("#cart a.button"))
+        .await
+        .expect("checkout link")
+        .click()
+        .await
+        .expect("to the checkout");
+    wait_for(&browser, "#email").await;
+    type_into(&browser, "#email", EMAIL).await;
+    type_into(&browser, "#email_repeat", EMAIL).await;
+    submit(&browser, "form button[type=submit]", "input[name=payment]").await;
+    submit(&browser, "form button[type=submit]", "input[name=confirm]").await;
+    assert!(text_of(&browser, "main").await.contains("EUR 46.00"));
+    screenshots(&browser, "shop-discount-confirm").await;
+    submit(&browser, "form button[type=submit]", ".status").await;
+    let orders = app.get(&format!("{event}/conf/orders/"), &token).await;
+    assert_eq!(
+        orders.body["results"][0]["total"], "46.00",
+        "{}",
+        orders.body
+    );
+}

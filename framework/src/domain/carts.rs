@@ -91,6 +91,26 @@ pub async fn catalogue_of(
     Catalogue::load_kept(db, cache, ev, &dates).await
 }
 
+/// The vouchers of these IDs (those a cart's positions redeem), by ID.
+pub async fn vouchers_of(
+    db: &impl ConnectionTrait,
+    ids: impl IntoIterator<Item = i64>,
+) -> Result<HashMap<i64, voucher::Model>, DbErr> {
+    let mut ids: Vec<i64> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    Ok(voucher::Entity::find()
+        .filter(voucher::Column::Id.is_in(ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|v| (v.id, v))
+        .collect())
+}
+
 /// What a shop cart's positions (in the order of [`addons::in_order`]) cost after the event's
 /// discounts: the cart keeps undiscounted prices, and this is what the buyer is shown and
 /// pays. A position's voucher discount is what its voucher takes off the listed price, as
@@ -109,17 +129,7 @@ pub async fn discounted(
         };
         return Ok(positions.iter().map(price).collect());
     }
-    let ids: Vec<i64> = positions.iter().filter_map(|p| p.voucher_id).collect();
-    let vouchers: HashMap<i64, voucher::Model> = match ids.is_empty() {
-        true => HashMap::new(),
-        false => voucher::Entity::find()
-            .filter(voucher::Column::Id.is_in(ids))
-            .all(db)
-            .await?
-            .into_iter()
-            .map(|v| (v.id, v))
-            .collect(),
-    };
+    let vouchers = vouchers_of(db, positions.iter().filter_map(|p| p.voucher_id)).await?;
     let lines: Vec<discounts::Line> = positions
         .iter()
         .map(|p| {

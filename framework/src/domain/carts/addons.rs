@@ -7,19 +7,19 @@
 //! Add-ons are cart positions linked to their product: they hold their quotas until the cart
 //! expires, go when their product is removed, and follow it into the order.
 
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 
 use sea_orm::{
     ActiveValue::NotSet, ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    QueryFilter, QueryOrder, Set,
 };
 use serde_json::{Map, Value};
 
 use super::buying::{self, MAX_UNITS, Refused};
 use super::product_of;
 use crate::db::begin_write;
-use crate::db::entities::{cart_position, category, event, item_addon, voucher};
+use crate::db::entities::{cart_position, category, event, item_addon};
 use crate::domain::availability::{self, Demand, HoldKind};
 use crate::domain::cache::{Cache, EventSettings};
 use crate::domain::sale::{Catalogue, Product};
@@ -79,28 +79,6 @@ pub struct Choice {
     pub count: i64,
 }
 
-/// The vouchers of the cart's positions that include every add-on of the product they are
-/// redeemed for (`all_addons_included`).
-async fn vouchers_including_addons(
-    db: &impl ConnectionTrait,
-    positions: &[cart_position::Model],
-) -> Result<HashSet<i64>, DbErr> {
-    let ids: HashSet<i64> = positions.iter().filter_map(|p| p.voucher_id).collect();
-    if ids.is_empty() {
-        return Ok(HashSet::new());
-    }
-    Ok(voucher::Entity::find()
-        .select_only()
-        .column(voucher::Column::Id)
-        .filter(voucher::Column::Id.is_in(ids))
-        .filter(voucher::Column::AllAddonsIncluded.eq(true))
-        .into_tuple::<i64>()
-        .all(db)
-        .await?
-        .into_iter()
-        .collect())
-}
-
 /// The products of a cart that take add-ons, with their rules and add-ons.
 pub async fn offered(
     db: &impl ConnectionTrait,
@@ -133,11 +111,9 @@ pub async fn offered(
         .into_iter()
         .map(|c| (c.id, c))
         .collect();
-    let mut dates: Vec<i64> = positions.iter().filter_map(|p| p.subevent_id).collect();
-    dates.sort_unstable();
-    dates.dedup();
-    let catalogue = Catalogue::load_kept(db, cache, ev, &dates).await?;
-    let all_included = vouchers_including_addons(db, &positions).await?;
+    let held: Vec<&cart_position::Model> = positions.iter().collect();
+    let catalogue = super::catalogue_of(db, cache, ev, &held).await?;
+    let vouchers = super::vouchers_of(db, positions.iter().filter_map(|p| p.voucher_id)).await?;
     let now = crate::values::now();
     let mut shelves = HashMap::new();
     let mut bases = Vec::new();
@@ -173,8 +149,11 @@ pub async fn offered(
                     .collect();
                 // Free when the rule includes them in the price, or the product's voucher
                 // includes every add-on (pretix's `is_included_for_free`).
-                let included =
-                    r.price_included || base.voucher_id.is_some_and(|v| all_included.contains(&v));
+                let included = r.price_included
+                    || base
+                        .voucher_id
+                        .and_then(|v| vouchers.get(&v))
+                        .is_some_and(|v| v.all_addons_included);
                 if included {
                     for offer in items.iter_mut().flat_map(|i| {
                         i.offer

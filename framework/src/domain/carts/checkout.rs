@@ -636,17 +636,8 @@ async fn voucher_codes(
     db: &impl ConnectionTrait,
     positions: &[cart_position::Model],
 ) -> Result<BTreeMap<i64, String>, DbErr> {
-    let ids: Vec<i64> = positions.iter().filter_map(|p| p.voucher_id).collect();
-    if ids.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    Ok(crate::db::entities::voucher::Entity::find()
-        .filter(crate::db::entities::voucher::Column::Id.is_in(ids))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|v| (v.id, v.code))
-        .collect())
+    let vouchers = super::vouchers_of(db, positions.iter().filter_map(|p| p.voucher_id)).await?;
+    Ok(vouchers.into_iter().map(|(id, v)| (id, v.code)).collect())
 }
 
 /// What the order rules refused, for the buyer: the cart taken already, or something no
