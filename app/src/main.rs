@@ -12,11 +12,27 @@ fn with_plugins(app: App) -> App {
         api_base: app.config().stripe_api_base.clone(),
         js_url: app.config().stripe_js_url.clone(),
     });
+    let presale = shop(&app);
     app.plugin(tessera_plugin_banktransfer::BankTransfer)
         .plugin(tessera_plugin_ticketoutputpdf::PdfTickets)
         .plugin(tessera_plugin_ticketoutputpdf::Badges)
         .plugin(stripe)
-        .plugin(tessera_plugin_presale::Presale)
+        .plugin(presale)
+}
+
+/// The shop, with pretix's widget script when the configuration names pretix's bundle (a
+/// bundle that cannot be read is said in the log, and the shop runs without it).
+fn shop(app: &App) -> tessera_plugin_presale::Presale {
+    let Some(path) = &app.config().widget_bundle else {
+        return tessera_plugin_presale::Presale::default();
+    };
+    match std::fs::read_to_string(path) {
+        Ok(bundle) => tessera_plugin_presale::Presale::with_widget_bundle(&bundle),
+        Err(error) => {
+            tracing::error!(path = %path.display(), %error, "pretix's widget bundle cannot be read");
+            tessera_plugin_presale::Presale::default()
+        }
+    }
 }
 
 /// Stack of each runtime thread. Requests are polled on the runtime's worker threads, and

@@ -117,6 +117,9 @@ pub struct Config {
     pub mail_from: String,
     /// Directory of dynamic plugins (shared libraries) loaded at start.
     pub plugin_dir: Option<PathBuf>,
+    /// pretix's widget bundle (`pretix/static.dist/vite/widget/widget.js` of pretix's wheel),
+    /// which the shop serves wrapped at `/widget/v2.{lang}.js`; none: no widget script.
+    pub widget_bundle: Option<PathBuf>,
     /// A second address, served by the same process, that answers only `/metrics`,
     /// `/healthz` and `/readyz` (bind it to loopback or an internal network).
     pub metrics_bind: Option<String>,
@@ -165,6 +168,7 @@ impl Default for Config {
             smtp_tls: SmtpTls::default(),
             mail_from: "tessera@localhost".into(),
             plugin_dir: None,
+            widget_bundle: None,
             metrics_bind: None,
             metrics_token: None,
             webhooks_allow_private_targets: false,
@@ -245,6 +249,9 @@ impl Config {
         }
         if let Some(v) = env("TESSERA_PLUGIN_DIR") {
             config.plugin_dir = Some(PathBuf::from(v));
+        }
+        if let Some(v) = env("TESSERA_WIDGET_BUNDLE") {
+            config.widget_bundle = Some(PathBuf::from(v)).filter(|p| !p.as_os_str().is_empty());
         }
         if let Some(v) = env("TESSERA_PUBLIC_URL") {
             config.public_url = Some(v);

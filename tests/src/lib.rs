@@ -239,6 +239,12 @@ impl TestApp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
+        self.serve_on(listener)
+    }
+
+    /// [`Self::serve`] on a listener bound already (whose address the configuration may
+    /// name, as `public_url`).
+    pub fn serve_on(&self, listener: tokio::net::TcpListener) -> String {
         let port = listener.local_addr().expect("port").port();
         let endpoint = self.server.endpoint();
         let limits = self.server.connection_limits(None);

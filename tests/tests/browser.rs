@@ -148,12 +148,25 @@ impl Drop for Driver {
 /// A small web server of the OAuth client on 127.0.0.1 (another origin than Tessera): answers
 /// every GET with a tiny page and sends the request's path and query over the channel.
 async fn callback_server() -> (u16, mpsc::UnboundedReceiver<String>) {
+    page_server(
+        "<!doctype html><html><head><title>Client</title></head>\
+         <body><p id=\"callback\">callback received</p></body></html>"
+            .to_owned(),
+    )
+    .await
+}
+
+/// A small web server of another site: answers every GET with `page` and sends the
+/// request's path and query over the channel.
+async fn page_server(page: String) -> (u16, mpsc::UnboundedReceiver<String>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("address").port();
     let (tx, rx) = mpsc::unbounded_channel();
+    let page = std::sync::Arc::new(page);
     tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             let tx = tx.clone();
+            let page = page.clone();
             tokio::spawn(async move {
                 let mut head = Vec::new();
                 let mut buf = [0u8; 4096];
@@ -168,8 +181,6 @@ async fn callback_server() -> (u16, mpsc::UnboundedReceiver<String>) {
                 if let (Some("GET"), Some(target)) = (first.next(), first.next()) {
                     let _ = tx.send(target.to_owned());
                 }
-                let page = "<!doctype html><html><head><title>Client</title></head>\
-                            <body><p id=\"callback\">callback received</p></body></html>";
                 let reply = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\
                      Content-Length: {}\r\nConnection: close\r\n\r\n{page}",
@@ -833,7 +844,7 @@ async fn a_buyer_buys_two_tickets_with_an_add_on_a_voucher_and_an_answer_in_a_re
     let app = TestApp::spawn_app(
         |_| {},
         |a| {
-            a.plugin(tessera_plugin_presale::Presale)
+            a.plugin(tessera_plugin_presale::Presale::default())
                 .plugin(tessera_plugin_banktransfer::BankTransfer)
         },
     )
@@ -1029,7 +1040,11 @@ async fn a_cart_left_to_expire_in_a_real_browser_gives_its_tickets_back_to_the_n
     if !browser_available(test) {
         return;
     }
-    let app = TestApp::spawn_app(|_| {}, |a| a.plugin(tessera_plugin_presale::Presale)).await;
+    let app = TestApp::spawn_app(
+        |_| {},
+        |a| a.plugin(tessera_plugin_presale::Presale::default()),
+    )
+    .await;
     let tessera = app.serve().await;
     app.organizer("acme").await;
     let token = app.admin_token("acme").await;
@@ -1106,7 +1121,11 @@ async fn a_buyer_cancels_a_paid_order_in_a_real_browser_and_gets_the_rest_as_a_g
     if !browser_available(test) {
         return;
     }
-    let app = TestApp::spawn_app(|_| {}, |a| a.plugin(tessera_plugin_presale::Presale)).await;
+    let app = TestApp::spawn_app(
+        |_| {},
+        |a| a.plugin(tessera_plugin_presale::Presale::default()),
+    )
+    .await;
     let tessera = app.serve().await;
     app.organizer("acme").await;
     let token = app.admin_token("acme").await;
@@ -1226,7 +1245,7 @@ async fn a_buyer_sees_a_discount_struck_through_in_the_cart_and_pays_the_discoun
     let app = TestApp::spawn_app(
         |_| {},
         |a| {
-            a.plugin(tessera_plugin_presale::Presale)
+            a.plugin(tessera_plugin_presale::Presale::default())
                 .plugin(tessera_plugin_banktransfer::BankTransfer)
         },
     )
@@ -1308,4 +1327,175 @@ async fn a_buyer_sees_a_discount_struck_through_in_the_cart_and_pays_the_discoun
         "{}",
         orders.body
     );
+}
+
+/// pretix's widget bundle as `.ci/setup` fetches it (`TESSERA_PRETIX_WIDGET` names another
+/// copy); `None` (said) when it is missing and the browser tests are not required.
+fn pretix_widget_bundle(test: &str) -> Option<String> {
+    let path = std::env::var("TESSERA_PRETIX_WIDGET").map_or_else(
+        |_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/pretix-widget/widget.js"),
+        std::path::PathBuf::from,
+    );
+    match std::fs::read_to_string(&path) {
+        Ok(bundle) => Some(bundle),
+        Err(error) => {
+            let required = std::env::var("TESSERA_BROWSER_TESTS").is_ok_and(|v| v == "required");
+            assert!(
+                !required,
+                "pretix's widget bundle {} cannot be read ({error}) and TESSERA_BROWSER_TESTS=required: run .ci/setup",
+                path.display()
+            );
+            println!(
+                "skipped {test}: no pretix widget bundle at {} (run .ci/setup)",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn pretix_widget_on_another_site_shows_the_products_and_its_buy_leads_through_the_checkout_in_its_frame()
+ {
+    let test = "pretix_widget_on_another_site_shows_the_products_and_its_buy_leads_through_the_checkout_in_its_frame";
+    if !browser_available(test) {
+        return;
+    }
+    let Some(bundle) = pretix_widget_bundle(test) else {
+        return;
+    };
+    // The widget adopts the address the product list names, so it must be the served one.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let public = format!(
+        "http://127.0.0.1:{}",
+        listener.local_addr().expect("port").port()
+    );
+    let app = TestApp::spawn_app(
+        {
+            let public = public.clone();
+            move |c| c.public_url = Some(public)
+        },
+        |a| {
+            a.plugin(tessera_plugin_presale::Presale::with_widget_bundle(&bundle))
+                .plugin(tessera_plugin_banktransfer::BankTransfer)
+        },
+    )
+    .await;
+    let tessera = app.serve_on(listener);
+    app.organizer("acme").await;
+    let token = app.admin_token("acme").await;
+    let event = "/api/v1/organizers/acme/events";
+    let made = app
+        .post(
+            &format!("{event}/"),
+            &token,
+            json!({"name": {"en": "Conference"}, "slug": "conf", "currency": "EUR",
+                   "date_from": "2030-06-01T09:00:00Z", "plugins": ["banktransfer"]}),
+        )
+        .await;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let mut ids = Vec::new();
+    for (name, price) in [("Ticket", "23.00"), ("Workshop day", "49.00")] {
+        let item = app
+            .post(
+                &format!("{event}/conf/items/"),
+                &token,
+                json!({"name": {"en": name}, "default_price": price, "admission": true}),
+            )
+            .await;
+        ids.push(item.body["id"].as_i64().expect("item"));
+    }
+    app.post(
+        &format!("{event}/conf/quotas/"),
+        &token,
+        json!({"name": "Hall", "size": 50, "items": ids}),
+    )
+    .await;
+    let settings = app
+        .patch(
+            &format!("{event}/conf/settings/"),
+            &token,
+            json!({"banktransfer_iban": "DE89 3704 0044 0532 0130 00"}),
+        )
+        .await;
+    assert_eq!(settings.status, 200, "{}", settings.body);
+    let live = app
+        .patch(&format!("{event}/conf/"), &token, json!({"live": true}))
+        .await;
+    assert_eq!(live.status, 200, "{}", live.body);
+
+    // pretix's embedding code on another site (`localhost` is another site than
+    // `127.0.0.1`, so the frame gets no cookie of Tessera's). `skip-ssl-check` lets the
+    // widget use its frame over plain HTTP, as it does on every https site.
+    let page = format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>Our conference</title>\
+         <link rel=\"stylesheet\" type=\"text/css\" href=\"{tessera}/acme/conf/widget/v2.css\">\
+         <script type=\"text/javascript\" src=\"{tessera}/widget/v2.en.js\" async></script>\
+         </head><body><h1>Tickets</h1>\
+         <pretix-widget event=\"{tessera}/acme/conf/\" skip-ssl-check></pretix-widget>\
+         </body></html>"
+    );
+    let (port, _) = page_server(page).await;
+    let driver = Driver::start().await;
+    let browser = driver.browser().await;
+    browser
+        .goto(&format!("http://localhost:{port}/"))
+        .await
+        .expect("the other site");
+    wait_for(&browser, ".pretix-widget-item-title").await;
+    let titles = browser
+        .find_all(Locator::Css(".pretix-widget-item-title"))
+        .await
+        .expect("products");
+    let mut names = Vec::new();
+    for title in &titles {
+        names.push(title.text().await.expect("a product's name"));
+    }
+    assert_eq!(names, ["Ticket", "Workshop day"]);
+    let widget = text_of(&browser, ".pretix-widget").await;
+    assert!(
+        widget.contains("23.00") && widget.contains("49.00"),
+        "{widget}"
+    );
+    screenshots(&browser, "widget-products").await;
+
+    type_into(&browser, &format!("input[name=item_{}]", ids[0]), "2").await;
+    browser
+        .find(Locator::Css(".pretix-widget-action button[type=submit]"))
+        .await
+        .expect("the widget's Buy")
+        .click()
+        .await
+        .expect("buy");
+    let frame = wait_for(&browser, "dialog[open] iframe").await;
+    frame.enter_frame().await.expect("into the widget's frame");
+    type_into(&browser, "#email", EMAIL).await;
+    type_into(&browser, "#email_repeat", EMAIL).await;
+    browser
+        .enter_parent_frame()
+        .await
+        .expect("back to the site");
+    screenshots(&browser, "widget-checkout").await;
+    let frame = wait_for(&browser, "dialog[open] iframe").await;
+    frame.enter_frame().await.expect("into the widget's frame");
+    submit(&browser, "form button[type=submit]", "input[name=payment]").await;
+    submit(&browser, "form button[type=submit]", "input[name=confirm]").await;
+    assert!(text_of(&browser, "main").await.contains("EUR 46.00"));
+    submit(&browser, "form button[type=submit]", "a[target=_blank]").await;
+    let placed = text_of(&browser, "main").await;
+
+    let orders = app.get(&format!("{event}/conf/orders/"), &token).await;
+    assert_eq!(orders.body["count"], 1, "{}", orders.body);
+    let order = &orders.body["results"][0];
+    assert_eq!(order["email"], EMAIL);
+    assert_eq!(order["total"], "46.00");
+    let code = order["code"].as_str().expect("the order's code");
+    assert!(placed.contains(code), "{placed}");
+    browser
+        .enter_parent_frame()
+        .await
+        .expect("back to the site");
+    screenshots(&browser, "widget-placed").await;
 }

@@ -321,6 +321,15 @@ impl PageEndpoint {
                     .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 return with_cookies(resp, state, answer.cookies);
             }
+            PageBody::Asset { media_type, body } => {
+                let mut resp = Response::builder()
+                    .content_type(media_type)
+                    .header(header::CACHE_CONTROL, "public, max-age=3600")
+                    .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff")
+                    .body(body.to_string());
+                allow_any_origin(&mut resp, exposure);
+                return resp;
+            }
             PageBody::NotFound => {
                 return with_cookies(not_found(lang), state, answer.cookies);
             }

@@ -36,19 +36,7 @@ impl Page for Add {
             Some(id) => (id.to_owned(), false),
             None => (tessera::domain::tokens::generate(), true),
         };
-        let added = match wanted(req) {
-            Err(refused) => Err(refused),
-            Ok(wanted) => {
-                let adding = Adding {
-                    cart_id: &id,
-                    date: req.field("subevent").and_then(|d| d.parse().ok()),
-                    wanted,
-                    voucher: req.field("_voucher_code"),
-                    settings: &shop.settings,
-                };
-                buying::add(cx.db, shop.cache, &shop.event, adding).await?
-            }
-        };
+        let added = put(cx, &shop, req, &id).await?;
         let answer = match added {
             Ok(()) => PageAnswer::redirect(back(&shop, req)),
             Err(refused) => {
@@ -130,8 +118,29 @@ impl Page for Redeem {
     }
 }
 
+/// Puts what the form asks for into the cart `id`.
+pub(crate) async fn put(
+    cx: &PageContext<'_>,
+    shop: &Shop<'_>,
+    req: &PageRequest,
+    id: &str,
+) -> Result<Result<(), Refused>, DbErr> {
+    let wanted = match wanted(req) {
+        Ok(wanted) => wanted,
+        Err(refused) => return Ok(Err(refused)),
+    };
+    let adding = Adding {
+        cart_id: id,
+        date: req.field("subevent").and_then(|d| d.parse().ok()),
+        wanted,
+        voucher: req.field("_voucher_code"),
+        settings: &shop.settings,
+    };
+    buying::add(cx.db, shop.cache, &shop.event, adding).await
+}
+
 /// Where a cart's form leads back to: the event page (of the form's date).
-fn back(shop: &Shop<'_>, req: &PageRequest) -> String {
+pub(crate) fn back(shop: &Shop<'_>, req: &PageRequest) -> String {
     match req
         .field("subevent")
         .filter(|d| d.bytes().all(|b| b.is_ascii_digit()) && !d.is_empty())

@@ -10,7 +10,9 @@ mod addons;
 mod cart;
 mod checkout;
 mod event;
+mod frame;
 mod listing;
+mod loader;
 mod modify;
 mod present;
 mod shop;
@@ -21,10 +23,24 @@ use std::sync::Arc;
 
 use tessera::Plugin;
 use tessera::plugin::PluginLevel;
-use tessera::plugin::pages::{PageMethod, PageRoute, Pages};
+use tessera::plugin::pages::{Page, PageMethod, PageRoute, Pages};
 
 /// The shop plugin (pretix's `presale`), active for every organizer.
-pub struct Presale;
+#[derive(Default)]
+pub struct Presale {
+    /// The loader of pretix's widget script, when the installation has pretix's bundle.
+    loader: Option<Arc<loader::Loader>>,
+}
+
+impl Presale {
+    /// The shop, serving pretix's widget script (`/widget/v2.{lang}.js`) from pretix's
+    /// bundle (`widget.js` of pretix's wheel, as read from the installation's copy).
+    pub fn with_widget_bundle(bundle: &str) -> Self {
+        Self {
+            loader: Some(Arc::new(loader::Loader::new(bundle))),
+        }
+    }
+}
 
 /// The templates, by name (under `presale/`, beside the core's `base.html`).
 const TEMPLATES: &[(&str, &str)] = &[
@@ -58,6 +74,10 @@ const TEMPLATES: &[(&str, &str)] = &[
         include_str!("../templates/checkout_payment.html"),
     ),
     (
+        "presale/placed.html",
+        include_str!("../templates/placed.html"),
+    ),
+    (
         "presale/checkout_confirm.html",
         include_str!("../templates/checkout_confirm.html"),
     ),
@@ -77,89 +97,86 @@ impl Plugin for Presale {
         PluginLevel::Organizer
     }
     fn pages(&self) -> Pages {
-        let get = |path: &str, page: Arc<dyn tessera::plugin::pages::Page>| {
-            PageRoute::own(path, PageMethod::Get, page)
-        };
-        let post = |path: &str, page: Arc<dyn tessera::plugin::pages::Page>| {
-            PageRoute::own(path, PageMethod::Post, page)
-        };
+        use PageMethod::{Get, Post};
+        let get = |path: &str, page: Arc<dyn Page>| PageRoute::own(path, Get, page);
+        let event_page: Arc<dyn Page> = Arc::new(event::EventPage);
+        let waiting: Arc<dyn Page> = Arc::new(waitinglist::WaitingList);
+        let addons: Arc<dyn Page> = Arc::new(addons::AddOns);
+        let questions: Arc<dyn Page> = Arc::new(checkout::Questions);
+        let payment: Arc<dyn Page> = Arc::new(checkout::Payment);
+        let confirm: Arc<dyn Page> = Arc::new(checkout::Confirm);
+        // The event's pages (after `/:organizer/:event`), on the site and in widget frames.
+        let shop: Vec<(&'static str, PageMethod, Arc<dyn Page>)> = vec![
+            ("", Get, event_page.clone()),
+            ("/:subevent<\\d+>", Get, event_page),
+            ("/cart/remove", Post, Arc::new(cart::Remove)),
+            ("/cart/clear", Post, Arc::new(cart::Clear)),
+            ("/cart/extend", Post, Arc::new(cart::Extend)),
+            ("/redeem", Get, Arc::new(cart::Redeem)),
+            ("/waitinglist", Get, waiting.clone()),
+            ("/waitinglist", Post, waiting),
+            ("/checkout/start", Get, Arc::new(checkout::Start)),
+            ("/checkout/addons", Get, addons.clone()),
+            ("/checkout/addons", Post, addons),
+            ("/checkout/questions", Get, questions.clone()),
+            ("/checkout/questions", Post, questions),
+            ("/checkout/payment", Get, payment.clone()),
+            ("/checkout/payment", Post, payment),
+            ("/checkout/confirm", Get, confirm.clone()),
+            ("/checkout/confirm", Post, confirm),
+        ];
+        let modify: Arc<dyn Page> = Arc::new(modify::Modify);
+        let product_list: Arc<dyn Page> = Arc::new(widget::ProductList);
+        let mut routes = vec![
+            get("/", Arc::new(listing::FrontPage)),
+            get("/:organizer", Arc::new(listing::OrganizerPage)),
+            PageRoute::own("/:organizer/:event/cart/add", Post, Arc::new(cart::Add)),
+            get(
+                "/:organizer/:event/order/:code/:secret/modify",
+                modify.clone(),
+            ),
+            PageRoute::own(
+                "/:organizer/:event/order/:code/:secret/modify",
+                Post,
+                modify,
+            ),
+            PageRoute::widget(
+                "/:organizer/:event/widget/product_list",
+                Get,
+                product_list.clone(),
+            ),
+            PageRoute::widget(
+                "/:organizer/:event/:subevent<\\d+>/widget/product_list",
+                Get,
+                product_list,
+            ),
+        ];
+        let stylesheet: Arc<dyn Page> = Arc::new(widget::Stylesheet);
+        for path in ["/:organizer/:event", "/:organizer"] {
+            routes.push(PageRoute::widget(
+                &format!("{path}/widget/:file<v[12]\\.css>"),
+                Get,
+                stylesheet.clone(),
+            ));
+        }
+        for (rest, method, page) in shop {
+            routes.push(PageRoute::own(
+                &format!("/:organizer/:event{rest}"),
+                method,
+                page.clone(),
+            ));
+            routes.push(frame::route(rest, method, page));
+        }
+        routes.extend(frame::routes());
+        if let Some(loader) = &self.loader {
+            routes.push(PageRoute::widget(
+                "/widget/:file<v[12]\\.[a-z]{2}\\.js>",
+                Get,
+                loader.clone(),
+            ));
+        }
         Pages {
-            routes: vec![
-                get("/", Arc::new(listing::FrontPage)),
-                get("/:organizer", Arc::new(listing::OrganizerPage)),
-                get("/:organizer/:event", Arc::new(event::EventPage)),
-                get(
-                    "/:organizer/:event/:subevent<\\d+>",
-                    Arc::new(event::EventPage),
-                ),
-                post("/:organizer/:event/cart/add", Arc::new(cart::Add)),
-                post("/:organizer/:event/cart/remove", Arc::new(cart::Remove)),
-                post("/:organizer/:event/cart/clear", Arc::new(cart::Clear)),
-                post("/:organizer/:event/cart/extend", Arc::new(cart::Extend)),
-                get("/:organizer/:event/redeem", Arc::new(cart::Redeem)),
-                get(
-                    "/:organizer/:event/waitinglist",
-                    Arc::new(waitinglist::WaitingList),
-                ),
-                post(
-                    "/:organizer/:event/waitinglist",
-                    Arc::new(waitinglist::WaitingList),
-                ),
-                get(
-                    "/:organizer/:event/checkout/start",
-                    Arc::new(checkout::Start),
-                ),
-                get(
-                    "/:organizer/:event/checkout/addons",
-                    Arc::new(addons::AddOns),
-                ),
-                post(
-                    "/:organizer/:event/checkout/addons",
-                    Arc::new(addons::AddOns),
-                ),
-                get(
-                    "/:organizer/:event/checkout/questions",
-                    Arc::new(checkout::Questions),
-                ),
-                post(
-                    "/:organizer/:event/checkout/questions",
-                    Arc::new(checkout::Questions),
-                ),
-                get(
-                    "/:organizer/:event/checkout/payment",
-                    Arc::new(checkout::Payment),
-                ),
-                post(
-                    "/:organizer/:event/checkout/payment",
-                    Arc::new(checkout::Payment),
-                ),
-                get(
-                    "/:organizer/:event/checkout/confirm",
-                    Arc::new(checkout::Confirm),
-                ),
-                post(
-                    "/:organizer/:event/checkout/confirm",
-                    Arc::new(checkout::Confirm),
-                ),
-                get(
-                    "/:organizer/:event/order/:code/:secret/modify",
-                    Arc::new(modify::Modify),
-                ),
-                post(
-                    "/:organizer/:event/order/:code/:secret/modify",
-                    Arc::new(modify::Modify),
-                ),
-                PageRoute::widget(
-                    "/:organizer/:event/widget/product_list",
-                    PageMethod::Get,
-                    Arc::new(widget::ProductList),
-                ),
-                PageRoute::widget(
-                    "/:organizer/:event/:subevent<\\d+>/widget/product_list",
-                    PageMethod::Get,
-                    Arc::new(widget::ProductList),
-                ),
-            ],
+            routes,
             templates: TEMPLATES.to_vec(),
         }
     }

@@ -26,7 +26,7 @@ impl tessera::plugin::pages::Page for Modify {
         let Some((_, order)) = orders::by_link(cx.db, link).await? else {
             return Ok(PageAnswer::not_found());
         };
-        let back = format!("{}/order/{}/{}/", shop.path(), order.row.code, link[3]);
+        let back = format!("{}/order/{}/{}/", shop.home(), order.row.code, link[3]);
         let (form, mut entered) =
             self_service::modify_form(cx.db, &shop.event, &shop.settings, &order).await?;
         let now = tessera::values::now();

@@ -1,7 +1,8 @@
 //! The shop of one event, as every page of it finds it: organizer, event, effective
 //! settings and the reader's language; what every page's layout shows of it; and the
-//! browser's cart (its ID in the `tessera_cart` cookie), which the event page, the cart's
-//! forms and the checkout share.
+//! browser's cart, which the event page, the cart's forms and the checkout share: its ID is
+//! in the `tessera_cart` cookie, or, in a widget's frame, in the path (`w/{cart}/`, see
+//! [`crate::frame`]).
 
 use std::sync::Arc;
 
@@ -29,6 +30,8 @@ pub struct Shop<'a> {
     pub lang: String,
     /// The process cache at the generation of the request.
     pub cache: Option<(&'a Cache, u64)>,
+    /// The cart whose widget frame this is (`/{organizer}/{event}/w/{cart}/...`), if one.
+    pub frame: Option<String>,
 }
 
 /// Why there is no shop to show: the answer to give instead.
@@ -76,12 +79,22 @@ pub async fn find<'a>(
         settings,
         lang,
         cache,
+        frame: framed_cart(req).map(str::to_owned),
     }))
 }
 
 impl Shop<'_> {
-    /// The event's path (`/{organizer}/{event}`).
+    /// The event's path where the reader is: `/{organizer}/{event}`, or in a widget's frame
+    /// `/{organizer}/{event}/w/{cart}`, so that every link and form of the shop stays there.
     pub fn path(&self) -> String {
+        match &self.frame {
+            Some(cart) => format!("{}/w/{cart}", self.home()),
+            None => self.home(),
+        }
+    }
+
+    /// The event's own path (`/{organizer}/{event}`), outside any frame.
+    pub fn home(&self) -> String {
         format!("/{}/{}", self.organizer.slug, self.event.slug)
     }
 
@@ -167,6 +180,7 @@ impl Shop<'_> {
             "organizer": {"name": self.organizer.name, "url": format!("/{}", self.organizer.slug)},
             "event": {"name": self.name(), "url": self.path()},
             "testmode": self.event.testmode,
+            "framed": self.frame.is_some(),
         })
         .as_object()
         .cloned()
@@ -192,10 +206,29 @@ pub const CART_COOKIE: &str = "tessera_cart";
 /// How long the cart cookie lives (the cart itself expires much sooner).
 pub const CART_COOKIE_SECONDS: i64 = 60 * 60 * 24 * 30;
 
-/// The request's cart ID, when it carries a plausible one.
+/// The path parameter of a widget's frame (`w/:ns/`): a cart ID, or the widget's own ID.
+pub const FRAME_PARAM: &str = "ns";
+
+/// The request's cart ID, when it carries a plausible one: in a widget's frame the one of
+/// its path (never the cookie's), else the cookie's.
 pub fn cart_id(req: &PageRequest) -> Option<&str> {
-    req.cookie(CART_COOKIE)
-        .filter(|c| c.len() == 64 && c.bytes().all(|b| b.is_ascii_alphanumeric()))
+    if req.params.contains_key(FRAME_PARAM) {
+        return framed_cart(req);
+    }
+    req.cookie(CART_COOKIE).filter(|c| is_cart_id(c))
+}
+
+/// The cart of a widget frame's path, when it names one.
+pub fn framed_cart(req: &PageRequest) -> Option<&str> {
+    req.params
+        .get(FRAME_PARAM)
+        .map(String::as_str)
+        .filter(|c| is_cart_id(c))
+}
+
+/// Whether `id` is shaped as a cart ID (64 letters and digits).
+pub fn is_cart_id(id: &str) -> bool {
+    id.len() == 64 && id.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
 /// A refusal in the reader's language.

@@ -60,7 +60,7 @@ impl Page for ProductList {
         }
         let sale = storefront::sale(&shop.event, date.as_ref(), now);
         let mut data = json!({
-            "target_url": format!("{}{}/", cx.public_url, shop.path()),
+            "target_url": format!("{}{}/", cx.public_url, shop.home()),
             "subevent": date.as_ref().map(|d| d.id),
             "currency": shop.event.currency,
             "currency_places": 2,
@@ -298,7 +298,7 @@ async fn dates(
             "location": present::rich_text(&shop.location(Some(d))),
             "date_range": shop.date_range(Some(d)),
             "availability": {"color": color, "text": translate(&shop.lang, text), "reason": reason},
-            "event_url": format!("{}{}/", cx.public_url, shop.path()),
+            "event_url": format!("{}{}/", cx.public_url, shop.home()),
             "subevent": d.id,
         }));
     }
@@ -339,4 +339,40 @@ fn escape(text: &str) -> String {
         }
     }
     out
+}
+/// `widget/v2.css`: the widget's stylesheet, in the event's colour (an organizer's, for
+/// its events' list, in the default one), for the embedding site's page.
+pub struct Stylesheet;
+
+/// The stylesheet, before its colours.
+const STYLESHEET: &str = include_str!("../assets/widget.css");
+
+#[async_trait::async_trait]
+impl Page for Stylesheet {
+    async fn answer(&self, cx: &PageContext<'_>, req: &PageRequest) -> Result<PageAnswer, DbErr> {
+        let brand = if req.params.contains_key("event") {
+            match shop::find(cx, req).await? {
+                Ok(shop) => tessera::domain::settings::brand(&shop.settings).to_owned(),
+                Err(_) => return Ok(PageAnswer::not_found()),
+            }
+        } else {
+            let cache = cx.cache.current().await;
+            if storefront::organizer(cx.db, cache, req.param("organizer"))
+                .await?
+                .is_none()
+            {
+                return Ok(PageAnswer::not_found());
+            }
+            tessera::domain::settings::BRAND_COLOUR.to_owned()
+        };
+        let on_brand = tessera::web::on_brand(&brand);
+        let css = format!(
+            ".pretix-widget-wrapper, .pretix-widget, .pretix-widget-overlay {{ --tessera-brand: {brand}; --tessera-on-brand: {on_brand}; }}\n{STYLESHEET}"
+        );
+        Ok(tessera::plugin::pages::PageBody::Asset {
+            media_type: "text/css; charset=utf-8",
+            body: css.into(),
+        }
+        .into())
+    }
 }

@@ -78,6 +78,7 @@ mod shop_cart;
 mod shop_checkout;
 mod shop_pages;
 mod shop_waitinglist;
+mod shop_widget;
 mod stripe;
 mod subevent_seats;
 mod subevents;

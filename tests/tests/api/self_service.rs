@@ -389,7 +389,7 @@ fn page_of(order: &Value) -> String {
 async fn modifiable(settings: Value) -> (Shop, (i64, i64), String, String) {
     let app = tessera_tests::TestApp::spawn_app(
         |_| {},
-        |app| app.plugin(tessera_plugin_presale::Presale),
+        |app| app.plugin(tessera_plugin_presale::Presale::default()),
     )
     .await;
     let s = crate::selling_support::shop_on(app, Some(10)).await;

@@ -58,7 +58,7 @@ pub async fn bank_transfer_shop(size: Option<i64>, settings: Value) -> Shop {
     let app = TestApp::spawn_app(
         |_| {},
         |app| {
-            app.plugin(tessera_plugin_presale::Presale)
+            app.plugin(tessera_plugin_presale::Presale::default())
                 .plugin(tessera_plugin_banktransfer::BankTransfer)
         },
     )

@@ -14,7 +14,11 @@ use crate::selling_support::{Shop, shop_on};
 
 /// A shop (event `acme/conf` with a Ticket at 23.00 on a quota of `size`) that is live.
 pub async fn live_shop(size: Option<i64>) -> Shop {
-    let app = TestApp::spawn_app(|_| {}, |app| app.plugin(tessera_plugin_presale::Presale)).await;
+    let app = TestApp::spawn_app(
+        |_| {},
+        |app| app.plugin(tessera_plugin_presale::Presale::default()),
+    )
+    .await;
     let shop = shop_on(app, size).await;
     set_event(&shop, |e| e.live = Set(true)).await;
     shop
@@ -357,7 +361,11 @@ async fn the_pages_speak_the_readers_language_among_the_events() {
 
 #[tokio::test]
 async fn a_series_lists_its_dates_and_each_date_has_its_own_page() {
-    let app = TestApp::spawn_app(|_| {}, |app| app.plugin(tessera_plugin_presale::Presale)).await;
+    let app = TestApp::spawn_app(
+        |_| {},
+        |app| app.plugin(tessera_plugin_presale::Presale::default()),
+    )
+    .await;
     let org = app.organizer("acme").await;
     let ev = crate::config_support::add_event(&app, org, "conf", true).await;
     event::ActiveModel {

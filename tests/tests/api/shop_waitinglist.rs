@@ -12,7 +12,11 @@ use crate::selling_support::{Shop, shop_on};
 
 /// A live shop whose ticket has a quota of one, with the waiting list as `enabled` says.
 async fn shop(enabled: bool) -> Shop {
-    let app = TestApp::spawn_app(|_| {}, |app| app.plugin(tessera_plugin_presale::Presale)).await;
+    let app = TestApp::spawn_app(
+        |_| {},
+        |app| app.plugin(tessera_plugin_presale::Presale::default()),
+    )
+    .await;
     let shop = shop_on(app, Some(1)).await;
     event::ActiveModel {
         id: Set(shop.event),

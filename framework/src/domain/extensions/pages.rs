@@ -215,6 +215,14 @@ pub enum PageBody {
         /// The document.
         body: Value,
     },
+    /// A script or stylesheet for other sites' pages (a widget's), readable from any site on
+    /// [`Exposure::Widget`] routes and kept by browsers for an hour.
+    Asset {
+        /// Its media type (`text/css; charset=utf-8`).
+        media_type: &'static str,
+        /// The text.
+        body: Arc<str>,
+    },
     /// The site's page for an address that leads nowhere.
     NotFound,
 }
