@@ -199,6 +199,7 @@ pub async fn shared_behaviour<E: Endpoint>(
     // A page's form answers a done write with a redirect (303), an API call with 2xx.
     if (resp.status().is_success() || resp.status().is_redirection())
         && may_change_configuration(&method, &path)
+        && resp.extensions().get::<LeavesConfiguration>().is_none()
         && let Some(state) = state
     {
         state.cache.refresh().await;
@@ -210,6 +211,12 @@ pub async fn shared_behaviour<E: Endpoint>(
     tracing::info!(target: "tessera::request", method = %method, path = %path, status, latency_ms, queries, "request");
     Ok(resp)
 }
+
+/// Marks the answer of a request that changed nothing [`crate::domain::cache`] keeps (an
+/// extension's page: a cart, a checkout), whose process need not read the configuration
+/// version afterwards; a change another process makes is announced to it all the same.
+#[derive(Clone, Copy, Debug)]
+pub struct LeavesConfiguration;
 
 /// Resources whose writes never touch what [`crate::domain::cache`] keeps: their hot write paths
 /// need not read the configuration version afterwards.

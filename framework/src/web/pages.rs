@@ -254,7 +254,12 @@ impl Endpoint for PageEndpoint {
             Ok(answer) => answer,
             Err(error) => return Ok(super::server_error(error)),
         };
-        Ok(self.respond(&state, &req, route.exposure, &lang, answer))
+        let mut resp = self.respond(&state, &req, route.exposure, &lang, answer);
+        // Pages sell and serve buyers; configuration changes reach the cache by the
+        // database's announcement, without a read of the version after every form.
+        resp.extensions_mut()
+            .insert(crate::http::middleware::LeavesConfiguration);
+        Ok(resp)
     }
 }
 

@@ -92,6 +92,9 @@ async fn order_page(
         .one(cx.db)
         .await?;
     Ok(match found {
+        // A frame's cart is no secret of the buyer's (its ID is in the address, and the
+        // embedding site's): only the request that placed the order leads to its link.
+        Some(o) if shop.frame.is_some() => crate::frame::placed_without_link(shop, &o.code),
         Some(o) => placed(shop, &o.code, &o.secret),
         None => PageAnswer::redirect(shop.path()),
     })

@@ -70,8 +70,9 @@ impl Page for Framed {
             .query("take_cart_id")
             .filter(|c| shop::is_cart_id(c))
             .map_or_else(tessera::domain::tokens::generate, str::to_owned);
+        let ns = shop::frame_for(&cart, req);
         let mut path = format!(
-            "/{}/{}/w/{cart}{}",
+            "/{}/{}/w/{ns}{}",
             req.param("organizer"),
             req.param("event"),
             fill(self.rest, req)
@@ -82,7 +83,9 @@ impl Page for Framed {
             .filter(|(k, _)| k != "take_cart_id")
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect();
-        if !query.is_empty() {
+        // What no address of the shop reads would only make the redirect too long.
+        let short = query.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() < 1000;
+        if !query.is_empty() && short {
             path.push('?');
             path.push_str(
                 &form_urlencoded::Serializer::new(String::new())
@@ -159,10 +162,20 @@ impl Page for CartAdd {
             }
             Err((why, lang)) => return Ok(shop::closed(why, &lang)),
         };
+        if shop::framed_cart(req).is_none() && !is_widget_id(req.param(FRAME_PARAM)) {
+            return Ok(PageAnswer::not_found());
+        }
         let cart = cart_of(cx, &shop, req).await?;
         let added = crate::cart::put(cx, &shop, req, &cart).await?;
-        shop.frame = Some(cart.clone());
-        let checkout = format!("{}/checkout/start", shop.path());
+        shop.frame = Some(match req.param(FRAME_PARAM) {
+            ns if shop::framed_cart(req) == Some(cart.as_str()) => ns.to_owned(),
+            _ => shop::frame_for(&cart, req),
+        });
+        // Where the widget asked to go next: the checkout, or the event page with the cart.
+        let next = match req.query("next") {
+            Some(n) if n.ends_with("/checkout/start") => format!("{}/checkout/start", shop.path()),
+            _ => crate::cart::back(&shop, req),
+        };
         if ajax {
             let message = match &added {
                 Ok(()) => String::new(),
@@ -174,21 +187,14 @@ impl Page for CartAdd {
             return Ok(PageAnswer::json(json!({
                 "ready": true,
                 "success": added.is_ok(),
-                "redirect": checkout,
+                "redirect": next,
                 "cart_id": cart,
                 "has_cart": has_cart,
                 "message": message,
             })));
         }
         Ok(match added {
-            Ok(())
-                if req
-                    .query("next")
-                    .is_some_and(|n| n.ends_with("/checkout/start")) =>
-            {
-                PageAnswer::redirect(checkout)
-            }
-            Ok(()) => PageAnswer::redirect(crate::cart::back(&shop, req)),
+            Ok(()) => PageAnswer::redirect(next),
             Err(refused) => {
                 let message = shop::said(&shop.lang, &refused);
                 crate::event::render(cx, &shop, req, Some(message)).await?
@@ -232,22 +238,28 @@ impl Page for Placed {
         let Some((_, order)) = orders::by_link(cx.db, link).await? else {
             return Ok(PageAnswer::not_found());
         };
-        let mut context = shop.layout();
-        context.extend([
-            ("title".into(), "Thank you!".into()),
-            ("code".into(), order.row.code.clone().into()),
-            (
-                "order_url".into(),
-                format!(
-                    "{}{}/order/{}/{}/",
-                    cx.public_url,
-                    shop.home(),
-                    order.row.code,
-                    link[3]
-                )
-                .into(),
-            ),
-        ]);
-        Ok(PageAnswer::html("presale/placed.html", context.into()))
+        let url = format!(
+            "{}{}/order/{}/{}/",
+            cx.public_url,
+            shop.home(),
+            order.row.code,
+            link[3]
+        );
+        Ok(thanks(&shop, &order.row.code, Some(url)))
     }
+}
+
+/// The frame's page of an order placed from its cart earlier: its code, without the link.
+pub fn placed_without_link(shop: &Shop<'_>, code: &str) -> PageAnswer {
+    thanks(shop, code, None)
+}
+
+fn thanks(shop: &Shop<'_>, code: &str, order_url: Option<String>) -> PageAnswer {
+    let mut context = shop.layout();
+    context.extend([
+        ("title".into(), "Thank you!".into()),
+        ("code".into(), code.into()),
+        ("order_url".into(), order_url.into()),
+    ]);
+    PageAnswer::html("presale/placed.html", context.into())
 }

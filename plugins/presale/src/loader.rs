@@ -156,11 +156,13 @@ fn formats(lang: &str) -> Value {
     json!({"DECIMAL_SEPARATOR": decimal, "THOUSAND_SEPARATOR": thousands, "NUMBER_GROUPING": 3})
 }
 
-/// The `django` global the bundle reads: the catalog and formats, and the functions over
-/// them (a text without a translation stays as it is; `interpolate` fills `%s` in order,
-/// or `%(name)s` by name).
-const DJANGO: &str = r#"(function (globals, catalog, formats) {
-  var django = globals.django || (globals.django = {});
+/// The `django` global the bundle reads as it starts: the catalog and formats, and the
+/// functions over them (a text without a translation stays as it is; `interpolate` fills
+/// `%s` in order, or `%(name)s` by name). The bundle keeps what it read, so the embedding
+/// page's own `django` (a Django site's catalog) is put back once it has run.
+const DJANGO: &str = r#"var siteDjango = globalThis.django;
+globalThis.django = (function (catalog, formats) {
+  var django = {};
   django.gettext = function (text) {
     var found = catalog[text];
     return found === undefined ? text : found;
@@ -176,16 +178,18 @@ const DJANGO: &str = r#"(function (globals, catalog, formats) {
     return format.replace(/%s/g, function () { return String(values[i++]); });
   };
   django.get_format = function (name) { return name in formats ? formats[name] : name; };
-})(globalThis, CATALOG, FORMATS);
-"#;
+  return django;
+})"#;
+
+/// Puts the embedding page's `django` back.
+const RESTORE: &str = "if (siteDjango === undefined) { delete globalThis.django; } else { globalThis.django = siteDjango; }";
 
 /// The bundle wrapped as pretix wraps it, in `lang`.
 fn wrap(bundle: &str, lang: &str) -> String {
-    let django = DJANGO
-        .replace("CATALOG", &Value::Object(catalog(lang)).to_string())
-        .replace("FORMATS", &formats(lang).to_string());
+    let catalog = Value::Object(catalog(lang));
+    let formats = formats(lang);
     format!(
-        "/* v2 */\n(function (siteglobals) {{\nvar module = {{}}, exports = {{}};\nconst LANG = \"{lang}\";\n{django}{bundle}\n}})({{}});\n"
+        "/* v2 */\n(function (siteglobals) {{\nvar module = {{}}, exports = {{}};\nconst LANG = \"{lang}\";\n{DJANGO}({catalog}, {formats});\n{bundle}\n{RESTORE}\n}})({{}});\n"
     )
 }
 
@@ -208,7 +212,9 @@ mod tests {
     #[test]
     fn the_wrapper_sets_the_language_and_the_catalog_before_the_bundle() {
         let script = super::wrap("window.bundle = LANG;", "de");
-        let django = script.find("globals.django").expect("the django global");
+        let django = script
+            .find("globalThis.django =")
+            .expect("the django global");
         let bundle = script.find("window.bundle").expect("the bundle");
         assert!(script.contains("const LANG = \"de\";"));
         assert!(script.contains("\"Buy\":\"Kaufen\""), "{script}");

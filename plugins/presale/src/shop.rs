@@ -30,7 +30,8 @@ pub struct Shop<'a> {
     pub lang: String,
     /// The process cache at the generation of the request.
     pub cache: Option<(&'a Cache, u64)>,
-    /// The cart whose widget frame this is (`/{organizer}/{event}/w/{cart}/...`), if one.
+    /// The namespace of the widget frame this is (`/{organizer}/{event}/w/{cart}[.{lang}]/`),
+    /// if one.
     pub frame: Option<String>,
 }
 
@@ -57,7 +58,15 @@ pub async fn find<'a>(
         return Ok(Err((Closed::Unknown, req.language(&[]))));
     };
     let settings = settings::of_event(cx.db, cx.settings, cache, &event).await?;
-    let lang = req.language(&settings::locales(&settings));
+    let locales = settings::locales(&settings);
+    let lang = match frame(req).and_then(|(_, lang)| lang) {
+        Some(wanted) => PageRequest {
+            languages: vec![wanted.to_owned()],
+            ..PageRequest::default()
+        }
+        .language(&locales),
+        None => req.language(&locales),
+    };
     if !event.live {
         return Ok(Err((
             Closed::Disabled("This ticket shop is currently disabled."),
@@ -79,7 +88,7 @@ pub async fn find<'a>(
         settings,
         lang,
         cache,
-        frame: framed_cart(req).map(str::to_owned),
+        frame: frame(req).map(|_| req.param(FRAME_PARAM).to_owned()),
     }))
 }
 
@@ -218,12 +227,34 @@ pub fn cart_id(req: &PageRequest) -> Option<&str> {
     req.cookie(CART_COOKIE).filter(|c| is_cart_id(c))
 }
 
-/// The cart of a widget frame's path, when it names one.
+/// The cart of a widget frame's path, when it names one: `{cart}`, or `{cart}.{lang}` with
+/// the language the widget speaks (a frame has no cookie to keep it in).
 pub fn framed_cart(req: &PageRequest) -> Option<&str> {
-    req.params
-        .get(FRAME_PARAM)
-        .map(String::as_str)
-        .filter(|c| is_cart_id(c))
+    frame(req).map(|(cart, _)| cart)
+}
+
+/// The frame's cart and language, as [`framed_cart`] reads them.
+fn frame(req: &PageRequest) -> Option<(&str, Option<&str>)> {
+    let ns = req.params.get(FRAME_PARAM)?;
+    let (cart, lang) = match ns.split_once('.') {
+        Some((cart, lang)) => (cart, Some(lang).filter(|l| is_language(l))?.into()),
+        None => (ns.as_str(), None),
+    };
+    is_cart_id(cart).then_some((cart, lang))
+}
+
+/// A frame's namespace for `cart` in the language the request asks for by `?locale=` (as
+/// the widget does on its first address).
+pub fn frame_for(cart: &str, req: &PageRequest) -> String {
+    match req.query("locale").filter(|l| is_language(l)) {
+        Some(lang) => format!("{cart}.{lang}"),
+        None => cart.to_owned(),
+    }
+}
+
+/// Whether `tag` is shaped as a language tag (`de`, `pt-BR`).
+fn is_language(tag: &str) -> bool {
+    (2..=10).contains(&tag.len()) && tag.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-')
 }
 
 /// Whether `id` is shaped as a cart ID (64 letters and digits).

@@ -59,6 +59,13 @@ impl Page for ProductList {
             return dates(cx, &shop, req, now).await;
         }
         let sale = storefront::sale(&shop.event, date.as_ref(), now);
+        // The cart the widget keeps, which its frames fill (`w/{cart}/`).
+        let cart_exists = match req.query("cart_id").filter(|c| shop::is_cart_id(c)) {
+            Some(cart) => !tessera::domain::carts::buying::positions(cx.db, shop.event.id, cart)
+                .await?
+                .is_empty(),
+            None => false,
+        };
         let mut data = json!({
             "target_url": format!("{}{}/", cx.public_url, shop.home()),
             "subevent": date.as_ref().map(|d| d.id),
@@ -70,7 +77,7 @@ impl Page for ProductList {
             "waiting_list_enabled": shop.flag("waiting_list_enabled"),
             "voucher_explanation_text": present::rich_text(&shop.text("voucher_explanation_text")),
             "error": Value::Null,
-            "cart_exists": false,
+            "cart_exists": cart_exists,
             "name": date.as_ref().map_or_else(|| shop.name(), |d| present::text(&d.name, &shop.lang)),
             "frontpage_text": present::rich_text(&shop.text("frontpage_text")),
             "location": present::rich_text(&shop.location(date.as_ref())),

@@ -100,8 +100,15 @@ async fn a_buy_in_the_widget_fills_a_new_cart_and_its_checkout_runs_in_frames_to
     assert_eq!(r.body["has_cart"], true);
     let cart = r.body["cart_id"].as_str().unwrap_or_default().to_owned();
     assert_eq!(cart.len(), 64, "{}", r.body);
-    let frame = format!("/acme/conf/w/{cart}");
+    // The frame keeps the widget's language in its address, as it keeps no cookie.
+    let frame = format!("/acme/conf/w/{cart}.en");
     assert_eq!(r.body["redirect"], format!("{frame}/checkout/start"));
+    let list = get(
+        &shop,
+        &format!("/acme/conf/widget/product_list?cart_id={cart}"),
+    )
+    .await;
+    assert_eq!(list.body["cart_exists"], true, "{}", list.body);
     assert_eq!(
         shop.availability(shop.quota).await["available_number"],
         8,
@@ -186,6 +193,12 @@ async fn a_buy_in_the_widget_fills_a_new_cart_and_its_checkout_runs_in_frames_to
         page.body
     );
 
+    // The cart's ID is no secret: once placed, its frame names the order but not its link.
+    let again = get(&shop, &format!("{frame}/checkout/start")).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert!(html(&again).contains(code), "{}", again.body);
+    assert!(!html(&again).contains(secret), "{}", again.body);
+
     // The widget keeps the cart's ID; the next "Buy" gets a new cart.
     let again = buy(&shop, "1", Some(&cart)).await;
     assert_eq!(again.body["success"], true, "{}", again.body);
@@ -243,7 +256,7 @@ async fn the_widgets_frames_lead_to_the_cart_it_names_and_refuse_forms_posted_wi
     .await;
     assert_eq!(
         location(&r),
-        format!("/acme/conf/w/{cart}?iframe=1&locale=de")
+        format!("/acme/conf/w/{cart}.de?iframe=1&locale=de")
     );
     let r = get(
         &shop,

@@ -8,6 +8,10 @@
 //! [`PageAnswer`] into a response with the pages' headers, rendering templates in one
 //! environment with the core's, so an extension's template can `{% extends "base.html" %}`
 //! and translate with `_("...")`.
+//!
+//! A page's writes reach the process cache (settings, catalogues) when the database
+//! announces them, within moments, not before its answer: pages sell and serve buyers, and
+//! leave configuration to the API.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
