@@ -20,22 +20,19 @@ use tessera::plugin::pages::{Page, PageAnswer, PageContext, PageMethod, PageRequ
 
 use crate::shop::{self, FRAME_PARAM, Shop};
 
-/// The event's path of the frames (after `/:organizer/:event`).
-const PREFIX: &str = "/w/:ns";
+/// The route of a frame's page: `rest` under `/:organizer/:event/w/:ns`.
+fn at(rest: &str) -> String {
+    format!("/:organizer/:event/w/:{FRAME_PARAM}{rest}")
+}
 
 /// The frame of one of the shop's own routes (`route` is its path after
 /// `/:organizer/:event`).
 pub fn route(rest: &'static str, method: PageMethod, page: Arc<dyn Page>) -> PageRoute {
-    PageRoute::widget(
-        &format!("/:organizer/:event{PREFIX}{rest}"),
-        method,
-        Arc::new(Framed { page, rest, method }),
-    )
+    PageRoute::widget(&at(rest), method, Arc::new(Framed { page, rest, method }))
 }
 
 /// The frame-only routes: a cart for the widget, its "Buy", and the placed order.
 pub fn routes() -> Vec<PageRoute> {
-    let at = |rest: &str| format!("/:organizer/:event{PREFIX}{rest}");
     vec![
         PageRoute::widget(&at("/cart/create"), PageMethod::Get, Arc::new(CartCreate)),
         PageRoute::widget(&at("/cart/add"), PageMethod::Post, Arc::new(CartAdd)),
@@ -152,7 +149,9 @@ impl Page for CartAdd {
             Ok(shop) => shop,
             Err((why, lang)) if ajax => {
                 let message = match why {
-                    shop::Closed::Unknown => "There is nothing at this address.",
+                    shop::Closed::Unknown => {
+                        "There is nothing at this address. Check the link, or ask whoever sent it."
+                    }
                     shop::Closed::Disabled(text) => text,
                 };
                 let message = tessera::values::texts::translate(&lang, message);
